@@ -1,0 +1,1 @@
+"""Cinder API extension of reservation-ext (loaded by cinder-api)."""

@@ -1,0 +1,1 @@
+"""The leases DB shared by nova-api, cinder-api and the engine."""

@@ -1,0 +1,78 @@
+"""The leases DB transaction context (oslo.db enginefacade).
+
+Modules that own a part of the schema (lease service, planner, engine) run
+their SQL inside ``context_manager.writer.using(ctx)`` /
+``context_manager.reader.using(ctx)``, as Placement does.
+"""
+
+import sqlalchemy as sa
+from oslo_db.sqlalchemy import enginefacade
+
+# Execution option read by the SQLite "begin" hook below.
+_SQLITE_BEGIN = 'reservation_sqlite_begin'
+
+
+def configure(conf):
+    """Point the transaction context at ``[reservation_database]``."""
+    context_manager.configure(**dict(conf.reservation_database.items()))
+
+
+def get_engine():
+    """The writer engine (for management commands and tests)."""
+    return context_manager.writer.get_engine()
+
+
+def lock_for_write(session):
+    """Make ``session``'s transaction a writer from its first statement.
+
+    Call this before any other statement of a transaction that reads and
+    then writes based on what it read (e.g. a search followed by an
+    allocation). On SQLite it begins the transaction with ``BEGIN
+    IMMEDIATE``: writers queue for the database lock instead of failing
+    with "database is locked" when two readers both try to upgrade. Other
+    backends rely on row locks and generation checks, so this is a no-op
+    there.
+    """
+    return session.connection(execution_options={_SQLITE_BEGIN: True})
+
+
+def _setup_sqlite(engine):
+    if engine.dialect.name != 'sqlite':
+        return
+
+    @sa.event.listens_for(engine, 'connect')
+    def _wal(dbapi_con, con_record):
+        # WAL lets readers go on while a writer commits; NORMAL sync is
+        # durable in WAL mode up to the last checkpointed commit.
+        if engine.url.database not in (None, '', ':memory:'):
+            dbapi_con.execute('PRAGMA journal_mode=WAL')
+            dbapi_con.execute('PRAGMA synchronous=NORMAL')
+        dbapi_con.execute('PRAGMA busy_timeout=30000')
+
+    @sa.event.listens_for(engine, 'begin')
+    def _begin_immediate(conn):
+        if (not conn.get_execution_options().get(_SQLITE_BEGIN) or
+                conn.info.get('in_transaction') == 'immediate'):
+            return
+        # oslo.db's listener has just emitted a deferred BEGIN and nothing
+        # has run in it yet, so trading it for BEGIN IMMEDIATE loses
+        # nothing. The marker (which oslo.db clears at commit/rollback)
+        # stops the re-entry that executing here causes.
+        conn.info['in_transaction'] = 'immediate'
+        conn.exec_driver_sql('ROLLBACK')
+        conn.exec_driver_sql('BEGIN IMMEDIATE')
+
+def new_context_manager(**options):
+    """A transaction context with the leases DB's engine hooks.
+
+    ``options`` are oslo.db's (``connection=...``); without them, call
+    ``configure()`` on the result before use.
+    """
+    manager = enginefacade.transaction_context()
+    manager.append_on_engine_create(_setup_sqlite)
+    if options:
+        manager.configure(**options)
+    return manager
+
+
+context_manager = new_context_manager()

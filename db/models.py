@@ -1,0 +1,221 @@
+"""SQLAlchemy models of the leases DB.
+
+Times are naive UTC datetimes. Allocations carry their own copy of the
+reservation window so that the planner finds busy hosts with one indexed
+query, without joining leases.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from reservation_ext import clock as clock_mod
+
+ID = sa.String(36)
+PROJECT = sa.String(64)
+
+
+def _now():
+    return clock_mod.SYSTEM.now()
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class TimestampMixin:
+    created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
+    updated_at = sa.Column(sa.DateTime, nullable=True, onupdate=_now)
+
+
+class Lease(TimestampMixin, Base):
+    __tablename__ = 'leases'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', 'name',
+                            name='uniq_leases0project_id0name'),
+        sa.Index('leases_status_idx', 'status'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    name = sa.Column(sa.String(80), nullable=False)
+    user_id = sa.Column(PROJECT, nullable=True)
+    project_id = sa.Column(PROJECT, nullable=False)
+    trust_id = sa.Column(PROJECT, nullable=True)
+    start_date = sa.Column(sa.DateTime, nullable=False)
+    end_date = sa.Column(sa.DateTime, nullable=False)
+    before_end_date = sa.Column(sa.DateTime, nullable=True)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    degraded = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+class LeaseProject(Base):
+    """A project, besides the owner, that may use a lease's resources."""
+
+    __tablename__ = 'lease_projects'
+
+    lease_id = sa.Column(ID, sa.ForeignKey('leases.id', ondelete='CASCADE'),
+                         primary_key=True)
+    project_id = sa.Column(PROJECT, primary_key=True)
+
+
+class Reservation(TimestampMixin, Base):
+    __tablename__ = 'reservations'
+    __table_args__ = (sa.Index('reservations_lease_id_idx', 'lease_id'),)
+
+    id = sa.Column(ID, primary_key=True)
+    lease_id = sa.Column(ID, sa.ForeignKey('leases.id', ondelete='CASCADE'),
+                         nullable=False)
+    resource_type = sa.Column(sa.String(64), nullable=False)
+    resource_id = sa.Column(sa.String(36), nullable=True)
+    status = sa.Column(sa.String(16), nullable=False)
+    missing_resources = sa.Column(sa.Boolean, nullable=False, default=False)
+    resources_changed = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+def _reservation_fk():
+    return sa.Column(ID, sa.ForeignKey('reservations.id', ondelete='CASCADE'),
+                     nullable=False, unique=True)
+
+
+class HostReservation(Base):
+    """The request of a physical:host reservation."""
+
+    __tablename__ = 'host_reservations'
+
+    id = sa.Column(ID, primary_key=True)
+    reservation_id = _reservation_fk()
+    min = sa.Column(sa.Integer, nullable=False)
+    max = sa.Column(sa.Integer, nullable=False)
+    hypervisor_properties = sa.Column(sa.Text, nullable=True)
+    resource_properties = sa.Column(sa.Text, nullable=True)
+    requested_hosts = sa.Column(sa.Text, nullable=True)
+    before_end = sa.Column(sa.String(36), nullable=True)
+    on_end = sa.Column(sa.String(36), nullable=True)
+    aggregate_id = sa.Column(sa.Integer, nullable=True)
+
+
+class InstanceReservation(Base):
+    """The request of a virtual:instance reservation (a server's flavor)."""
+
+    __tablename__ = 'instance_reservations'
+
+    id = sa.Column(ID, primary_key=True)
+    reservation_id = _reservation_fk()
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    disk_gb = sa.Column(sa.Integer, nullable=False)
+    amount = sa.Column(sa.Integer, nullable=False, default=1)
+    affinity = sa.Column(sa.Boolean, nullable=True)
+    resource_properties = sa.Column(sa.Text, nullable=True)
+    flavor_id = sa.Column(sa.String(255), nullable=True)
+    server_id = sa.Column(sa.String(36), nullable=True)
+    server_group_id = sa.Column(sa.String(36), nullable=True)
+    aggregate_id = sa.Column(sa.Integer, nullable=True)
+    on_end = sa.Column(sa.String(36), nullable=True)
+
+
+class VolumeReservation(Base):
+    """The request of a virtual:volume reservation."""
+
+    __tablename__ = 'volume_reservations'
+
+    id = sa.Column(ID, primary_key=True)
+    reservation_id = _reservation_fk()
+    size_gb = sa.Column(sa.Integer, nullable=False)
+    volume_id = sa.Column(sa.String(36), nullable=True)
+    volume_type = sa.Column(sa.String(255), nullable=True)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    on_end = sa.Column(sa.String(36), nullable=True)
+
+
+class ComputeHost(TimestampMixin, Base):
+    """A Nova compute host in the reservable pool."""
+
+    __tablename__ = 'computehosts'
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    hypervisor_hostname = sa.Column(sa.String(255), nullable=False,
+                                    unique=True)
+    service_name = sa.Column(sa.String(255), nullable=True)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    hypervisor_type = sa.Column(sa.String(255), nullable=True)
+    hypervisor_version = sa.Column(sa.BigInteger, nullable=True)
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    local_gb = sa.Column(sa.Integer, nullable=False)
+    cpu_info = sa.Column(sa.Text, nullable=True)
+    reservable = sa.Column(sa.Boolean, nullable=False, default=True)
+    status = sa.Column(sa.String(16), nullable=True)
+    trust_id = sa.Column(PROJECT, nullable=True)
+    # Bumped by every allocation change on the host (as Placement's
+    # resource provider generation): a writer that read generation G only
+    # commits if the host is still at G, so no host is double-booked.
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+
+
+class HostCapability(Base):
+    """An extra capability of a host (name -> value)."""
+
+    __tablename__ = 'host_capabilities'
+    __table_args__ = (
+        sa.UniqueConstraint('host_id', 'name',
+                            name='uniq_host_capabilities0host_id0name'),
+        sa.Index('host_capabilities_name_value_idx', 'name', 'value'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    host_id = sa.Column(sa.Integer,
+                        sa.ForeignKey('computehosts.id', ondelete='CASCADE'),
+                        nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    value = sa.Column(sa.String(255), nullable=False)
+    # The value as a number when it is one, for numeric comparisons
+    # (">= 5") in SQL on every backend.
+    num_value = sa.Column(sa.Float, nullable=True)
+
+
+class HostAllocation(Base):
+    """A host (whole, or a slice for instances) booked for a window."""
+
+    __tablename__ = 'host_allocations'
+    __table_args__ = (
+        sa.Index('host_allocations_host_window_idx',
+                 'host_id', 'start_date', 'end_date'),
+        sa.Index('host_allocations_reservation_id_idx', 'reservation_id'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    host_id = sa.Column(sa.Integer, sa.ForeignKey('computehosts.id'),
+                        nullable=False)
+    reservation_id = sa.Column(
+        ID, sa.ForeignKey('reservations.id', ondelete='CASCADE'),
+        nullable=False)
+    start_date = sa.Column(sa.DateTime, nullable=False)
+    end_date = sa.Column(sa.DateTime, nullable=False)
+    # True: the whole host; False: the vcpus/memory_mb/disk_gb slice.
+    whole_host = sa.Column(sa.Boolean, nullable=False, default=True)
+    vcpus = sa.Column(sa.Integer, nullable=False, default=0)
+    memory_mb = sa.Column(sa.Integer, nullable=False, default=0)
+    disk_gb = sa.Column(sa.Integer, nullable=False, default=0)
+
+
+class Event(TimestampMixin, Base):
+    __tablename__ = 'events'
+    __table_args__ = (
+        sa.Index('events_status_time_idx', 'status', 'time'),
+        sa.Index('events_lease_id_idx', 'lease_id'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    lease_id = sa.Column(ID, sa.ForeignKey('leases.id', ondelete='CASCADE'),
+                         nullable=False)
+    event_type = sa.Column(sa.String(32), nullable=False)
+    time = sa.Column(sa.DateTime, nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    # Claim by an engine: who holds it and until when.
+    claimed_by = sa.Column(sa.String(255), nullable=True)
+    claim_expires_at = sa.Column(sa.DateTime, nullable=True)
+    attempts = sa.Column(sa.Integer, nullable=False, default=0)
+    # Earliest time of the next attempt after a failure (backoff).
+    retry_at = sa.Column(sa.DateTime, nullable=True)
+    message = sa.Column(sa.Text, nullable=True)

@@ -1,0 +1,1 @@
+"""Nova scheduler filters of reservation-ext (loaded by nova-scheduler)."""

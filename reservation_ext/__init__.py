@@ -1,0 +1,1 @@
+"""reservation-ext: time-based resource reservation (leases) for OpenStack."""

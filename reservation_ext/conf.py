@@ -1,0 +1,59 @@
+"""Configuration options of reservation-ext.
+
+Options live in ``[reservation]`` and ``[reservation_database]`` so that
+they can be read from nova.conf, cinder.conf or the engine's own file.
+"""
+
+from oslo_config import cfg
+from oslo_db import options as db_options
+
+GROUP = 'reservation'
+DB_GROUP = 'reservation_database'
+
+reservation_opts = [
+    cfg.IntOpt('cleaning_time', default=0, min=0,
+               help='Minutes kept free before and after every host '
+                    'allocation, so that a host can be cleaned between two '
+                    'leases. The planner treats a host as busy during '
+                    '[start - cleaning_time, end + cleaning_time].'),
+    cfg.IntOpt('minutes_before_end_lease', default=60, min=0,
+               help='When a lease gives no before_end_date, the '
+                    'before_end_lease event fires this many minutes before '
+                    'the end (or at the start, when the lease is shorter).'),
+    cfg.FloatOpt('event_poll_interval', default=10.0, min=0.01,
+                 help='Seconds between two polls of the engine for due '
+                      'events.'),
+    cfg.IntOpt('event_claim_timeout', default=300, min=1,
+               help='Seconds an engine holds the claim on an event. A claim '
+                    'that is older (its engine died or hangs) expires and '
+                    'another engine takes the event over. Must be longer '
+                    'than the slowest plugin action.'),
+    cfg.IntOpt('event_batch_size', default=100, min=1,
+               help='How many due events one engine claims in one poll.'),
+    cfg.IntOpt('event_max_attempts', default=5, min=1,
+               help='How many times an event is tried before the event and '
+                    'its lease go to ERROR.'),
+    cfg.FloatOpt('event_retry_backoff', default=2.0, min=0,
+                 help='Seconds before the first retry of a failed event; '
+                      'each further retry waits twice as long.'),
+]
+
+CONF = cfg.CONF
+
+
+def register_opts(conf):
+    """Register all options of reservation-ext on ``conf``."""
+    conf.register_opts(reservation_opts, group=GROUP)
+    conf.register_opts(db_options.database_opts, group=DB_GROUP)
+    conf.set_default('connection',
+                     'sqlite:////var/lib/reservation-ext/reservation.sqlite',
+                     group=DB_GROUP)
+
+
+def list_opts():
+    """Options for oslo-config-generator (entry point oslo.config.opts)."""
+    return [(GROUP, reservation_opts),
+            (DB_GROUP, db_options.database_opts)]
+
+
+register_opts(CONF)

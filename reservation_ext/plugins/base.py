@@ -1,0 +1,80 @@
+"""The resource plugin interface.
+
+A plugin owns one resource type: it validates the type's part of a lease
+request, books the resources inside the lease-create transaction (so that
+a lease is only created when its resources are guaranteed), shows the
+type's fields in lease views, and acts on Nova or Cinder when the engine
+runs the lease's events.
+
+Engine actions (:meth:`on_start`, :meth:`before_end`, :meth:`on_end`,
+:meth:`on_delete`) run outside any DB transaction and must be idempotent:
+an engine may die half-way and another engine runs the same action again.
+Raise :class:`reservation_ext.exceptions.PluginError` (or any exception) on
+failure; the engine retries with backoff and records the reason.
+
+``lease`` and ``reservation`` arguments are plain dicts (the lease view
+without its reservations; a reservation view with the type's fields from
+:meth:`get_details` merged in).
+"""
+
+import abc
+
+
+class ResourcePlugin(metaclass=abc.ABCMeta):
+    """Base class of resource plugins."""
+
+    def __init__(self, conf, clock):
+        self.conf = conf
+        self.clock = clock
+
+    @abc.abstractmethod
+    def validate(self, values):
+        """Check a reservation request and return its normalized values.
+
+        ``values`` is the request's reservation dict without
+        ``resource_type``. Raise ``InvalidInput(field, reason)`` with the
+        field's name as the user wrote it; the caller prefixes the
+        reservation's position.
+        """
+
+    @abc.abstractmethod
+    def reserve(self, session, ctx, lease, reservation_id, values):
+        """Book the resources for the lease window, in ``session``.
+
+        Runs inside the lease-create transaction, after the lease and
+        reservation rows exist: write the type's record and its
+        allocations. Raise ``NotEnoughResources`` (409) when the window
+        cannot be served. Return the reservation's ``resource_id`` (or
+        None).
+        """
+
+    @abc.abstractmethod
+    def get_details(self, session, reservation_ids):
+        """Return ``{reservation_id: {field: value}}`` for lease views."""
+
+    def update(self, session, ctx, lease, reservation, values):
+        """Re-book for a changed window (``lease`` has the new dates).
+
+        ``values`` holds the changed fields of this reservation (possibly
+        empty). Raise ``NotEnoughResources`` when the new window cannot be
+        served; the caller rolls everything back.
+        """
+
+    @abc.abstractmethod
+    def on_start(self, ctx, lease, reservation):
+        """Make the reserved resources available to the lease's owner."""
+
+    def before_end(self, ctx, lease, reservation):
+        """Act shortly before the end (the notification is sent anyway)."""
+
+    @abc.abstractmethod
+    def on_end(self, ctx, lease, reservation):
+        """Reclaim the resources as the reservation's ``on_end`` says."""
+
+    def on_delete(self, ctx, lease, reservation):
+        """Clean up when a lease is deleted (its rows go afterwards).
+
+        By default a started, unfinished lease is ended as at its end.
+        """
+        if reservation['status'] == 'active':
+            self.on_end(ctx, lease, reservation)

@@ -1,0 +1,53 @@
+"""Lease, reservation and event statuses (Blazar's names)."""
+
+
+class LeaseStatus:
+    PENDING = 'PENDING'
+    STARTING = 'STARTING'
+    ACTIVE = 'ACTIVE'
+    TERMINATING = 'TERMINATING'
+    TERMINATED = 'TERMINATED'
+    UPDATING = 'UPDATING'
+    DELETING = 'DELETING'
+    ERROR = 'ERROR'
+
+    # Statuses in which a user action (update, delete) may begin.
+    STABLE = frozenset([PENDING, ACTIVE, TERMINATED, ERROR])
+    # Transitions the engine and the lease service may make.
+    TRANSITIONS = {
+        PENDING: frozenset([STARTING, UPDATING, DELETING, ERROR]),
+        STARTING: frozenset([ACTIVE, ERROR]),
+        ACTIVE: frozenset([TERMINATING, UPDATING, DELETING, ERROR]),
+        TERMINATING: frozenset([TERMINATED, ERROR]),
+        TERMINATED: frozenset([DELETING]),
+        UPDATING: frozenset([PENDING, ACTIVE, ERROR]),
+        DELETING: frozenset([ERROR]),
+        ERROR: frozenset([STARTING, TERMINATING, UPDATING, DELETING]),
+    }
+
+    @classmethod
+    def can_move(cls, current, new):
+        """True when a lease may go from ``current`` to ``new``."""
+        return new in cls.TRANSITIONS.get(current, ())
+
+
+class ReservationStatus:
+    PENDING = 'pending'
+    ACTIVE = 'active'
+    DELETED = 'deleted'
+    ERROR = 'error'
+
+
+class EventType:
+    START_LEASE = 'start_lease'
+    END_LEASE = 'end_lease'
+    BEFORE_END_LEASE = 'before_end_lease'
+    ALL = (START_LEASE, BEFORE_END_LEASE, END_LEASE)
+
+
+class EventStatus:
+    UNDONE = 'UNDONE'
+    IN_PROGRESS = 'IN_PROGRESS'
+    DONE = 'DONE'
+    ERROR = 'ERROR'
+    FINISHED = frozenset([DONE, ERROR])
