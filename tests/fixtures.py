@@ -1,12 +1,15 @@
 """Test fixtures shared by the unit and functional tests."""
 
 import os
+import sys
 
 import fixtures
 from oslo_db.sqlalchemy import test_fixtures as db_fixtures
 
 from db import api as db_api
 from db import models
+from reservation_ext import plugins as plugins_mod
+from tests import plugins as test_plugins
 
 
 class Database(fixtures.Fixture):
@@ -21,3 +24,33 @@ class Database(fixtures.Fixture):
         self.engine = facade.writer.get_engine()
         models.Base.metadata.create_all(self.engine)
         self.addCleanup(self.engine.dispose)
+
+
+class TestPlugins(fixtures.Fixture):
+    """Install the test plugins as entry points of a real distribution.
+
+    A ``.dist-info`` directory on ``sys.path`` (and on ``PYTHONPATH``, for
+    engine processes started by the test) declares ``test:journal`` in the
+    ``reservation_ext.plugins`` namespace, so stevedore finds it as it
+    finds an installed plugin. The journal goes to a temporary file.
+    """
+
+    def _setUp(self):
+        path = self.useFixture(fixtures.TempDir()).path
+        dist = os.path.join(path, 'reservation_ext_test_plugins-1.0.dist-info')
+        os.mkdir(dist)
+        with open(os.path.join(dist, 'METADATA'), 'w') as f:
+            f.write('Metadata-Version: 2.1\n'
+                    'Name: reservation-ext-test-plugins\nVersion: 1.0\n')
+        with open(os.path.join(dist, 'entry_points.txt'), 'w') as f:
+            f.write('[%s]\n%s = tests.plugins:JournalPlugin\n'
+                    % (plugins_mod.NAMESPACE, test_plugins.RESOURCE_TYPE))
+        self.useFixture(fixtures.MonkeyPatch('sys.path', [path] + sys.path))
+        top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self.useFixture(fixtures.EnvironmentVariable(
+            'PYTHONPATH', os.pathsep.join(
+                [path, top] + [p for p in [os.environ.get('PYTHONPATH')]
+                               if p])))
+        self.journal = os.path.join(path, 'journal')
+        self.useFixture(fixtures.EnvironmentVariable(
+            test_plugins.JOURNAL_ENV, self.journal))

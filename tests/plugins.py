@@ -1,0 +1,87 @@
+"""A real resource plugin for tests: ``test:journal``.
+
+It books nothing on Nova or Cinder; every engine action it runs is appended
+to a journal file (``RESERVATION_TEST_JOURNAL``), one line per action, so
+tests (also across engine processes) can check that each action ran
+exactly once. The request may ask it to fail or be slow:
+
+    {"resource_type": "test:journal", "fail_start": 2, "fail_end": 0,
+     "sleep": 0.5}
+
+makes ``on_start`` fail twice before it succeeds. The behaviour is kept in
+the reservation's ``resource_id`` (``"<fail_start>,<fail_end>,<sleep>"``),
+so that every engine process sees it.
+"""
+
+import os
+import time
+
+from reservation_ext import exceptions
+from reservation_ext.plugins import base
+
+JOURNAL_ENV = 'RESERVATION_TEST_JOURNAL'
+RESOURCE_TYPE = 'test:journal'
+_KEYS = ('fail_start', 'fail_end', 'sleep')
+
+
+class JournalPlugin(base.ResourcePlugin):
+
+    def validate(self, values):
+        unknown = set(values) - set(_KEYS)
+        if unknown:
+            raise exceptions.InvalidInput(sorted(unknown)[0], 'unknown key')
+        out = {}
+        for key in _KEYS:
+            value = values.get(key, 0)
+            if not isinstance(value, (int, float)) or value < 0:
+                raise exceptions.InvalidInput(key, 'must be a number >= 0')
+            out[key] = value
+        return out
+
+    def reserve(self, session, ctx, lease, reservation_id, values):
+        self._write('reserve', reservation_id)
+        return '%d,%d,%g' % (values['fail_start'], values['fail_end'],
+                             values['sleep'])
+
+    def get_details(self, session, reservation_ids):
+        return {rid: {} for rid in reservation_ids}
+
+    def update(self, session, ctx, lease, reservation, values):
+        self._write('update', reservation['id'])
+
+    def on_start(self, ctx, lease, reservation):
+        self._act('on_start', reservation, 0)
+
+    def before_end(self, ctx, lease, reservation):
+        self._act('before_end', reservation, None)
+
+    def on_end(self, ctx, lease, reservation):
+        self._act('on_end', reservation, 1)
+
+    def _act(self, action, reservation, fail_index):
+        fail_start, fail_end, sleep = reservation['resource_id'].split(',')
+        failures = int((fail_start, fail_end)[fail_index]) if (
+            fail_index is not None) else 0
+        self._write('attempt_' + action, reservation['id'])
+        if attempts(action, reservation['id']) <= failures:
+            raise exceptions.PluginError('%s failed on purpose' % action)
+        time.sleep(float(sleep))
+        self._write(action, reservation['id'])
+
+    @staticmethod
+    def _write(action, reservation_id):
+        with open(os.environ[JOURNAL_ENV], 'a') as journal:
+            journal.write('%s %s\n' % (action, reservation_id))
+
+
+def read_journal():
+    """The journal as a list of ``(action, reservation_id)``."""
+    path = os.environ[JOURNAL_ENV]
+    if not os.path.exists(path):
+        return []
+    with open(path) as journal:
+        return [tuple(line.split()) for line in journal if line.strip()]
+
+
+def attempts(action, reservation_id):
+    return read_journal().count(('attempt_' + action, reservation_id))
