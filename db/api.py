@@ -62,6 +62,7 @@ def _setup_sqlite(engine):
         conn.exec_driver_sql('ROLLBACK')
         conn.exec_driver_sql('BEGIN IMMEDIATE')
 
+
 def new_context_manager(**options):
     """A transaction context with the leases DB's engine hooks.
 

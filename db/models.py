@@ -19,7 +19,13 @@ def _now():
 
 
 class Base(orm.DeclarativeBase):
-    pass
+    # Constraint names the same on every backend (and as the migrations
+    # spell them), so that later migrations can drop or alter them.
+    metadata = sa.MetaData(naming_convention={
+        'pk': 'pk_%(table_name)s',
+        'uq': 'uq_%(table_name)s_%(column_0_name)s',
+        'fk': 'fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s',
+    })
 
 
 class TimestampMixin:

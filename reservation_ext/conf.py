@@ -4,11 +4,14 @@ Options live in ``[reservation]`` and ``[reservation_database]`` so that
 they can be read from nova.conf, cinder.conf or the engine's own file.
 """
 
+import copy
+
 from oslo_config import cfg
 from oslo_db import options as db_options
 
 GROUP = 'reservation'
 DB_GROUP = 'reservation_database'
+DEFAULT_CONNECTION = 'sqlite:////var/lib/reservation-ext/reservation.sqlite'
 
 reservation_opts = [
     cfg.IntOpt('cleaning_time', default=0, min=0,
@@ -44,16 +47,22 @@ CONF = cfg.CONF
 def register_opts(conf):
     """Register all options of reservation-ext on ``conf``."""
     conf.register_opts(reservation_opts, group=GROUP)
-    conf.register_opts(db_options.database_opts, group=DB_GROUP)
-    conf.set_default('connection',
-                     'sqlite:////var/lib/reservation-ext/reservation.sqlite',
-                     group=DB_GROUP)
+    conf.register_opts(_database_opts(), group=DB_GROUP)
+
+
+def _database_opts():
+    """oslo.db's options, with this project's default connection."""
+    opts = copy.deepcopy(db_options.database_opts)
+    for opt in opts:
+        if opt.dest == 'connection':
+            opt.default = DEFAULT_CONNECTION
+    return opts
 
 
 def list_opts():
     """Options for oslo-config-generator (entry point oslo.config.opts)."""
     return [(GROUP, reservation_opts),
-            (DB_GROUP, db_options.database_opts)]
+            (DB_GROUP, _database_opts())]
 
 
 register_opts(CONF)

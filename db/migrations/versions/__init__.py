@@ -1,0 +1,1 @@
+"""The migration scripts, one per revision."""

@@ -1,0 +1,131 @@
+"""The migrations against the models, on SQLite and PostgreSQL."""
+
+import os
+import subprocess
+import sys
+
+import fixtures
+from oslo_db.sqlalchemy import test_fixtures
+from oslo_db.sqlalchemy import test_migrations
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import migration
+from db import models
+from tests import base
+
+
+class _EmptySQLite(test_fixtures.OpportunisticDbFixture):
+    """A database without tables: the migrations build the schema."""
+
+    def get_enginefacade(self):
+        return db_api.context_manager
+
+
+class _EmptyPostgreSQL(_EmptySQLite):
+    DRIVER = 'postgresql'
+
+
+class _ModelsSync(test_migrations.ModelsMigrationsSync):
+    """The schema the migrations build is the schema of the models."""
+
+    def db_sync(self, engine):
+        migration.upgrade(engine)
+
+    def get_engine(self):
+        return self.engine
+
+    def get_metadata(self):
+        return models.Base.metadata
+
+    def include_object(self, object_, name, type_, reflected, compare_to):
+        # The version table is the migrations' own, not a model's.
+        return not (type_ == 'table' and name == migration.VERSION_TABLE)
+
+
+class _RoundTrip:
+    """Every migration can be undone, and redone on what it left."""
+
+    def _tables(self):
+        return set(sa.inspect(self.engine).get_table_names())
+
+    def test_upgrade_downgrade_upgrade(self):
+        model_tables = set(models.Base.metadata.tables)
+
+        migration.upgrade(self.engine)
+        self.assertEqual(migration.head(), migration.current(self.engine))
+        self.assertEqual(model_tables | {migration.VERSION_TABLE},
+                         self._tables())
+
+        migration.downgrade(self.engine, 'base')
+        self.assertIsNone(migration.current(self.engine))
+        self.assertEqual({migration.VERSION_TABLE}, self._tables())
+
+        migration.upgrade(self.engine)
+        self.assertEqual(migration.head(), migration.current(self.engine))
+        self.assertEqual(model_tables | {migration.VERSION_TABLE},
+                         self._tables())
+
+
+class ModelsSyncSQLite(_ModelsSync, base.DBTestCase):
+    FIXTURE = _EmptySQLite
+
+
+class ModelsSyncPostgreSQL(_ModelsSync, base.PostgreSQLTestCase):
+    FIXTURE = _EmptyPostgreSQL
+
+
+class RoundTripSQLite(_RoundTrip, base.DBTestCase):
+    FIXTURE = _EmptySQLite
+
+
+class RoundTripPostgreSQL(_RoundTrip, base.PostgreSQLTestCase):
+    FIXTURE = _EmptyPostgreSQL
+
+
+class DBManageCommand(base.TestCase):
+    """reservation-db-manage, run as the operator runs it."""
+
+    def setUp(self):
+        super().setUp()
+        tmp = self.useFixture(fixtures.TempDir()).path
+        # The command creates the missing directory of the SQLite file.
+        self.db_file = os.path.join(tmp, 'state', 'reservation.sqlite')
+        self.config_file = os.path.join(tmp, 'reservation.conf')
+        with open(self.config_file, 'w') as f:
+            f.write('[reservation_database]\nconnection = sqlite:///%s\n'
+                    % self.db_file)
+
+    def _run(self, *args):
+        command = os.path.join(os.path.dirname(sys.executable),
+                               'reservation-db-manage')
+        return subprocess.run(
+            [command, '--config-file', self.config_file] + list(args),
+            stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=120)
+
+    def test_upgrade_then_current(self):
+        result = self._run('current')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertEqual('base (no migration applied)\n', result.stdout)
+
+        result = self._run('upgrade')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertTrue(os.path.exists(self.db_file))
+
+        result = self._run('current')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertEqual('%s (head)\n' % migration.head(), result.stdout)
+
+    def test_unknown_revision(self):
+        result = self._run('downgrade', 'no-such-revision')
+        self.assertEqual(1, result.returncode)
+        self.assertIn("reservation-db-manage: error: Can't locate revision",
+                      result.stderr)
+        self.assertNotIn('Traceback', result.stderr)
+
+    def test_missing_config_file(self):
+        os.unlink(self.config_file)
+        result = self._run('upgrade')
+        self.assertEqual(1, result.returncode)
+        self.assertIn('Failed to find some config files', result.stderr)
