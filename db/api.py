@@ -48,6 +48,8 @@ def _setup_sqlite(engine):
             dbapi_con.execute('PRAGMA journal_mode=WAL')
             dbapi_con.execute('PRAGMA synchronous=NORMAL')
         dbapi_con.execute('PRAGMA busy_timeout=30000')
+        # The schema's ON DELETE CASCADE holds on SQLite only with this.
+        dbapi_con.execute('PRAGMA foreign_keys=ON')
 
     @sa.event.listens_for(engine, 'begin')
     def _begin_immediate(conn):
@@ -61,6 +63,10 @@ def _setup_sqlite(engine):
         conn.info['in_transaction'] = 'immediate'
         conn.exec_driver_sql('ROLLBACK')
         conn.exec_driver_sql('BEGIN IMMEDIATE')
+
+    # oslo.db opened a test connection before these hooks existed; drop
+    # it so that every connection gets the pragmas above.
+    engine.dispose()
 
 
 def new_context_manager(**options):

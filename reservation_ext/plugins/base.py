@@ -12,9 +12,9 @@ an engine may die half-way and another engine runs the same action again.
 Raise :class:`reservation_ext.exceptions.PluginError` (or any exception) on
 failure; the engine retries with backoff and records the reason.
 
-``lease`` and ``reservation`` arguments are plain dicts (the lease view
-without its reservations; a reservation view with the type's fields from
-:meth:`get_details` merged in).
+``lease`` and ``reservation`` arguments are plain dicts: the lease's
+columns (dates as naive UTC datetimes) plus ``projects``; a reservation
+view with the type's fields from :meth:`get_details` merged in.
 """
 
 import abc

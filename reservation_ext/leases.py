@@ -1,0 +1,647 @@
+"""The lease service: create, show, list, update and delete leases.
+
+Requests are Blazar v1 lease bodies; results are Blazar lease views
+(dicts). Every request is validated completely before the DB is touched,
+and every change runs in one writer transaction, retried as a whole when
+it loses a race (``ConcurrentUpdate``, deadlocks), so that a lease is
+written together with its reservations, events and the resources the
+plugins booked, or not at all.
+
+Plugins get the lease as a dict of its columns (dates as datetimes) plus
+``projects``, and each reservation as its view with the plugin's details.
+"""
+
+import contextlib
+import datetime
+import uuid
+
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import exceptions
+from reservation_ext import notifications
+from reservation_ext.status import EventStatus
+from reservation_ext.status import EventType
+from reservation_ext.status import LeaseStatus
+from reservation_ext.status import ReservationStatus
+from reservation_ext import validation
+
+LEASES = models.Lease.__table__
+PROJECTS = models.LeaseProject.__table__
+RESERVATIONS = models.Reservation.__table__
+EVENTS = models.Event.__table__
+
+CREATE_KEYS = frozenset([
+    'name', 'start_date', 'end_date', 'duration', 'before_end_date',
+    'reservations', 'events', 'projects', 'trust_id'])
+UPDATE_KEYS = frozenset([
+    'name', 'start_date', 'end_date', 'before_end_date', 'prolong_for',
+    'reduce_by', 'reservations', 'events'])
+
+# The format of created_at/updated_at in Blazar's views.
+_TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
+
+_retry = oslo_db_api.wrap_db_retry(
+    max_retries=5, retry_interval=0.05, inc_retry_interval=True,
+    retry_on_deadlock=True,
+    exception_checker=lambda exc: isinstance(
+        exc, exceptions.ConcurrentUpdate))
+
+
+class LeaseService:
+    """Lease operations on behalf of a request context.
+
+    ``plugins`` is ``{resource_type: ResourcePlugin}``; ``notifier`` is
+    what :func:`reservation_ext.notifications.get_notifier` returns.
+    """
+
+    def __init__(self, conf, clock, plugins, notifier):
+        self.conf = conf
+        self.clock = clock
+        self.plugins = plugins
+        self.notifier = notifier
+
+    def create(self, ctx, body):
+        """Create the lease that ``body`` (Blazar's request) describes."""
+        if not ctx.project_id:
+            raise exceptions.Forbidden(
+                'Creating a lease needs a project-scoped request.')
+        request = self._parse_create(body)
+        with _unique_name(request['name']):
+            view = self._insert(ctx, request)
+        notifications.notify(self.notifier, ctx,
+                             notifications.LEASE_CREATE, view)
+        return view
+
+    def get(self, ctx, lease_id):
+        """The view of a lease of the caller's project (any, for admins)."""
+        with db_api.context_manager.reader.using(ctx) as session:
+            return self._views(session, [_get_row(session, ctx, lease_id)])[0]
+
+    def list(self, ctx, all_projects=False):
+        """Views of the caller's project's leases, or of all (admins)."""
+        if all_projects and not ctx.is_admin:
+            raise exceptions.Forbidden(
+                'Only admins may list the leases of all projects.')
+        query = sa.select(LEASES).order_by(LEASES.c.created_at, LEASES.c.id)
+        if not all_projects:
+            query = query.where(LEASES.c.project_id == ctx.project_id)
+        with db_api.context_manager.reader.using(ctx) as session:
+            return self._views(session, session.execute(query).all())
+
+    def update(self, ctx, lease_id, body):
+        """Apply ``body`` (Blazar's lease-update request) to a lease.
+
+        The name may always change. A PENDING lease's window may move (its
+        start not into the past), an ACTIVE lease's end and before-end
+        only; the dates of leases in other statuses stay. The end stays
+        after the start and after now. The plugins re-book, in the same
+        transaction, every reservation whose window moved or that the
+        body names.
+        """
+        request = self._parse_update(body)
+        with _unique_name(request.get('name')):
+            view = self._update(ctx, lease_id, request)
+        notifications.notify(self.notifier, ctx,
+                             notifications.LEASE_UPDATE, view)
+        return view
+
+    def delete(self, ctx, lease_id):
+        """Delete a lease after its plugins cleaned up.
+
+        The lease is DELETING while the plugins act (outside any
+        transaction: they call Nova and Cinder). If one fails, the lease
+        goes to ERROR with the reason and a ``PluginError`` is raised.
+        """
+        lease, view = self._begin_delete(ctx, lease_id)
+        try:
+            for reservation in view['reservations']:
+                self._plugin(reservation['resource_type']).on_delete(
+                    ctx, lease, reservation)
+        except Exception as exc:
+            reason = 'Deleting the lease failed: %s' % exc
+            self._set_error(ctx, lease_id, reason)
+            if isinstance(exc, exceptions.PluginError):
+                raise
+            raise exceptions.PluginError(reason) from exc
+        self._remove(ctx, lease_id)
+        notifications.notify(self.notifier, ctx,
+                             notifications.LEASE_DELETE, view)
+
+    # Request parsing: no DB access.
+
+    def _parse_create(self, body):
+        validation.check_keys(body, CREATE_KEYS)
+        if 'name' not in body:
+            raise exceptions.InvalidInput('name', 'is required')
+        now = self.clock.now()
+        start = validation.parse_date(body.get('start_date', 'now'),
+                                      'start_date', now)
+        end = _end_of(body, start, now)
+        before_end = _optional_date(body, 'before_end_date', now)
+        validation.check_start(start, now)
+        validation.check_window(start, end, before_end)
+        _check_events(body)
+        return {
+            'name': validation.validate_name(body['name'], 'name'),
+            'start_date': start, 'end_date': end,
+            'before_end_date': before_end,
+            'reservations': self._parse_reservations(body),
+            'projects': _parse_projects(body),
+            'trust_id': _parse_trust_id(body),
+        }
+
+    def _parse_reservations(self, body):
+        reservations = body.get('reservations', [])
+        if not isinstance(reservations, list):
+            raise exceptions.InvalidInput('reservations', 'must be a list')
+        return [self._parse_reservation(index, reservation)
+                for index, reservation in enumerate(reservations)]
+
+    def _parse_reservation(self, index, reservation):
+        field = 'reservations[%d]' % index
+        if not isinstance(reservation, dict):
+            raise exceptions.InvalidInput(field, 'must be an object')
+        values = dict(reservation)
+        resource_type = values.pop('resource_type', None)
+        if (not isinstance(resource_type, str) or
+                resource_type not in self.plugins):
+            raise exceptions.InvalidInput(
+                field + '.resource_type',
+                'unknown resource type %r, expected one of: %s'
+                % (resource_type, ', '.join(sorted(self.plugins))))
+        with _prefixed(field + '.'):
+            values = self.plugins[resource_type].validate(values)
+        return resource_type, values
+
+    def _parse_update(self, body):
+        validation.check_keys(body, UPDATE_KEYS)
+        now = self.clock.now()
+        request = {key: _optional_date(body, key, now) for key in
+                   ('start_date', 'end_date', 'before_end_date')
+                   if body.get(key) is not None}
+        if 'name' in body:
+            request['name'] = validation.validate_name(body['name'], 'name')
+        request.update(_parse_end_shift(body))
+        _check_events(body)
+        request['reservations'] = _parse_reservation_changes(body)
+        return request
+
+    # Transactions.
+
+    @_retry
+    def _insert(self, ctx, request):
+        with db_api.context_manager.writer.using(ctx) as session:
+            db_api.lock_for_write(session)
+            _check_name_free(session, ctx.project_id, request['name'])
+            lease = self._insert_lease(session, ctx, request)
+            for resource_type, values in request['reservations']:
+                self._reserve(session, ctx, lease, resource_type, values)
+            self._insert_events(session, lease)
+            return self._views(session, [_get_row(session, ctx,
+                                                  lease['id'])])[0]
+
+    def _insert_lease(self, session, ctx, request):
+        now = self.clock.now()
+        lease = {
+            'id': str(uuid.uuid4()), 'name': request['name'],
+            'user_id': ctx.user_id, 'project_id': ctx.project_id,
+            'trust_id': request['trust_id'],
+            'start_date': request['start_date'],
+            'end_date': request['end_date'],
+            'before_end_date': request['before_end_date'],
+            'status': LeaseStatus.PENDING, 'status_reason': None,
+            'degraded': False, 'created_at': now, 'updated_at': None,
+        }
+        session.execute(LEASES.insert().values(**lease))
+        if request['projects']:
+            session.execute(PROJECTS.insert(), [
+                {'lease_id': lease['id'], 'project_id': project}
+                for project in request['projects']])
+        return dict(lease, projects=request['projects'])
+
+    def _reserve(self, session, ctx, lease, resource_type, values):
+        reservation_id = str(uuid.uuid4())
+        session.execute(RESERVATIONS.insert().values(
+            id=reservation_id, lease_id=lease['id'],
+            resource_type=resource_type, status=ReservationStatus.PENDING,
+            missing_resources=False, resources_changed=False,
+            created_at=self.clock.now()))
+        resource_id = self.plugins[resource_type].reserve(
+            session, ctx, lease, reservation_id, values)
+        # Still the creation of the row: not an update to be timestamped.
+        session.execute(RESERVATIONS.update().where(
+            RESERVATIONS.c.id == reservation_id).values(
+                resource_id=resource_id, updated_at=None))
+
+    def _insert_events(self, session, lease):
+        now = self.clock.now()
+        session.execute(EVENTS.insert(), [
+            {'id': str(uuid.uuid4()), 'lease_id': lease['id'],
+             'event_type': event_type, 'time': time,
+             'status': EventStatus.UNDONE, 'attempts': 0,
+             'created_at': now}
+            for event_type, time in self._event_times(lease).items()])
+
+    def _event_times(self, lease):
+        """When each event of ``lease`` (a dict of its dates) is due."""
+        default_before_end = max(
+            lease['start_date'], lease['end_date'] - datetime.timedelta(
+                minutes=self.conf.reservation.minutes_before_end_lease))
+        return {
+            EventType.START_LEASE: lease['start_date'],
+            EventType.BEFORE_END_LEASE: (lease['before_end_date'] or
+                                         default_before_end),
+            EventType.END_LEASE: lease['end_date'],
+        }
+
+    @_retry
+    def _update(self, ctx, lease_id, request):
+        with db_api.context_manager.writer.using(ctx) as session:
+            db_api.lock_for_write(session)
+            row = _get_row(session, ctx, lease_id)
+            _check_stable(row.status, 'updated')
+            old = _lease_dict(session, row)
+            reservations = self._views(session, [row])[0]['reservations']
+            lease = dict(old, **self._new_dates(old, request))
+            lease['name'] = request.get('name', old['name'])
+            if lease['name'] != old['name']:
+                _check_name_free(session, old['project_id'], lease['name'])
+            self._write_update(session, old, lease)
+            self._rebook(session, ctx, old, lease, reservations,
+                         request['reservations'])
+            return self._views(session, [_get_row(session, ctx,
+                                                  lease_id)])[0]
+
+    def _new_dates(self, lease, request):
+        """The lease's dates after ``request``, checked against now."""
+        now = self.clock.now()
+        dates = {key: lease[key] for key in
+                 ('start_date', 'end_date', 'before_end_date')}
+        if 'start_date' in request:
+            dates['start_date'] = request['start_date']
+        end_field = request.get('end_field', 'end_date')
+        dates['end_date'] = _shifted_end(lease['end_date'], request)
+        if 'before_end_date' in request:
+            dates['before_end_date'] = request['before_end_date']
+        elif dates['end_date'] != lease['end_date']:
+            # As in Blazar: moving the end resets the before-end event to
+            # its default unless the request sets it again.
+            dates['before_end_date'] = None
+        _check_date_changes(lease, dates, now, end_field)
+        validation.check_window(
+            dates['start_date'], dates['end_date'],
+            dates['before_end_date'],
+            fields=('start_date', end_field, 'before_end_date'))
+        return dates
+
+    def _write_update(self, session, old, lease):
+        now = self.clock.now()
+        result = session.execute(LEASES.update().where(
+            LEASES.c.id == old['id'], LEASES.c.status == old['status']
+        ).values(name=lease['name'], start_date=lease['start_date'],
+                 end_date=lease['end_date'],
+                 before_end_date=lease['before_end_date'], updated_at=now))
+        if not result.rowcount:
+            # The engine moved the lease on since we read it.
+            raise exceptions.ConcurrentUpdate()
+        for event_type, time in self._event_times(lease).items():
+            session.execute(EVENTS.update().where(
+                EVENTS.c.lease_id == old['id'],
+                EVENTS.c.event_type == event_type,
+                EVENTS.c.status == EventStatus.UNDONE,
+                EVENTS.c.time != time).values(time=time, updated_at=now))
+
+    def _rebook(self, session, ctx, old, lease, reservations, changes):
+        """Let the plugins re-book changed reservations or windows."""
+        _check_reservation_ids(reservations, changes)
+        window_moved = any(lease[key] != old[key]
+                           for key in ('start_date', 'end_date'))
+        for reservation in reservations:
+            change = changes.get(reservation['id'])
+            if change is None and not window_moved:
+                continue
+            prefix = 'reservations[%d].' % change['index'] if change else ''
+            with _prefixed(prefix):
+                self._plugin(reservation['resource_type']).update(
+                    session, ctx, lease, reservation,
+                    change['values'] if change else {})
+
+    @_retry
+    def _begin_delete(self, ctx, lease_id):
+        with db_api.context_manager.writer.using(ctx) as session:
+            db_api.lock_for_write(session)
+            row = _get_row(session, ctx, lease_id)
+            _check_stable(row.status, 'deleted')
+            _set_status(session, row.id, row.status, LeaseStatus.DELETING,
+                        self.clock.now())
+            row = _get_row(session, ctx, lease_id)
+            return _lease_dict(session, row), self._views(session, [row])[0]
+
+    @_retry
+    def _set_error(self, ctx, lease_id, reason):
+        with db_api.context_manager.writer.using(ctx) as session:
+            session.execute(LEASES.update().where(
+                LEASES.c.id == lease_id).values(
+                    status=LeaseStatus.ERROR, status_reason=reason,
+                    updated_at=self.clock.now()))
+
+    @_retry
+    def _remove(self, ctx, lease_id):
+        with db_api.context_manager.writer.using(ctx) as session:
+            db_api.lock_for_write(session)
+            _delete_rows(session, lease_id)
+
+    # Views.
+
+    def _views(self, session, rows):
+        """Blazar views of the lease ``rows``, with few queries."""
+        ids = [row.id for row in rows]
+        projects = _projects_of(session, ids)
+        reservations = self._reservation_views(session, ids)
+        events = _grouped(session, EVENTS, ids,
+                          (EVENTS.c.time, EVENTS.c.event_type))
+        return [dict(_lease_view(row), projects=projects.get(row.id, []),
+                     reservations=reservations.get(row.id, []),
+                     events=[_event_view(e) for e in events.get(row.id, [])])
+                for row in rows]
+
+    def _reservation_views(self, session, lease_ids):
+        grouped = _grouped(session, RESERVATIONS, lease_ids,
+                           (RESERVATIONS.c.created_at, RESERVATIONS.c.id))
+        rows = [row for group in grouped.values() for row in group]
+        details = self._details(session, rows)
+        return {lease_id: [{**details.get(row.id, {}),
+                            **_reservation_view(row)} for row in group]
+                for lease_id, group in grouped.items()}
+
+    def _details(self, session, reservation_rows):
+        """The plugins' fields of each reservation, one call per type."""
+        by_type = {}
+        for row in reservation_rows:
+            by_type.setdefault(row.resource_type, []).append(row.id)
+        details = {}
+        for resource_type, ids in by_type.items():
+            details.update(self._plugin(resource_type).get_details(
+                session, ids))
+        return details
+
+    def _plugin(self, resource_type):
+        try:
+            return self.plugins[resource_type]
+        except KeyError:
+            raise exceptions.PluginError(
+                'No plugin is loaded for resource type %s.' % resource_type)
+
+
+def _name_taken(name):
+    return exceptions.Conflict(
+        'A lease named %r already exists in this project.' % name)
+
+
+@contextlib.contextmanager
+def _unique_name(name):
+    """Report the unique (project_id, name) violation of a race as 409.
+
+    The name is checked before writing; this covers a concurrent request
+    that took it between the check and the commit.
+    """
+    try:
+        yield
+    except db_exc.DBDuplicateEntry as exc:
+        if 'name' not in exc.columns:
+            raise
+        raise _name_taken(name) from exc
+
+
+def _check_name_free(session, project_id, name):
+    taken = session.execute(sa.select(LEASES.c.id).where(
+        LEASES.c.project_id == project_id,
+        LEASES.c.name == name)).first()
+    if taken:
+        raise _name_taken(name)
+
+
+def _get_row(session, ctx, lease_id):
+    """The lease row, if the caller may see it; NotFound otherwise."""
+    query = sa.select(LEASES).where(LEASES.c.id == lease_id)
+    if not ctx.is_admin:
+        query = query.where(LEASES.c.project_id == ctx.project_id)
+    row = session.execute(query).first()
+    if row is None:
+        raise exceptions.NotFound(kind='Lease', id=lease_id)
+    return row
+
+
+def _lease_dict(session, row):
+    """The lease as plugins get it: its columns and shared projects."""
+    return dict(row._mapping,
+                projects=_projects_of(session, [row.id]).get(row.id, []))
+
+
+def _check_stable(status, action):
+    if status not in LeaseStatus.STABLE:
+        raise exceptions.InvalidState(
+            'A lease in status %s cannot be %s.' % (status, action))
+
+
+def _set_status(session, lease_id, current, status, now):
+    if not LeaseStatus.can_move(current, status):
+        raise exceptions.InvalidState(
+            'A lease cannot go from %s to %s.' % (current, status))
+    result = session.execute(LEASES.update().where(
+        LEASES.c.id == lease_id, LEASES.c.status == current).values(
+            status=status, updated_at=now))
+    if not result.rowcount:
+        raise exceptions.ConcurrentUpdate()
+
+
+def _delete_rows(session, lease_id):
+    """Delete the lease; the schema cascades to every row under it."""
+    session.execute(LEASES.delete().where(LEASES.c.id == lease_id))
+
+
+def _projects_of(session, lease_ids):
+    return {lease_id: [row.project_id for row in rows]
+            for lease_id, rows in _grouped(
+                session, PROJECTS, lease_ids,
+                (PROJECTS.c.project_id,)).items()}
+
+
+def _grouped(session, table, lease_ids, order_by):
+    """``{lease_id: [row, ...]}`` of ``table``'s rows of the leases."""
+    groups = {}
+    if not lease_ids:
+        return groups
+    rows = session.execute(sa.select(table).where(
+        table.c.lease_id.in_(lease_ids)).order_by(*order_by))
+    for row in rows:
+        groups.setdefault(row.lease_id, []).append(row)
+    return groups
+
+
+def _timestamp(value):
+    return None if value is None else value.strftime(_TIMESTAMP_FORMAT)
+
+
+def _lease_view(row):
+    return {
+        'id': row.id, 'name': row.name,
+        'start_date': validation.format_date(row.start_date),
+        'end_date': validation.format_date(row.end_date),
+        'status': row.status, 'status_reason': row.status_reason,
+        'degraded': row.degraded, 'user_id': row.user_id,
+        'project_id': row.project_id, 'trust_id': row.trust_id,
+        'created_at': _timestamp(row.created_at),
+        'updated_at': _timestamp(row.updated_at),
+    }
+
+
+def _reservation_view(row):
+    return {
+        'id': row.id, 'lease_id': row.lease_id, 'status': row.status,
+        'missing_resources': row.missing_resources,
+        'resources_changed': row.resources_changed,
+        'resource_id': row.resource_id,
+        'resource_type': row.resource_type,
+        'created_at': _timestamp(row.created_at),
+        'updated_at': _timestamp(row.updated_at),
+    }
+
+
+def _event_view(row):
+    return {
+        'id': row.id, 'lease_id': row.lease_id, 'status': row.status,
+        'event_type': row.event_type,
+        'time': validation.format_date(row.time),
+        'created_at': _timestamp(row.created_at),
+        'updated_at': _timestamp(row.updated_at),
+    }
+
+
+@contextlib.contextmanager
+def _prefixed(prefix):
+    """Put ``prefix`` in front of the field of InvalidInput raised inside.
+
+    Plugins name fields as the user wrote them inside a reservation;
+    the user needs to know which reservation.
+    """
+    try:
+        yield
+    except exceptions.InvalidInput as exc:
+        raise exceptions.InvalidInput(prefix + exc.field,
+                                      exc.reason) from exc
+
+
+def _optional_date(body, key, now):
+    value = body.get(key)
+    return None if value is None else validation.parse_date(value, key, now)
+
+
+def _end_of(body, start, now):
+    if ('end_date' in body) == ('duration' in body):
+        raise exceptions.InvalidInput(
+            'end_date', 'give exactly one of end_date and duration')
+    if 'duration' in body:
+        return validation.add(
+            start, validation.parse_duration(body['duration'], 'duration'),
+            'duration')
+    return validation.parse_date(body['end_date'], 'end_date', now)
+
+
+def _parse_end_shift(body):
+    """``prolong_for``/``reduce_by`` as a signed ``shift`` of the end."""
+    given = [key for key in ('end_date', 'prolong_for', 'reduce_by')
+             if body.get(key) is not None]
+    if len(given) > 1:
+        raise exceptions.InvalidInput(
+            given[1], 'cannot be combined with %s' % given[0])
+    if not given or given[0] == 'end_date':
+        return {}
+    duration = validation.parse_duration(body[given[0]], given[0])
+    sign = 1 if given[0] == 'prolong_for' else -1
+    return {'shift': sign * duration, 'end_field': given[0]}
+
+
+def _shifted_end(end, request):
+    if request.get('end_date') is not None:
+        return request['end_date']
+    if 'shift' in request:
+        return validation.add(end, request['shift'], request['end_field'])
+    return end
+
+
+def _check_date_changes(lease, dates, now, end_field):
+    """Which dates may move, given the lease's status and now."""
+    moved = [key for key in ('start_date', 'end_date', 'before_end_date')
+             if dates[key] != lease[key]]
+    if not moved:
+        return
+    if lease['status'] not in (LeaseStatus.PENDING, LeaseStatus.ACTIVE):
+        raise exceptions.InvalidState(
+            'The dates of a lease in status %s cannot change.'
+            % lease['status'])
+    if 'start_date' in moved:
+        if lease['status'] != LeaseStatus.PENDING:
+            raise exceptions.InvalidInput(
+                'start_date', 'cannot change once the lease has started')
+        validation.check_start(dates['start_date'], now)
+    if 'end_date' in moved:
+        validation.check_end(dates['end_date'], now, end_field)
+
+
+def _check_events(body):
+    # Blazar clients always send "events": []; events are the service's.
+    if body.get('events', []) != []:
+        raise exceptions.InvalidInput('events', 'must be an empty list')
+
+
+def _parse_projects(body):
+    projects = body.get('projects', [])
+    if not isinstance(projects, list):
+        raise exceptions.InvalidInput('projects', 'must be a list')
+    for index, project in enumerate(projects):
+        if not isinstance(project, str) or not 0 < len(project) <= 64:
+            raise exceptions.InvalidInput(
+                'projects[%d]' % index, 'must be a project id')
+    return list(dict.fromkeys(projects))
+
+
+def _parse_trust_id(body):
+    trust_id = body.get('trust_id')
+    if trust_id is not None and (not isinstance(trust_id, str) or
+                                 len(trust_id) > 64):
+        raise exceptions.InvalidInput('trust_id', 'must be a trust id')
+    return trust_id
+
+
+def _parse_reservation_changes(body):
+    """``{reservation_id: {'index': i, 'values': {...}}}`` of the body."""
+    reservations = body.get('reservations', [])
+    if not isinstance(reservations, list):
+        raise exceptions.InvalidInput('reservations', 'must be a list')
+    changes = {}
+    for index, reservation in enumerate(reservations):
+        field = 'reservations[%d]' % index
+        if not isinstance(reservation, dict):
+            raise exceptions.InvalidInput(field, 'must be an object')
+        values = dict(reservation)
+        reservation_id = values.pop('id', None)
+        if not isinstance(reservation_id, str):
+            raise exceptions.InvalidInput(field + '.id', 'is required')
+        if reservation_id in changes:
+            raise exceptions.InvalidInput(field + '.id', 'is repeated')
+        changes[reservation_id] = {'index': index, 'values': values}
+    return changes
+
+
+def _check_reservation_ids(reservations, changes):
+    known = {reservation['id'] for reservation in reservations}
+    for reservation_id, change in changes.items():
+        if reservation_id not in known:
+            raise exceptions.InvalidInput(
+                'reservations[%d].id' % change['index'],
+                'no reservation %s in this lease' % reservation_id)

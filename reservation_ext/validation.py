@@ -1,0 +1,195 @@
+"""Validation of user input: dates, durations, names, keys, lease windows.
+
+Pure functions that either return the normalized value or raise
+:class:`reservation_ext.exceptions.InvalidInput` naming the field as the
+user wrote it. Times are naive UTC datetimes, as everywhere else.
+"""
+
+import datetime
+import re
+
+from reservation_ext import exceptions
+
+# How far in the past a requested start may lie. Users type minutes
+# ("2027-01-10 09:00" at 09:00:40) and clocks of the API nodes and the
+# client differ by a few seconds; neither should reject a lease that is
+# meant to start now.
+START_GRACE = datetime.timedelta(seconds=60)
+
+NAME_MAX_LENGTH = 80
+
+# The format of dates in lease views (Blazar's).
+VIEW_DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
+
+# Blazar's "CCYY-MM-DD hh:mm" (leniently: one-digit month, day and hour,
+# optional seconds and fraction), also with a "T" and an ISO 8601 offset.
+_DATE_RE = re.compile(
+    r'(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})[ T]'
+    r'(?P<hour>\d{1,2}):(?P<minute>\d{2})'
+    r'(?::(?P<second>\d{2})(?:\.(?P<fraction>\d{1,6}))?)?'
+    r'(?P<offset>Z|[+-]\d{2}:?\d{2})?')
+
+_DURATION_RE = re.compile(
+    r'(?:(?P<days>\d+)d)?(?:(?P<hours>\d+)h)?'
+    r'(?:(?P<minutes>\d+)m)?(?:(?P<seconds>\d+)s)?')
+
+_CONTROL_RE = re.compile(r'[\x00-\x1f\x7f-\x9f]')
+
+
+def parse_date(value, field, now):
+    """Return the naive UTC datetime that ``value`` names.
+
+    ``value`` is ``"now"`` (returns ``now``), ``CCYY-MM-DD hh:mm`` (also
+    ``2013-12-1 9:07`` and ``hh:mm:ss``), Blazar's view format
+    ``2017-12-26T12:00:00.000000``, or ISO 8601 with an offset
+    (``2027-01-10T09:00:00+02:00``, ``...Z``). Dates without an offset are
+    UTC.
+    """
+    if not isinstance(value, str):
+        raise exceptions.InvalidInput(field, 'must be a date string')
+    value = value.strip()
+    if value.lower() == 'now':
+        return now
+    match = _DATE_RE.fullmatch(value)
+    if not match:
+        raise exceptions.InvalidInput(
+            field, 'invalid date %r, expected "now", "CCYY-MM-DD hh:mm" or '
+                   'ISO 8601' % value)
+    try:
+        return _to_utc(match)
+    except (ValueError, OverflowError) as exc:
+        raise exceptions.InvalidInput(
+            field, 'invalid date %r: %s' % (value, exc))
+
+
+def _to_utc(match):
+    parts = match.groupdict()
+    fraction = (parts['fraction'] or '').ljust(6, '0')
+    date = datetime.datetime(
+        int(parts['year']), int(parts['month']), int(parts['day']),
+        int(parts['hour']), int(parts['minute']),
+        int(parts['second'] or 0), int(fraction),
+        tzinfo=_timezone(parts['offset']))
+    return date.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _timezone(offset):
+    if offset in (None, 'Z'):
+        return datetime.timezone.utc
+    sign = -1 if offset[0] == '-' else 1
+    digits = offset[1:].replace(':', '')
+    delta = datetime.timedelta(hours=int(digits[:2]),
+                               minutes=int(digits[2:]))
+    return datetime.timezone(sign * delta)
+
+
+def parse_duration(value, field):
+    """Return the positive timedelta that ``value`` names.
+
+    ``value`` is a number of seconds (an int or a string of digits) or
+    days, hours, minutes and seconds in this order: ``"5d"``, ``"12h"``,
+    ``"30m"``, ``"45s"``, ``"1d12h"``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise exceptions.InvalidInput(
+            field, 'must be a duration such as "5d", "12h", "30m" or a '
+                   'number of seconds')
+    try:
+        duration = _to_timedelta(value)
+    except (OverflowError, ValueError):
+        raise exceptions.InvalidInput(field, 'duration is too long')
+    if duration is None:
+        raise exceptions.InvalidInput(
+            field, 'invalid duration %r, expected e.g. "5d", "12h", "30m" '
+                   'or a number of seconds' % value)
+    if duration <= datetime.timedelta(0):
+        raise exceptions.InvalidInput(field, 'must be longer than 0')
+    return duration
+
+
+def _to_timedelta(value):
+    if isinstance(value, int):
+        return datetime.timedelta(seconds=value)
+    value = value.strip()
+    if value.isdigit():
+        return datetime.timedelta(seconds=int(value))
+    match = _DURATION_RE.fullmatch(value)
+    if not value or not match:
+        return None
+    return datetime.timedelta(**{unit: int(amount) for unit, amount
+                                 in match.groupdict().items() if amount})
+
+
+def validate_name(value, field):
+    """Return the name ``value`` without surrounding blanks.
+
+    A name is a string of 1 to 80 characters (after stripping) with no
+    control characters.
+    """
+    if not isinstance(value, str):
+        raise exceptions.InvalidInput(field, 'must be a string')
+    name = value.strip()
+    if not name:
+        raise exceptions.InvalidInput(field, 'must not be empty')
+    if len(name) > NAME_MAX_LENGTH:
+        raise exceptions.InvalidInput(
+            field, 'must be at most %d characters' % NAME_MAX_LENGTH)
+    if _CONTROL_RE.search(name):
+        raise exceptions.InvalidInput(
+            field, 'must not contain control characters')
+    return name
+
+
+def check_keys(body, allowed, field_prefix=''):
+    """Raise unless ``body`` is a dict whose keys are all in ``allowed``.
+
+    ``field_prefix`` (e.g. ``"reservations[0]."``) is put in front of the
+    key in the error, so that the user finds the offending key.
+    """
+    if not isinstance(body, dict):
+        raise exceptions.InvalidInput(field_prefix.rstrip('.') or 'body',
+                                      'must be an object')
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise exceptions.InvalidInput(field_prefix + str(unknown[0]),
+                                      'unknown key')
+
+
+def check_start(start, now, field='start_date'):
+    """Reject a start in the past (more than :data:`START_GRACE` ago)."""
+    if start < now - START_GRACE:
+        raise exceptions.InvalidInput(field, 'must not be in the past')
+
+
+def check_end(end, now, field='end_date'):
+    """Reject an end that is not in the future."""
+    if end <= now:
+        raise exceptions.InvalidInput(field, 'must be in the future')
+
+
+def check_window(start, end, before_end=None,
+                 fields=('start_date', 'end_date', 'before_end_date')):
+    """Check that ``end`` > ``start`` and ``before_end`` in [start, end].
+
+    ``fields`` names start, end and before-end as the request spelled
+    them (e.g. ``start``, ``end``, ``before_end`` in server hints).
+    """
+    if end <= start:
+        raise exceptions.InvalidInput(
+            fields[1], 'must be after %s' % fields[0])
+    if before_end is not None and not start <= before_end <= end:
+        raise exceptions.InvalidInput(
+            fields[2], 'must be between %s and %s' % fields[:2])
+
+
+def add(start, duration, field):
+    """``start + duration``, or InvalidInput when beyond the calendar."""
+    try:
+        return start + duration
+    except OverflowError:
+        raise exceptions.InvalidInput(field, 'duration is too long')
+
+
+def format_date(value):
+    """A datetime in lease views' format, None stays None."""
+    return None if value is None else value.strftime(VIEW_DATE_FORMAT)

@@ -1,0 +1,189 @@
+"""Validation of dates, durations, names, keys and lease windows."""
+
+import datetime
+
+from reservation_ext import exceptions
+from reservation_ext import validation
+from tests import base
+
+NOW = datetime.datetime(2027, 1, 10, 9, 0, 30)
+D = datetime.datetime
+
+
+class _Assertions:
+
+    def assertInvalid(self, expected_field, func, /, *args, **kwargs):
+        exc = self.assertRaises(exceptions.InvalidInput, func, *args,
+                                **kwargs)
+        self.assertEqual(expected_field, exc.field)
+        return exc
+
+
+class ParseDateTest(_Assertions, base.TestCase):
+
+    def test_accepted_forms(self):
+        for value, expected in [
+                ('now', NOW),
+                (' NOW ', NOW),
+                ('2013-12-01 16:07', D(2013, 12, 1, 16, 7)),
+                ('2013-12-1 16:07', D(2013, 12, 1, 16, 7)),
+                ('2013-1-1 6:07', D(2013, 1, 1, 6, 7)),
+                ('2013-12-01 16:07:09', D(2013, 12, 1, 16, 7, 9)),
+                ('2017-12-26T12:00:00.000000', D(2017, 12, 26, 12)),
+                ('2017-12-26T12:00:00.5', D(2017, 12, 26, 12, 0, 0, 500000)),
+                ('2027-01-10T09:00:00+02:00', D(2027, 1, 10, 7)),
+                ('2027-01-10T09:00:00-0130', D(2027, 1, 10, 10, 30)),
+                ('2027-01-10T09:00:00Z', D(2027, 1, 10, 9)),
+                ('2027-01-10 00:30+01:00', D(2027, 1, 9, 23, 30)),
+        ]:
+            self.assertEqual(expected,
+                             validation.parse_date(value, 'end', NOW), value)
+
+    def test_rejected_forms(self):
+        for value in ['', 'tomorrow', '2027-01-10', '27-01-10 09:00',
+                      '2027-13-01 09:00', '2027-02-30 09:00',
+                      '2027-01-10 24:00', '2027-01-10 09:60',
+                      '2027-01-10 9:0', '2027/01/10 09:00',
+                      '2027-01-10T09:00:00+25:00', '2027-01-10 09:00 UTC',
+                      None, 20270110, ['now']]:
+            self.assertInvalid('start_date', validation.parse_date, value,
+                               'start_date', NOW)
+
+    def test_message_names_the_value(self):
+        exc = self.assertInvalid('end', validation.parse_date, 'soon',
+                                 'end', NOW)
+        self.assertIn("'soon'", str(exc))
+        self.assertTrue(str(exc).startswith('end: '))
+
+
+class ParseDurationTest(_Assertions, base.TestCase):
+
+    def test_accepted_forms(self):
+        td = datetime.timedelta
+        for value, expected in [
+                ('5d', td(days=5)), ('12h', td(hours=12)),
+                ('30m', td(minutes=30)), ('45s', td(seconds=45)),
+                ('1d12h', td(days=1, hours=12)),
+                ('1d2h3m4s', td(days=1, hours=2, minutes=3, seconds=4)),
+                ('90', td(seconds=90)), (' 90 ', td(seconds=90)),
+                (3600, td(hours=1)),
+        ]:
+            self.assertEqual(expected,
+                             validation.parse_duration(value, 'duration'),
+                             value)
+
+    def test_rejected_forms(self):
+        for value in ['', 'd', '5x', '12h5d', '1.5h', '-5', '5 d',
+                      None, True, 1.5, [], '0', 0, -1, '0d0h',
+                      10 ** 20, '9' * 30, '9' * 5000]:
+            self.assertInvalid('duration', validation.parse_duration,
+                               value, 'duration')
+
+    def test_zero_is_rejected_as_too_short(self):
+        exc = self.assertInvalid('duration', validation.parse_duration,
+                                 '0m', 'duration')
+        self.assertIn('longer than 0', exc.reason)
+
+
+class ValidateNameTest(_Assertions, base.TestCase):
+
+    def test_accepted(self):
+        self.assertEqual('lease1', validation.validate_name('lease1', 'n'))
+        self.assertEqual('a b', validation.validate_name('  a b \t', 'n'))
+        self.assertEqual('x' * 80, validation.validate_name('x' * 80, 'n'))
+        self.assertEqual('caf\xe9', validation.validate_name('caf\xe9', 'n'))
+
+    def test_rejected(self):
+        for value in ['', '   ', 'x' * 81, 'a\nb', 'a\x00b', 'a\x7fb',
+                      'a\x85b', None, 42, ['a']]:
+            self.assertInvalid('name', validation.validate_name, value,
+                               'name')
+
+
+class CheckKeysTest(_Assertions, base.TestCase):
+
+    def test_known_keys_pass(self):
+        validation.check_keys({'a': 1, 'b': 2}, {'a', 'b', 'c'})
+        validation.check_keys({}, {'a'})
+
+    def test_first_unknown_key_is_named(self):
+        exc = self.assertInvalid('reservations[1].zz', validation.check_keys,
+                                 {'a': 1, 'zz': 2, 'zy': 3}, {'a', 'zy'},
+                                 'reservations[1].')
+        self.assertEqual('unknown key', exc.reason)
+
+    def test_body_must_be_an_object(self):
+        self.assertInvalid('body', validation.check_keys, [], {'a'})
+        self.assertInvalid('reservations[0]', validation.check_keys, 'x',
+                           {'a'}, 'reservations[0].')
+
+
+class WindowTest(_Assertions, base.TestCase):
+
+    def test_start_now_and_within_grace(self):
+        validation.check_start(NOW, NOW)
+        validation.check_start(NOW - validation.START_GRACE, NOW)
+        # "09:00" typed at 09:00:30 is meant as now.
+        validation.check_start(D(2027, 1, 10, 9, 0), NOW)
+
+    def test_start_in_the_past(self):
+        self.assertInvalid(
+            'start_date', validation.check_start,
+            NOW - validation.START_GRACE - datetime.timedelta(seconds=1),
+            NOW)
+        self.assertInvalid('start', validation.check_start,
+                           D(2020, 1, 1), NOW, field='start')
+
+    def test_end_must_be_in_the_future(self):
+        validation.check_end(NOW + datetime.timedelta(seconds=1), NOW)
+        self.assertInvalid('end_date', validation.check_end, NOW, NOW)
+        self.assertInvalid('reduce_by', validation.check_end,
+                           D(2020, 1, 1), NOW, field='reduce_by')
+
+    def test_good_windows(self):
+        start, end = D(2027, 1, 10, 9), D(2027, 1, 12, 9)
+        validation.check_window(start, end)
+        validation.check_window(start, end, start)
+        validation.check_window(start, end, end)
+        validation.check_window(start, end, D(2027, 1, 11))
+
+    def test_end_not_after_start(self):
+        start = D(2027, 1, 10, 9)
+        self.assertInvalid('end_date', validation.check_window, start, start)
+        self.assertInvalid('end_date', validation.check_window, start,
+                           D(2027, 1, 9))
+
+    def test_before_end_outside_the_window(self):
+        start, end = D(2027, 1, 10, 9), D(2027, 1, 12, 9)
+        for before_end in [D(2027, 1, 10, 8, 59), D(2027, 1, 12, 9, 1)]:
+            self.assertInvalid('before_end_date', validation.check_window,
+                               start, end, before_end)
+
+    def test_field_names_of_server_hints(self):
+        fields = ('start', 'end', 'before_end')
+        start, end = D(2027, 1, 10, 9), D(2027, 1, 12, 9)
+        exc = self.assertInvalid('end', validation.check_window, start,
+                                 start, fields=fields)
+        self.assertEqual('must be after start', exc.reason)
+        self.assertInvalid('before_end', validation.check_window, start,
+                           end, D(2028, 1, 1), fields=fields)
+
+    def test_add_beyond_the_calendar(self):
+        self.assertEqual(D(2027, 1, 11, 9, 0, 30),
+                         validation.add(NOW, datetime.timedelta(days=1),
+                                        'duration'))
+        self.assertInvalid('duration', validation.add, NOW,
+                           datetime.timedelta(days=999999999), 'duration')
+
+
+class FormatDateTest(base.TestCase):
+
+    def test_format(self):
+        self.assertEqual('2017-12-26T12:00:00.000000',
+                         validation.format_date(D(2017, 12, 26, 12)))
+        self.assertIsNone(validation.format_date(None))
+
+    def test_round_trip(self):
+        value = D(2017, 12, 26, 12, 0, 0, 123456)
+        self.assertEqual(value, validation.parse_date(
+            validation.format_date(value), 'end_date', NOW))
