@@ -25,12 +25,14 @@ reservation_opts = [
                     'the end (or at the start, when the lease is shorter).'),
     cfg.FloatOpt('event_poll_interval', default=10.0, min=0.01,
                  help='Seconds between two polls of the engine for due '
-                      'events.'),
+                      'events; also the longest an engine waits before it '
+                      'records the outcomes of a batch.'),
     cfg.IntOpt('event_claim_timeout', default=300, min=1,
                help='Seconds an engine holds the claim on an event. A claim '
                     'that is older (its engine died or hangs) expires and '
-                    'another engine takes the event over. Must be longer '
-                    'than the slowest plugin action.'),
+                    'another engine takes the event over. An engine starts '
+                    'an event with at least half of this left, so it must '
+                    'be more than twice the slowest plugin action.'),
     cfg.IntOpt('event_batch_size', default=100, min=1,
                help='How many due events one engine claims in one poll.'),
     cfg.IntOpt('event_max_attempts', default=5, min=1,

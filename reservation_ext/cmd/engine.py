@@ -1,0 +1,54 @@
+"""reservation-engine: run the due lease events.
+
+    reservation-engine --config-file F [--config-file G ...]
+
+Runs until SIGTERM or SIGINT, then finishes the current batch and exits.
+Any number of engines may run against the same leases DB.
+"""
+
+import signal
+import sys
+import threading
+
+from oslo_log import log as logging
+
+from db import api as db_api
+from reservation_ext import clock
+from reservation_ext import conf as conf_mod
+from reservation_ext import engine as engine_mod
+from reservation_ext import notifications
+from reservation_ext import plugins
+
+PROG = 'reservation-engine'
+LOG = logging.getLogger(__name__)
+
+
+def main(argv=None):
+    """Parse ``argv``, set up logging and the DB, run until signalled."""
+    conf = conf_mod.CONF
+    logging.register_options(conf)
+    conf(sys.argv[1:] if argv is None else argv, project='reservation-ext',
+         prog=PROG)
+    logging.setup(conf, PROG)
+    db_api.configure(conf)
+
+    stop = threading.Event()
+
+    def _stop(signum, frame):
+        LOG.info('Signal %d received, stopping', signum)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+
+    engine = engine_mod.Engine(conf, clock.SYSTEM,
+                               plugins.load_plugins(conf, clock.SYSTEM),
+                               notifications.get_notifier(conf))
+    LOG.info('Engine %s started', engine.engine_id)
+    engine.run(stop)
+    LOG.info('Engine %s stopped', engine.engine_id)
+    db_api.get_engine().dispose()
+
+
+if __name__ == '__main__':
+    main()

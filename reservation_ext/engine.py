@@ -1,0 +1,385 @@
+"""The lease engine: runs due lease events through the resource plugins.
+
+Any number of engines (threads or processes) may share one leases DB; each
+event is executed once:
+
+1. Claim, in one writer transaction: select up to ``event_batch_size`` due
+   events (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so that engines do not
+   queue on each other's rows; SQLite serializes writers with ``BEGIN
+   IMMEDIATE``), then ``UPDATE ... SET status='IN_PROGRESS', claimed_by=
+   <token>, claim_expires_at=<now + event_claim_timeout> WHERE id IN
+   (<candidates>) AND <still claimable> RETURNING ...``. The token is new
+   for every claim, so only the returned rows are ours. The same
+   transaction moves the leases to STARTING / TERMINATING.
+2. Run the plugin actions, outside any transaction.
+3. Record all outcomes of the batch in one transaction; every write is
+   conditioned on the event still being claimed with our token, so an
+   engine whose claim expired cannot overwrite the work of its successor.
+
+An engine that dies keeps its events IN_PROGRESS until the claim expires;
+they are then due again and another engine re-runs them (plugin actions
+are idempotent). An engine only starts an event while at least half of the
+claim timeout is left, and records its outcomes at least every poll
+interval; the events it did not start go back to UNDONE.
+"""
+
+import collections
+import datetime
+import os
+import socket
+import uuid
+
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import context
+from reservation_ext import exceptions
+from reservation_ext import notifications
+from reservation_ext import status
+
+LOG = logging.getLogger(__name__)
+
+EVENTS = models.Event.__table__
+LEASES = models.Lease.__table__
+RESERVATIONS = models.Reservation.__table__
+
+EventStatus = status.EventStatus
+EventType = status.EventType
+LeaseStatus = status.LeaseStatus
+ReservationStatus = status.ReservationStatus
+
+# Leases whose events wait: a user action (update, delete) is under way.
+_BUSY_LEASE = (LeaseStatus.UPDATING, LeaseStatus.DELETING)
+
+_Step = collections.namedtuple(
+    '_Step', 'action lease_during lease_done reservations_done')
+# What each event type does. ``lease_during`` is set when the event is
+# claimed, ``lease_done`` and ``reservations_done`` when it succeeds.
+_STEPS = {
+    EventType.START_LEASE: _Step('on_start', LeaseStatus.STARTING,
+                                 LeaseStatus.ACTIVE,
+                                 ReservationStatus.ACTIVE),
+    EventType.BEFORE_END_LEASE: _Step('before_end', None, None, None),
+    EventType.END_LEASE: _Step('on_end', LeaseStatus.TERMINATING,
+                               LeaseStatus.TERMINATED,
+                               ReservationStatus.DELETED),
+}
+
+# The outcome of one event: ``reason`` is None on success.
+_Outcome = collections.namedtuple('_Outcome', 'event reason final')
+
+
+def _sources(new_status):
+    """The lease statuses from which a lease may move to ``new_status``."""
+    return sorted(s for s in LeaseStatus.TRANSITIONS
+                  if LeaseStatus.can_move(s, new_status))
+
+
+def _rank(events):
+    """The order of event types at the same time: start, before end, end."""
+    return sa.case({t: i for i, t in enumerate(EventType.ALL)},
+                   value=events.c.event_type, else_=len(EventType.ALL))
+
+
+def _due(now):
+    """SQL conditions of due events, each served by the status index.
+
+    First the claims of engines that died or hang, then the events whose
+    time (and retry time) has come.
+    """
+    return (
+        sa.and_(EVENTS.c.status == EventStatus.IN_PROGRESS,
+                EVENTS.c.claim_expires_at < now),
+        sa.and_(EVENTS.c.status == EventStatus.UNDONE,
+                EVENTS.c.time <= now,
+                sa.or_(EVENTS.c.retry_at.is_(None),
+                       EVENTS.c.retry_at <= now)))
+
+
+def _ready():
+    """SQL condition: the event's lease lets it run now.
+
+    No earlier event of the lease is unfinished (events of a lease run in
+    order of time, then start, before end, end) and no user action on the
+    lease is under way.
+    """
+    earlier = EVENTS.alias('earlier')
+    blocked = sa.exists().where(
+        earlier.c.lease_id == EVENTS.c.lease_id,
+        earlier.c.status.not_in(EventStatus.FINISHED),
+        sa.tuple_(earlier.c.time, _rank(earlier), earlier.c.id) <
+        sa.tuple_(EVENTS.c.time, _rank(EVENTS), EVENTS.c.id))
+    lease_busy = sa.exists().where(LEASES.c.id == EVENTS.c.lease_id,
+                                   LEASES.c.status.in_(_BUSY_LEASE))
+    return sa.and_(~blocked, ~lease_busy)
+
+
+def _event_order(event):
+    return (event['time'], EventType.ALL.index(event['event_type']),
+            event['id'])
+
+
+class _Batch:
+    """Claimed events with their leases and reservations."""
+
+    def __init__(self, token, events, leases, reservations):
+        self.token = token
+        self.events = sorted(events, key=_event_order)
+        self.leases = leases
+        self.reservations = reservations
+
+
+class Engine:
+    """Runs the due events of the leases DB.
+
+    :param conf: a ConfigOpts with the ``[reservation]`` options
+    :param clock: the source of "now" (:mod:`reservation_ext.clock`)
+    :param plugins: ``{resource_type: ResourcePlugin}``
+    :param notifier: from :func:`reservation_ext.notifications.get_notifier`
+    :param engine_id: who claims events (default: host name and process id)
+    """
+
+    def __init__(self, conf, clock, plugins, notifier, engine_id=None):
+        self.conf = conf.reservation
+        self.clock = clock
+        self.plugins = plugins
+        self.notifier = notifier
+        self.engine_id = engine_id or '%s:%d' % (socket.gethostname(),
+                                                 os.getpid())
+
+    def run(self, stop_event):
+        """Process events until ``stop_event`` (a threading.Event) is set.
+
+        Polls again at once while there is work, else every
+        ``event_poll_interval`` seconds.
+        """
+        while not stop_event.is_set():
+            try:
+                busy = self.run_once() > 0
+            except Exception:
+                # A DB outage must not end the service; the next poll
+                # retries and expired claims make sure nothing is lost.
+                LOG.exception('Engine %s failed to process events',
+                              self.engine_id)
+                busy = False
+            if not busy:
+                stop_event.wait(self.conf.event_poll_interval)
+
+    def run_once(self):
+        """Claim up to ``event_batch_size`` due events and run them.
+
+        Return how many events were run (successfully or not).
+        """
+        ctx = context.get_admin_context()
+        batch = self._claim(ctx)
+        if batch is None:
+            return 0
+        outcomes = self._execute(ctx, batch)
+        done = self._record(ctx, batch, outcomes)
+        for event in done:
+            self._notify(ctx, batch, event)
+        return len(outcomes)
+
+    def _claim(self, ctx):
+        now = self.clock.now()
+        token = '%s:%s' % (self.engine_id, uuid.uuid4().hex)
+        expires = now + datetime.timedelta(
+            seconds=self.conf.event_claim_timeout)
+        with db_api.context_manager.writer.using(ctx) as session:
+            db_api.lock_for_write(session)
+            candidates = []
+            for due in _due(now):
+                limit = self.conf.event_batch_size - len(candidates)
+                if limit:
+                    candidates += session.scalars(
+                        sa.select(EVENTS.c.id).where(due, _ready())
+                        .order_by(EVENTS.c.time).limit(limit)
+                        .with_for_update(skip_locked=True, of=EVENTS))
+            if not candidates:
+                return None
+            # The conditions are checked again: this UPDATE, not the
+            # SELECTs above, is what makes the claim exclusive.
+            events = session.execute(
+                EVENTS.update()
+                .where(EVENTS.c.id.in_(candidates), sa.or_(*_due(now)),
+                       _ready())
+                .values(status=EventStatus.IN_PROGRESS, claimed_by=token,
+                        claim_expires_at=expires)
+                .returning(*EVENTS.c)).mappings().all()
+            if not events:
+                return None
+            self._mark_leases(session, events)
+            return self._load(session, token, events)
+
+    @staticmethod
+    def _mark_leases(session, events):
+        """Move the leases of claimed events to STARTING / TERMINATING."""
+        for event_type, step in _STEPS.items():
+            lease_ids = [e['lease_id'] for e in events
+                         if e['event_type'] == event_type]
+            if step.lease_during and lease_ids:
+                session.execute(
+                    LEASES.update()
+                    .where(LEASES.c.id.in_(lease_ids),
+                           LEASES.c.status.in_(_sources(step.lease_during)))
+                    .values(status=step.lease_during))
+
+    def _load(self, session, token, events):
+        lease_ids = {e['lease_id'] for e in events}
+        leases = {row['id']: dict(row) for row in session.execute(
+            sa.select(LEASES).where(LEASES.c.id.in_(lease_ids))).mappings()}
+        reservations = collections.defaultdict(list)
+        by_type = collections.defaultdict(list)
+        for row in session.execute(
+                sa.select(RESERVATIONS)
+                .where(RESERVATIONS.c.lease_id.in_(lease_ids))
+                .order_by(RESERVATIONS.c.id)).mappings():
+            reservation = dict(row)
+            reservations[row['lease_id']].append(reservation)
+            by_type[row['resource_type']].append(reservation)
+        for resource_type, rows in by_type.items():
+            plugin = self.plugins.get(resource_type)
+            if plugin is None:
+                continue
+            details = plugin.get_details(session, [r['id'] for r in rows])
+            for reservation in rows:
+                reservation.update(details.get(reservation['id'], {}))
+        return _Batch(token, events, leases, reservations)
+
+    def _execute(self, ctx, batch):
+        """Run the batch's events in order, within the claim's time.
+
+        Stop starting events when half the claim timeout or the poll
+        interval is over, so that every started event has time to finish
+        before its claim expires and outcomes are recorded regularly.
+        """
+        deadline = self.clock.now() + datetime.timedelta(
+            seconds=min(self.conf.event_claim_timeout / 2.0,
+                        self.conf.event_poll_interval))
+        outcomes = []
+        for event in batch.events:
+            if self.clock.now() >= deadline:
+                break
+            outcomes.append(self._run_event(ctx, batch, event))
+        return outcomes
+
+    def _run_event(self, ctx, batch, event):
+        step = _STEPS[event['event_type']]
+        lease = batch.leases[event['lease_id']]
+        if step.lease_during and lease['status'] != step.lease_during:
+            return _Outcome(event, 'lease %s is %s, cannot run %s' % (
+                lease['id'], lease['status'], event['event_type']), True)
+        try:
+            for reservation in batch.reservations[lease['id']]:
+                plugin = self._plugin(reservation['resource_type'])
+                getattr(plugin, step.action)(ctx, lease, reservation)
+        except Exception as e:
+            reason = '%s: %s' % (step.action, str(e) or type(e).__name__)
+            attempts = event['attempts'] + 1
+            final = attempts >= self.conf.event_max_attempts
+            LOG.log(logging.ERROR if final else logging.WARNING,
+                    'Event %(id)s (%(type)s of lease %(lease)s), attempt '
+                    '%(attempt)d of %(max)d failed: %(reason)s',
+                    {'id': event['id'], 'type': event['event_type'],
+                     'lease': lease['id'], 'attempt': attempts,
+                     'max': self.conf.event_max_attempts, 'reason': reason})
+            return _Outcome(event, reason, final)
+        return _Outcome(event, None, False)
+
+    def _plugin(self, resource_type):
+        try:
+            return self.plugins[resource_type]
+        except KeyError:
+            raise exceptions.PluginError(
+                'no plugin for resource type %s' % resource_type)
+
+    def _record(self, ctx, batch, outcomes):
+        """Write the outcomes; return the events recorded as DONE."""
+        mine = sa.and_(EVENTS.c.claimed_by == batch.token,
+                       EVENTS.c.status == EventStatus.IN_PROGRESS)
+        now = self.clock.now()
+        with db_api.context_manager.writer.using(ctx) as session:
+            db_api.lock_for_write(session)
+            done = []
+            for event_type in EventType.ALL:
+                done += self._record_done(
+                    session, mine, event_type,
+                    [o.event for o in outcomes
+                     if o.reason is None and
+                     o.event['event_type'] == event_type])
+            for outcome in outcomes:
+                if outcome.reason is not None:
+                    self._record_failure(session, mine, now, outcome)
+            started = {o.event['id'] for o in outcomes}
+            unstarted = [e['id'] for e in batch.events
+                         if e['id'] not in started]
+            if unstarted:
+                session.execute(
+                    EVENTS.update().where(EVENTS.c.id.in_(unstarted), mine)
+                    .values(status=EventStatus.UNDONE, claimed_by=None,
+                            claim_expires_at=None))
+        return done
+
+    @staticmethod
+    def _record_done(session, mine, event_type, events):
+        if not events:
+            return []
+        done_ids = set(session.scalars(
+            EVENTS.update()
+            .where(EVENTS.c.id.in_([e['id'] for e in events]), mine)
+            .values(status=EventStatus.DONE, claim_expires_at=None,
+                    retry_at=None, message=None)
+            .returning(EVENTS.c.id)))
+        done = [e for e in events if e['id'] in done_ids]
+        step = _STEPS[event_type]
+        lease_ids = [e['lease_id'] for e in done]
+        if step.lease_done and lease_ids:
+            session.execute(
+                LEASES.update()
+                .where(LEASES.c.id.in_(lease_ids),
+                       LEASES.c.status == step.lease_during)
+                .values(status=step.lease_done, status_reason=None))
+            session.execute(
+                RESERVATIONS.update()
+                .where(RESERVATIONS.c.lease_id.in_(lease_ids))
+                .values(status=step.reservations_done))
+        return done
+
+    def _record_failure(self, session, mine, now, outcome):
+        event = outcome.event
+        attempts = event['attempts'] + 1
+        if not outcome.final:
+            backoff = self.conf.event_retry_backoff * 2 ** (attempts - 1)
+            session.execute(
+                EVENTS.update().where(EVENTS.c.id == event['id'], mine)
+                .values(status=EventStatus.UNDONE, attempts=attempts,
+                        retry_at=now + datetime.timedelta(seconds=backoff),
+                        message=outcome.reason, claimed_by=None,
+                        claim_expires_at=None))
+            return
+        recorded = session.execute(
+            EVENTS.update().where(EVENTS.c.id == event['id'], mine)
+            .values(status=EventStatus.ERROR, attempts=attempts,
+                    message=outcome.reason, claim_expires_at=None))
+        if recorded.rowcount:
+            session.execute(
+                LEASES.update()
+                .where(LEASES.c.id == event['lease_id'],
+                       LEASES.c.status.in_(_sources(LeaseStatus.ERROR)))
+                .values(status=LeaseStatus.ERROR,
+                        status_reason=outcome.reason))
+
+    def _notify(self, ctx, batch, event):
+        step = _STEPS[event['event_type']]
+        lease = dict(batch.leases[event['lease_id']])
+        reservations = [dict(r) for r in batch.reservations[lease['id']]]
+        if step.lease_done:
+            lease.update(status=step.lease_done, status_reason=None)
+            for reservation in reservations:
+                reservation['status'] = step.reservations_done
+        lease['reservations'] = reservations
+        notifications.notify(
+            self.notifier, ctx,
+            notifications.event_type_of(event['event_type']), lease)

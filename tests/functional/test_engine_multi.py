@@ -1,0 +1,182 @@
+"""Several engines on one leases DB: every action runs exactly once.
+
+Engines run as threads on a SQLite file DB, and as real
+``reservation-engine`` processes on SQLite and PostgreSQL. The waits are
+bounded; nothing asserts how long anything took.
+"""
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import fixtures
+from oslo_config import cfg
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext import context
+from reservation_ext import engine as engine_mod
+from reservation_ext import notifications
+from reservation_ext import plugins
+from reservation_ext.status import EventStatus
+from reservation_ext.status import LeaseStatus
+from tests import base
+from tests import fixtures as test_fixtures
+from tests import plugins as test_plugins
+from tests.unit import test_engine
+
+LEASES = 30
+ENGINES = 3
+# Hang guard for the waits below, not a performance expectation.
+WAIT = 120
+CLAIM_TIMEOUT = 2
+ENGINE_SCRIPT = os.path.join(os.path.dirname(sys.executable),
+                             'reservation-engine')
+
+
+def _wait_for(predicate, what):
+    deadline = time.monotonic() + WAIT
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError('timed out waiting for ' + what)
+        time.sleep(0.05)
+
+
+def _unfinished_events():
+    ctx = context.get_admin_context()
+    with db_api.context_manager.reader.using(ctx) as session:
+        return session.scalar(
+            sa.select(sa.func.count()).select_from(models.Event)
+            .where(models.Event.status.not_in(EventStatus.FINISHED)))
+
+
+def _create_due_leases(count, **kwargs):
+    """``count`` leases whose start and end are both due."""
+    now = clock_mod.SYSTEM.now()
+    return [test_engine.create_lease(
+        start=now - test_engine.HOUR, end=now, **kwargs)
+        for _ in range(count)]
+
+
+class _MultiEngineMixin:
+
+    def setUp(self):
+        super().setUp()
+        self.plugins_fixture = self.useFixture(test_fixtures.TestPlugins())
+
+    def assert_all_ran_once(self, leases):
+        counts = collections.Counter(test_plugins.read_journal())
+        for lease_id, reservation_id in leases:
+            self.assertEqual(1, counts[('on_start', reservation_id)])
+            self.assertEqual(1, counts[('on_end', reservation_id)])
+            lease, events, _ = test_engine.get_lease(lease_id)
+            self.assertEqual(LeaseStatus.TERMINATED, lease['status'])
+            self.assertEqual({EventStatus.DONE},
+                             {e['status'] for e in events.values()})
+
+
+class _ProcessesMixin(_MultiEngineMixin):
+    """Real ``reservation-engine`` processes on ``self.db_url``."""
+
+    def _config_file(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'reservation.conf')
+        with open(path, 'w') as f:
+            f.write('[reservation]\nevent_poll_interval = 0.05\n'
+                    'event_claim_timeout = %d\nevent_batch_size = 5\n'
+                    '[reservation_database]\nconnection = %s\n'
+                    % (CLAIM_TIMEOUT, self.db_url))
+        return path
+
+    def start_engine(self, config_file):
+        process = subprocess.Popen(
+            [ENGINE_SCRIPT, '--config-file', config_file],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(self._kill, process)
+        return process
+
+    @staticmethod
+    def _kill(process):
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+    def test_processes_run_each_action_once(self):
+        leases = _create_due_leases(LEASES)
+        config_file = self._config_file()
+        engines = [self.start_engine(config_file) for _ in range(ENGINES)]
+        _wait_for(lambda: _unfinished_events() == 0, 'the events')
+        for process in engines:
+            process.send_signal(signal.SIGTERM)
+        self.assertEqual([0] * ENGINES, [p.wait(WAIT) for p in engines])
+        self.assert_all_ran_once(leases)
+
+    def test_killed_engine_loses_nothing(self):
+        (lease_id, reservation_id), = _create_due_leases(1, sleep=1)
+        config_file = self._config_file()
+        first = self.start_engine(config_file)
+        _wait_for(lambda: ('attempt_on_start', reservation_id) in
+                  test_plugins.read_journal(), 'the first engine to start')
+        first.kill()
+        first.wait()
+        self.assertNotIn(('on_start', reservation_id),
+                         test_plugins.read_journal())
+
+        second = self.start_engine(config_file)
+        _wait_for(lambda: _unfinished_events() == 0, 'the second engine')
+        second.send_signal(signal.SIGTERM)
+        self.assertEqual(0, second.wait(WAIT))
+        self.assert_all_ran_once([(lease_id, reservation_id)])
+        self.assertEqual(2, test_plugins.attempts('on_start', reservation_id))
+
+
+class ThreadsSQLiteTest(_MultiEngineMixin, base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(test_fixtures.Database())
+
+    def test_threads_run_each_action_once(self):
+        leases = _create_due_leases(LEASES)
+        conf = cfg.ConfigOpts()
+        conf_mod.register_opts(conf)
+        conf([], project='reservation-ext')
+        conf.set_override('event_poll_interval', 0.01, group='reservation')
+        conf.set_override('event_batch_size', 5, group='reservation')
+        stop = threading.Event()
+        threads = [threading.Thread(target=engine_mod.Engine(
+            conf, clock_mod.SYSTEM,
+            plugins.load_plugins(conf, clock_mod.SYSTEM),
+            notifications.get_notifier(conf),
+            engine_id='thread-%d' % i).run, args=(stop,))
+            for i in range(ENGINES)]
+        for thread in threads:
+            thread.start()
+        try:
+            _wait_for(lambda: _unfinished_events() == 0, 'the events')
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(WAIT)
+        self.assert_all_ran_once(leases)
+
+
+class ProcessesSQLiteTest(_ProcessesMixin, base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.db_url = self.useFixture(test_fixtures.Database()).url
+
+
+class ProcessesPostgreSQLTest(_ProcessesMixin, base.PostgreSQLTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.db_url = self.engine.url.render_as_string(hide_password=False)
