@@ -38,6 +38,7 @@ from reservation_ext import context
 from reservation_ext import exceptions
 from reservation_ext import notifications
 from reservation_ext import status
+from reservation_ext import views
 
 LOG = logging.getLogger(__name__)
 
@@ -177,9 +178,7 @@ class Engine:
         if batch is None:
             return 0
         outcomes = self._execute(ctx, batch)
-        done = self._record(ctx, batch, outcomes)
-        for event in done:
-            self._notify(ctx, batch, event)
+        self._notify(ctx, self._record(ctx, batch, outcomes))
         return len(outcomes)
 
     def _claim(self, ctx):
@@ -371,15 +370,20 @@ class Engine:
                 .values(status=LeaseStatus.ERROR,
                         status_reason=outcome.reason))
 
-    def _notify(self, ctx, batch, event):
-        step = _STEPS[event['event_type']]
-        lease = dict(batch.leases[event['lease_id']])
-        reservations = [dict(r) for r in batch.reservations[lease['id']]]
-        if step.lease_done:
-            lease.update(status=step.lease_done, status_reason=None)
-            for reservation in reservations:
-                reservation['status'] = step.reservations_done
-        lease['reservations'] = reservations
-        notifications.notify(
-            self.notifier, ctx,
-            notifications.event_type_of(event['event_type']), lease)
+    def _notify(self, ctx, done):
+        """Send lease.event.<type> for the events recorded as DONE.
+
+        The payload is the lease view as the API shows it after the event
+        (the same shape as the lease.create/update/delete payloads).
+        """
+        if not done:
+            return
+        with db_api.context_manager.reader.using(ctx) as session:
+            leases = {view['id']: view for view in views.lease_views_by_id(
+                session, self.plugins, {e['lease_id'] for e in done})}
+        for event in done:
+            if event['lease_id'] in leases:
+                notifications.notify(
+                    self.notifier, ctx,
+                    notifications.event_type_of(event['event_type']),
+                    leases[event['lease_id']])

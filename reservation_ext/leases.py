@@ -28,6 +28,7 @@ from reservation_ext.status import EventType
 from reservation_ext.status import LeaseStatus
 from reservation_ext.status import ReservationStatus
 from reservation_ext import validation
+from reservation_ext import views
 
 LEASES = models.Lease.__table__
 PROJECTS = models.LeaseProject.__table__
@@ -40,9 +41,6 @@ CREATE_KEYS = frozenset([
 UPDATE_KEYS = frozenset([
     'name', 'start_date', 'end_date', 'before_end_date', 'prolong_for',
     'reduce_by', 'reservations', 'events'])
-
-# The format of created_at/updated_at in Blazar's views.
-_TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
 
 _retry = oslo_db_api.wrap_db_retry(
     max_retries=5, retry_interval=0.05, inc_retry_interval=True,
@@ -79,7 +77,7 @@ class LeaseService:
     def get(self, ctx, lease_id):
         """The view of a lease of the caller's project (any, for admins)."""
         with db_api.context_manager.reader.using(ctx) as session:
-            return self._views(session, [_get_row(session, ctx, lease_id)])[0]
+            return self._view(session, _get_row(session, ctx, lease_id))
 
     def list(self, ctx, all_projects=False):
         """Views of the caller's project's leases, or of all (admins)."""
@@ -90,7 +88,8 @@ class LeaseService:
         if not all_projects:
             query = query.where(LEASES.c.project_id == ctx.project_id)
         with db_api.context_manager.reader.using(ctx) as session:
-            return self._views(session, session.execute(query).all())
+            return views.lease_views(session, self.plugins,
+                                     session.execute(query).all())
 
     def update(self, ctx, lease_id, body):
         """Apply ``body`` (Blazar's lease-update request) to a lease.
@@ -201,8 +200,7 @@ class LeaseService:
             for resource_type, values in request['reservations']:
                 self._reserve(session, ctx, lease, resource_type, values)
             self._insert_events(session, lease)
-            return self._views(session, [_get_row(session, ctx,
-                                                  lease['id'])])[0]
+            return self._view(session, _get_row(session, ctx, lease['id']))
 
     def _insert_lease(self, session, ctx, request):
         now = self.clock.now()
@@ -265,7 +263,7 @@ class LeaseService:
             row = _get_row(session, ctx, lease_id)
             _check_stable(row.status, 'updated')
             old = _lease_dict(session, row)
-            reservations = self._views(session, [row])[0]['reservations']
+            reservations = self._view(session, row)['reservations']
             lease = dict(old, **self._new_dates(old, request))
             lease['name'] = request.get('name', old['name'])
             if lease['name'] != old['name']:
@@ -273,8 +271,7 @@ class LeaseService:
             self._write_update(session, old, lease)
             self._rebook(session, ctx, old, lease, reservations,
                          request['reservations'])
-            return self._views(session, [_get_row(session, ctx,
-                                                  lease_id)])[0]
+            return self._view(session, _get_row(session, ctx, lease_id))
 
     def _new_dates(self, lease, request):
         """The lease's dates after ``request``, checked against now."""
@@ -339,7 +336,7 @@ class LeaseService:
             _set_status(session, row.id, row.status, LeaseStatus.DELETING,
                         self.clock.now())
             row = _get_row(session, ctx, lease_id)
-            return _lease_dict(session, row), self._views(session, [row])[0]
+            return _lease_dict(session, row), self._view(session, row)
 
     @_retry
     def _set_error(self, ctx, lease_id, reason):
@@ -355,46 +352,11 @@ class LeaseService:
             db_api.lock_for_write(session)
             _delete_rows(session, lease_id)
 
-    # Views.
-
-    def _views(self, session, rows):
-        """Blazar views of the lease ``rows``, with few queries."""
-        ids = [row.id for row in rows]
-        projects = _projects_of(session, ids)
-        reservations = self._reservation_views(session, ids)
-        events = _grouped(session, EVENTS, ids,
-                          (EVENTS.c.time, EVENTS.c.event_type))
-        return [dict(_lease_view(row), projects=projects.get(row.id, []),
-                     reservations=reservations.get(row.id, []),
-                     events=[_event_view(e) for e in events.get(row.id, [])])
-                for row in rows]
-
-    def _reservation_views(self, session, lease_ids):
-        grouped = _grouped(session, RESERVATIONS, lease_ids,
-                           (RESERVATIONS.c.created_at, RESERVATIONS.c.id))
-        rows = [row for group in grouped.values() for row in group]
-        details = self._details(session, rows)
-        return {lease_id: [{**details.get(row.id, {}),
-                            **_reservation_view(row)} for row in group]
-                for lease_id, group in grouped.items()}
-
-    def _details(self, session, reservation_rows):
-        """The plugins' fields of each reservation, one call per type."""
-        by_type = {}
-        for row in reservation_rows:
-            by_type.setdefault(row.resource_type, []).append(row.id)
-        details = {}
-        for resource_type, ids in by_type.items():
-            details.update(self._plugin(resource_type).get_details(
-                session, ids))
-        return details
+    def _view(self, session, row):
+        return views.lease_views(session, self.plugins, [row])[0]
 
     def _plugin(self, resource_type):
-        try:
-            return self.plugins[resource_type]
-        except KeyError:
-            raise exceptions.PluginError(
-                'No plugin is loaded for resource type %s.' % resource_type)
+        return views.plugin_for(self.plugins, resource_type)
 
 
 def _name_taken(name):
@@ -439,7 +401,7 @@ def _get_row(session, ctx, lease_id):
 def _lease_dict(session, row):
     """The lease as plugins get it: its columns and shared projects."""
     return dict(row._mapping,
-                projects=_projects_of(session, [row.id]).get(row.id, []))
+                projects=views.projects_of(session, [row.id]).get(row.id, []))
 
 
 def _check_stable(status, action):
@@ -462,64 +424,6 @@ def _set_status(session, lease_id, current, status, now):
 def _delete_rows(session, lease_id):
     """Delete the lease; the schema cascades to every row under it."""
     session.execute(LEASES.delete().where(LEASES.c.id == lease_id))
-
-
-def _projects_of(session, lease_ids):
-    return {lease_id: [row.project_id for row in rows]
-            for lease_id, rows in _grouped(
-                session, PROJECTS, lease_ids,
-                (PROJECTS.c.project_id,)).items()}
-
-
-def _grouped(session, table, lease_ids, order_by):
-    """``{lease_id: [row, ...]}`` of ``table``'s rows of the leases."""
-    groups = {}
-    if not lease_ids:
-        return groups
-    rows = session.execute(sa.select(table).where(
-        table.c.lease_id.in_(lease_ids)).order_by(*order_by))
-    for row in rows:
-        groups.setdefault(row.lease_id, []).append(row)
-    return groups
-
-
-def _timestamp(value):
-    return None if value is None else value.strftime(_TIMESTAMP_FORMAT)
-
-
-def _lease_view(row):
-    return {
-        'id': row.id, 'name': row.name,
-        'start_date': validation.format_date(row.start_date),
-        'end_date': validation.format_date(row.end_date),
-        'status': row.status, 'status_reason': row.status_reason,
-        'degraded': row.degraded, 'user_id': row.user_id,
-        'project_id': row.project_id, 'trust_id': row.trust_id,
-        'created_at': _timestamp(row.created_at),
-        'updated_at': _timestamp(row.updated_at),
-    }
-
-
-def _reservation_view(row):
-    return {
-        'id': row.id, 'lease_id': row.lease_id, 'status': row.status,
-        'missing_resources': row.missing_resources,
-        'resources_changed': row.resources_changed,
-        'resource_id': row.resource_id,
-        'resource_type': row.resource_type,
-        'created_at': _timestamp(row.created_at),
-        'updated_at': _timestamp(row.updated_at),
-    }
-
-
-def _event_view(row):
-    return {
-        'id': row.id, 'lease_id': row.lease_id, 'status': row.status,
-        'event_type': row.event_type,
-        'time': validation.format_date(row.time),
-        'created_at': _timestamp(row.created_at),
-        'updated_at': _timestamp(row.updated_at),
-    }
 
 
 @contextlib.contextmanager

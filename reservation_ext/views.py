@@ -1,0 +1,133 @@
+"""Blazar v1 views of leases, shared by the lease service and the engine.
+
+The same view is the API response and the payload of every ``lease.*``
+notification, so that consumers (billing) see one shape.
+"""
+
+import sqlalchemy as sa
+
+from db import models
+from reservation_ext import exceptions
+from reservation_ext import validation
+
+LEASES = models.Lease.__table__
+PROJECTS = models.LeaseProject.__table__
+RESERVATIONS = models.Reservation.__table__
+EVENTS = models.Event.__table__
+
+# The format of created_at/updated_at in Blazar's views.
+_TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
+
+
+def plugin_for(plugins, resource_type):
+    """The plugin of ``resource_type``, or PluginError when none is."""
+    try:
+        return plugins[resource_type]
+    except KeyError:
+        raise exceptions.PluginError(
+            'No plugin is loaded for resource type %s.' % resource_type)
+
+
+def lease_views(session, plugins, rows):
+    """Views of the lease ``rows``, in a fixed number of queries.
+
+    One query per child table, plus one ``get_details`` call per resource
+    type present.
+    """
+    ids = [row.id for row in rows]
+    projects = projects_of(session, ids)
+    reservations = _reservation_views(session, plugins, ids)
+    events = _grouped(session, EVENTS, ids,
+                      (EVENTS.c.time, EVENTS.c.event_type))
+    return [dict(_lease_view(row), projects=projects.get(row.id, []),
+                 reservations=reservations.get(row.id, []),
+                 events=[_event_view(e) for e in events.get(row.id, [])])
+            for row in rows]
+
+
+def lease_views_by_id(session, plugins, lease_ids):
+    """Views of the leases ``lease_ids`` that still exist."""
+    rows = session.execute(sa.select(LEASES).where(
+        LEASES.c.id.in_(lease_ids))).all()
+    return lease_views(session, plugins, rows)
+
+
+def projects_of(session, lease_ids):
+    """``{lease_id: [project_id, ...]}``: who each lease is shared with."""
+    return {lease_id: [row.project_id for row in rows]
+            for lease_id, rows in _grouped(
+                session, PROJECTS, lease_ids,
+                (PROJECTS.c.project_id,)).items()}
+
+
+def _reservation_views(session, plugins, lease_ids):
+    grouped = _grouped(session, RESERVATIONS, lease_ids,
+                       (RESERVATIONS.c.created_at, RESERVATIONS.c.id))
+    rows = [row for group in grouped.values() for row in group]
+    details = _details(session, plugins, rows)
+    return {lease_id: [{**details.get(row.id, {}),
+                        **_reservation_view(row)} for row in group]
+            for lease_id, group in grouped.items()}
+
+
+def _details(session, plugins, reservation_rows):
+    """The plugins' fields of each reservation, one call per type."""
+    by_type = {}
+    for row in reservation_rows:
+        by_type.setdefault(row.resource_type, []).append(row.id)
+    details = {}
+    for resource_type, ids in by_type.items():
+        details.update(plugin_for(plugins, resource_type).get_details(
+            session, ids))
+    return details
+
+
+def _grouped(session, table, lease_ids, order_by):
+    """``{lease_id: [row, ...]}`` of ``table``'s rows of the leases."""
+    groups = {}
+    if not lease_ids:
+        return groups
+    rows = session.execute(sa.select(table).where(
+        table.c.lease_id.in_(lease_ids)).order_by(*order_by))
+    for row in rows:
+        groups.setdefault(row.lease_id, []).append(row)
+    return groups
+
+
+def _timestamp(value):
+    return None if value is None else value.strftime(_TIMESTAMP_FORMAT)
+
+
+def _lease_view(row):
+    return {
+        'id': row.id, 'name': row.name,
+        'start_date': validation.format_date(row.start_date),
+        'end_date': validation.format_date(row.end_date),
+        'status': row.status, 'status_reason': row.status_reason,
+        'degraded': row.degraded, 'user_id': row.user_id,
+        'project_id': row.project_id, 'trust_id': row.trust_id,
+        'created_at': _timestamp(row.created_at),
+        'updated_at': _timestamp(row.updated_at),
+    }
+
+
+def _reservation_view(row):
+    return {
+        'id': row.id, 'lease_id': row.lease_id, 'status': row.status,
+        'missing_resources': row.missing_resources,
+        'resources_changed': row.resources_changed,
+        'resource_id': row.resource_id,
+        'resource_type': row.resource_type,
+        'created_at': _timestamp(row.created_at),
+        'updated_at': _timestamp(row.updated_at),
+    }
+
+
+def _event_view(row):
+    return {
+        'id': row.id, 'lease_id': row.lease_id, 'status': row.status,
+        'event_type': row.event_type,
+        'time': validation.format_date(row.time),
+        'created_at': _timestamp(row.created_at),
+        'updated_at': _timestamp(row.updated_at),
+    }
