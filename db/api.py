@@ -5,8 +5,8 @@ their SQL inside ``context_manager.writer.using(ctx)`` /
 ``context_manager.reader.using(ctx)``, as Placement does.
 """
 
-import sqlalchemy as sa
 from oslo_db.sqlalchemy import enginefacade
+import sqlalchemy as sa
 
 # Execution option read by the SQLite "begin" hook below.
 _SQLITE_BEGIN = 'reservation_sqlite_begin'
@@ -31,8 +31,12 @@ def lock_for_write(session):
     IMMEDIATE``: writers queue for the database lock instead of failing
     with "database is locked" when two readers both try to upgrade. Other
     backends rely on row locks and generation checks, so this is a no-op
-    there.
+    there. Calling it again in the same transaction (a planner call inside
+    the lease service's transaction) does nothing more.
     """
+    if session.info.get(_SQLITE_BEGIN):
+        return session.connection()
+    session.info[_SQLITE_BEGIN] = True
     return session.connection(execution_options={_SQLITE_BEGIN: True})
 
 

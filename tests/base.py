@@ -12,6 +12,7 @@ import os
 
 from oslo_db.sqlalchemy import test_fixtures
 from oslotest import base
+import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
@@ -50,6 +51,7 @@ class DBTestCase(test_fixtures.OpportunisticDBTestMixin, TestCase):
         super().setUp()
         self.ctx = context.get_admin_context()
         self.engine = db_api.get_engine()
+        self.addCleanup(_empty_tables, self.engine)
 
 
 class PostgreSQLTestCase(DBTestCase):
@@ -58,3 +60,13 @@ class PostgreSQLTestCase(DBTestCase):
     FIXTURE = PostgreSQLFixture
     SKIP_ON_UNAVAILABLE_DB = (
         os.environ.get('RESERVATION_REQUIRE_POSTGRESQL') != '1')
+
+
+def _empty_tables(engine):
+    # oslo.db drops the tables in no particular order, which foreign keys
+    # without ON DELETE CASCADE refuse while rows refer to others.
+    with engine.begin() as conn:
+        existing = set(sa.inspect(conn).get_table_names())
+        for table in reversed(models.Base.metadata.sorted_tables):
+            if table.name in existing:
+                conn.execute(table.delete())

@@ -1,0 +1,68 @@
+"""Writes to the reservable host inventory (computehosts and capabilities).
+
+Every extra capability is stored with its text and, when the text is a
+finite number, that number (``num_value``), so that numeric operators of
+capability queries run in SQL on every backend.
+"""
+
+import math
+
+import sqlalchemy as sa
+
+from db import models
+
+HOSTS = models.ComputeHost.__table__
+CAPS = models.HostCapability.__table__
+
+
+def add_host(session, values, capabilities=None):
+    """Add a reservable host; return its id.
+
+    :param values: computehosts columns (``hypervisor_hostname``, ``vcpus``,
+        ``memory_mb``, ``local_gb``, ...).
+    :param capabilities: extra capabilities, a ``{name: value}`` dict.
+    """
+    host_id = session.execute(
+        sa.insert(HOSTS).values(**values).returning(HOSTS.c.id)).scalar_one()
+    set_capabilities(session, host_id, capabilities or {})
+    return host_id
+
+
+def set_capabilities(session, host_id, capabilities):
+    """Replace the extra capabilities of a host by ``{name: value}``."""
+    session.execute(sa.delete(CAPS).where(CAPS.c.host_id == host_id))
+    rows = capability_rows(host_id, capabilities)
+    if rows:
+        session.execute(sa.insert(CAPS), rows)
+
+
+def capability_rows(host_id, capabilities):
+    """host_capabilities rows for ``{name: value}`` (values as text)."""
+    return [{'host_id': host_id, 'name': name, 'value': str(value),
+             'num_value': as_number(str(value))}
+            for name, value in sorted(capabilities.items())]
+
+
+def bulk_load(connection, hosts):
+    """Insert many hosts at once; return their ids in the same order.
+
+    :param hosts: ``(values, capabilities)`` pairs as for :func:`add_host`,
+        every ``values`` with the same keys.
+    """
+    ids = connection.execute(
+        sa.insert(HOSTS).returning(HOSTS.c.id, sort_by_parameter_order=True),
+        [values for values, _caps in hosts]).scalars().all()
+    rows = [row for host_id, (_values, caps) in zip(ids, hosts)
+            for row in capability_rows(host_id, caps)]
+    if rows:
+        connection.execute(sa.insert(CAPS), rows)
+    return ids
+
+
+def as_number(text):
+    """``text`` as a finite float, or None when it is not one."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None

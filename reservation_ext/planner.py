@@ -1,0 +1,193 @@
+"""The planner: finds free hosts for a window and books them.
+
+A host is free for ``[start, end)`` when none of its allocations (whole
+host or instance slice) overlaps ``[start - cleaning_time, end +
+cleaning_time)``; windows that only touch do not overlap. The search is
+one SQL statement whatever the number of hosts and leases: the capability
+query and a NOT EXISTS on host_allocations (served by its (host_id,
+start_date, end_date) index) in one WHERE clause.
+
+No host is ever booked twice, also with concurrent writers, as in
+Placement: every change to a host's allocations bumps
+``computehosts.generation`` with one UPDATE that only matches the hosts
+still at the generation the search read. A writer that lost the race
+updates fewer rows than it wants and raises :class:`ConcurrentUpdate`, and
+its transaction rolls back; :func:`run_with_retries` reruns it. On SQLite
+:func:`db.api.lock_for_write` also serializes the writers.
+"""
+
+import datetime
+import uuid
+
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import capabilities
+from reservation_ext import exceptions
+
+HOSTS = models.ComputeHost.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+
+RETRY_ATTEMPTS = 10
+
+
+def find_free_hosts(session, start, end, query=None, max_count=None,
+                    cleaning_time=0, host_ids=None,
+                    exclude_reservation_id=None):
+    """Reservable hosts matching ``query`` and free in ``[start, end)``.
+
+    :param query: a capability query (see :mod:`capabilities`), JSON text
+        or decoded; ``None`` or ``''`` for any host.
+    :param max_count: return at most this many hosts.
+    :param cleaning_time: minutes kept free before and after the window.
+    :param host_ids: only consider these hosts.
+    :param exclude_reservation_id: ignore this reservation's allocations
+        (to move it).
+    :returns: ``(host_id, generation)`` tuples, by ascending host id.
+    :raises InvalidInput: the query is malformed.
+    """
+    margin = datetime.timedelta(minutes=cleaning_time)
+    lower, upper = start - margin, end + margin
+    starts_before = [ALLOCATIONS.c.host_id == HOSTS.c.id,
+                     ALLOCATIONS.c.start_date < upper]
+    if exclude_reservation_id is not None:
+        starts_before.append(
+            ALLOCATIONS.c.reservation_id != exclude_reservation_id)
+    # Of the host's allocations that start before the window ends (an
+    # index range), the latest is the one that overlaps when any does
+    # (unless instance slices nest). Testing it first proves a busy host
+    # busy in one index step; only the hosts that pass it get their
+    # history read by the exact test. coalesce: a host without
+    # allocations passes.
+    latest_end = (sa.select(ALLOCATIONS.c.end_date).where(*starts_before)
+                  .order_by(ALLOCATIONS.c.start_date.desc()).limit(1)
+                  .scalar_subquery())
+    busy = sa.or_(
+        sa.func.coalesce(latest_end, lower) > lower,
+        sa.exists().where(*starts_before, ALLOCATIONS.c.end_date > lower))
+    stmt = sa.select(HOSTS.c.id, HOSTS.c.generation).where(
+        HOSTS.c.reservable, capabilities.compile(query, 'resource_properties'),
+        ~busy).order_by(HOSTS.c.id).limit(max_count)
+    if host_ids is not None:
+        stmt = stmt.where(HOSTS.c.id.in_(host_ids))
+    return [tuple(row) for row in session.execute(stmt)]
+
+
+def allocate_hosts(session, reservation_id, start, end, min_count,
+                   max_count, query=None, cleaning_time=0, host_ids=None):
+    """Book between ``min_count`` and ``max_count`` free hosts.
+
+    Writes one whole-host allocation per host for ``[start, end)``. A
+    transaction that runs other statements before it must begin with
+    :func:`db.api.lock_for_write` (as this does, for one that does not).
+
+    :returns: the ids of the booked hosts.
+    :raises NotEnoughResources: fewer than ``min_count`` hosts are free;
+        nothing is written.
+    :raises ConcurrentUpdate: another writer booked one of the hosts
+        first; rerun the transaction (:func:`run_with_retries`).
+    """
+    db_api.lock_for_write(session)
+    free = find_free_hosts(session, start, end, query=query,
+                           max_count=max_count, cleaning_time=cleaning_time,
+                           host_ids=host_ids)
+    if len(free) < min_count:
+        raise exceptions.NotEnoughResources(
+            'Not enough hosts available: %d matching host(s) free from %s '
+            'to %s, %d wanted.' % (len(free), start, end, min_count))
+    if free:
+        _bump_generations(session, free)
+        session.execute(sa.insert(ALLOCATIONS), [
+            {'id': str(uuid.uuid4()), 'host_id': host_id,
+             'reservation_id': reservation_id, 'start_date': start,
+             'end_date': end, 'whole_host': True}
+            for host_id, _generation in free])
+    return [host_id for host_id, _generation in free]
+
+
+def move_allocations(session, reservation_id, start, end, cleaning_time=0):
+    """Move a reservation's allocations to ``[start, end)``.
+
+    Its hosts must be free in the new window apart from its own
+    allocations.
+
+    :raises NotEnoughResources: a host is booked by another reservation
+        in the new window; nothing is changed.
+    :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
+    """
+    db_api.lock_for_write(session)
+    booked = _host_ids(session, reservation_id)
+    free = find_free_hosts(session, start, end, cleaning_time=cleaning_time,
+                           host_ids=booked,
+                           exclude_reservation_id=reservation_id)
+    if len(free) < len(booked):
+        raise exceptions.NotEnoughResources(
+            'Cannot move the reservation to %s - %s: %d of its %d host(s) '
+            'are booked then.' % (start, end, len(booked) - len(free),
+                                  len(booked)))
+    if free:
+        _bump_generations(session, free)
+        session.execute(
+            sa.update(ALLOCATIONS)
+            .where(ALLOCATIONS.c.reservation_id == reservation_id)
+            .values(start_date=start, end_date=end))
+
+
+def release(session, reservation_id):
+    """Delete a reservation's allocations; its hosts become free."""
+    session.execute(
+        sa.update(HOSTS)
+        .where(HOSTS.c.id.in_(
+            sa.select(ALLOCATIONS.c.host_id)
+            .where(ALLOCATIONS.c.reservation_id == reservation_id)))
+        .values(generation=HOSTS.c.generation + 1))
+    session.execute(sa.delete(ALLOCATIONS).where(
+        ALLOCATIONS.c.reservation_id == reservation_id))
+
+
+def run_with_retries(fn, *args, attempts=RETRY_ATTEMPTS, **kwargs):
+    """Call ``fn(*args, **kwargs)``, rerunning it when it lost a race.
+
+    ``fn`` must run a whole transaction (e.g. it enters
+    ``context_manager.writer.using(ctx)``): on ConcurrentUpdate or a
+    deadlock it reruns after a short jittered backoff, at most
+    ``attempts`` times in all.
+
+    :raises ConcurrentUpdate: still losing after ``attempts`` runs.
+    """
+    retrying = oslo_db_api.wrap_db_retry(
+        max_retries=attempts - 1, retry_interval=0.01, max_retry_interval=0.5,
+        retry_on_deadlock=True, jitter=True,
+        exception_checker=lambda exc: isinstance(
+            exc, exceptions.ConcurrentUpdate))(fn)
+    try:
+        return retrying(*args, **kwargs)
+    except db_exc.DBDeadlock:
+        raise exceptions.ConcurrentUpdate()
+
+
+def _host_ids(session, reservation_id):
+    return session.execute(
+        sa.select(ALLOCATIONS.c.host_id).distinct()
+        .where(ALLOCATIONS.c.reservation_id == reservation_id)).scalars().all()
+
+
+def _bump_generations(session, hosts):
+    """Bump the generation of ``(host_id, generation)`` hosts, all or none.
+
+    One UPDATE that only matches hosts still at the generation the caller
+    read. On PostgreSQL and MySQL a concurrent writer of the same host
+    waits for our row lock and then re-checks the WHERE clause against our
+    committed generation, so it matches fewer rows and fails here.
+    """
+    generations = dict(hosts)
+    result = session.execute(
+        sa.update(HOSTS)
+        .where(HOSTS.c.id.in_(generations),
+               HOSTS.c.generation == sa.case(generations, value=HOSTS.c.id))
+        .values(generation=HOSTS.c.generation + 1))
+    if result.rowcount != len(generations):
+        raise exceptions.ConcurrentUpdate()

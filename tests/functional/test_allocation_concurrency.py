@@ -1,0 +1,105 @@
+"""Concurrent allocations never double-book a host.
+
+Many writers (threads on an SQLite file, processes with their own engines
+on PostgreSQL) ask for one host each in windows that all overlap, on a
+pool of a few hosts. Afterwards an overlap query written independently of
+the planner finds no two overlapping allocations of a host, exactly one
+request per host succeeded, and every other request was refused with
+NotEnoughResources (or ConcurrentUpdate after the retries), nothing else.
+"""
+
+import collections
+from concurrent import futures
+import multiprocessing
+
+from db import api as db_api
+from reservation_ext import context
+from reservation_ext import exceptions
+from reservation_ext import planner
+from tests import base
+from tests import fixtures
+from tests.functional import test_planner
+
+POOL = 4
+# Every window contains hours 5 to 10: any two of them overlap.
+WINDOWS = [(test_planner.at(k), test_planner.at(10 + k)) for k in range(6)]
+
+
+def book(manager, window):
+    """One lease request for one host in ``window``; its outcome."""
+    def attempt():
+        with manager.writer.using(context.get_admin_context()) as session:
+            db_api.lock_for_write(session)
+            reservation_id = test_planner.add_reservation(session)
+            planner.allocate_hosts(session, reservation_id, *window,
+                                   min_count=1, max_count=1)
+
+    try:
+        planner.run_with_retries(attempt)
+    except exceptions.NotEnoughResources:
+        return 'not enough'
+    except exceptions.ConcurrentUpdate:
+        return 'conflict'
+    except Exception as error:
+        return repr(error)
+    return 'booked'
+
+
+def book_in_process(url, windows):
+    """Run requests in a process of its own, with its own engine."""
+    manager = db_api.new_context_manager(connection=url)
+    try:
+        return [book(manager, window) for window in windows]
+    finally:
+        manager.writer.get_engine().dispose()
+
+
+class ConcurrencyMixin:
+
+    def add_pool(self):
+        with db_api.context_manager.writer.using(self.ctx) as session:
+            test_planner.add_hosts(session, POOL)
+
+    def assert_no_double_booking(self, outcomes, requests):
+        with self.engine.connect() as conn:
+            self.assertEqual(
+                [], test_planner.overlapping_allocations(conn))
+        counts = collections.Counter(outcomes)
+        self.assertEqual(requests, len(outcomes))
+        self.assertEqual(POOL, counts.pop('booked', 0))
+        self.assertEqual(set(), set(counts) - {'not enough', 'conflict'})
+
+
+class TestThreads(ConcurrencyMixin, base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.engine = self.useFixture(fixtures.Database()).engine
+        self.ctx = context.get_admin_context()
+        self.add_pool()
+
+    def test_threads_never_double_book(self):
+        requests = [WINDOWS[i % len(WINDOWS)] for i in range(48)]
+        with futures.ThreadPoolExecutor(16) as executor:
+            outcomes = list(executor.map(
+                lambda window: book(db_api.context_manager, window),
+                requests))
+        self.assert_no_double_booking(outcomes, len(requests))
+
+
+class TestProcessesPostgreSQL(ConcurrencyMixin, base.PostgreSQLTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.add_pool()
+
+    def test_processes_never_double_book(self):
+        url = self.engine.url.render_as_string(hide_password=False)
+        batches = [WINDOWS[i:] + WINDOWS[:i] for i in range(8)]
+        spawn = multiprocessing.get_context('spawn')
+        with spawn.Pool(len(batches)) as pool:
+            results = pool.starmap(book_in_process,
+                                   [(url, batch) for batch in batches])
+        outcomes = [outcome for batch in results for outcome in batch]
+        self.assert_no_double_booking(
+            outcomes, sum(len(batch) for batch in batches))

@@ -1,0 +1,283 @@
+"""The planner's search and bookings, on SQLite and PostgreSQL."""
+
+import datetime
+import random
+import uuid
+
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import exceptions
+from reservation_ext import hosts
+from reservation_ext import planner
+from tests import base
+
+T0 = datetime.datetime(2030, 1, 1)
+GPU = '["=", "$gpu", "true"]'
+HOSTS = models.ComputeHost.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+
+
+def at(hours):
+    return T0 + datetime.timedelta(hours=hours)
+
+
+def add_hosts(session, count, first=0):
+    """Add hosts ``first`` to ``first + count - 1``; return their ids.
+
+    Every third host has a gpu.
+    """
+    return [hosts.add_host(
+        session, {'hypervisor_hostname': 'host%d' % i, 'vcpus': 8,
+                  'memory_mb': 8192, 'local_gb': 100},
+        {'gpu': 'true'} if i % 3 == 0 else {})
+        for i in range(first, first + count)]
+
+
+def add_reservation(session):
+    """A lease with one physical:host reservation; the reservation id."""
+    lease_id, reservation_id = str(uuid.uuid4()), str(uuid.uuid4())
+    session.execute(sa.insert(models.Lease.__table__).values(
+        id=lease_id, name=lease_id, project_id='p', start_date=T0,
+        end_date=T0, status='PENDING'))
+    session.execute(sa.insert(models.Reservation.__table__).values(
+        id=reservation_id, lease_id=lease_id,
+        resource_type='physical:host', status='pending'))
+    return reservation_id
+
+
+def overlapping_allocations(connection):
+    """Pairs of allocations of the same host whose windows overlap."""
+    a, b = ALLOCATIONS.alias('a'), ALLOCATIONS.alias('b')
+    return connection.execute(sa.select(a.c.id, b.c.id).where(
+        a.c.host_id == b.c.host_id, a.c.id < b.c.id,
+        a.c.start_date < b.c.end_date, b.c.start_date < a.c.end_date)).all()
+
+
+class PlannerMixin:
+
+    def setUp(self):
+        super().setUp()
+        with self.writer() as session:
+            self.hosts = add_hosts(session, 9)
+        self.gpu_hosts = self.hosts[::3]
+
+    def writer(self):
+        return db_api.context_manager.writer.using(self.ctx)
+
+    def allocate(self, start, end, min_count=1, max_count=1, **kwargs):
+        with self.writer() as session:
+            db_api.lock_for_write(session)
+            reservation_id = add_reservation(session)
+            booked = planner.allocate_hosts(
+                session, reservation_id, at(start), at(end), min_count,
+                max_count, **kwargs)
+        return reservation_id, booked
+
+    def free(self, start, end, **kwargs):
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            return [host_id for host_id, _generation in
+                    planner.find_free_hosts(session, at(start), at(end),
+                                            **kwargs)]
+
+    def generations(self):
+        with self.engine.connect() as conn:
+            return dict(conn.execute(
+                sa.select(HOSTS.c.id, HOSTS.c.generation)).all())
+
+    def allocations(self):
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(
+                ALLOCATIONS.c.reservation_id, ALLOCATIONS.c.host_id,
+                ALLOCATIONS.c.start_date, ALLOCATIONS.c.end_date)).all()
+
+    def test_search_matches_model(self):
+        rng = random.Random(42)
+        booked = []
+        for _ in range(40):
+            start = rng.randrange(0, 200)
+            end = start + rng.randrange(1, 48)
+            query = rng.choice([None, GPU])
+            try:
+                _id, chosen = self.allocate(start, end, 1, rng.randint(1, 3),
+                                            query=query, cleaning_time=30)
+            except exceptions.NotEnoughResources:
+                continue
+            booked.extend((host, at(start), at(end)) for host in chosen)
+        for _ in range(60):
+            start = rng.randrange(0, 220)
+            end = start + rng.randrange(1, 72)
+            cleaning = rng.choice([0, 30, 120])
+            query = rng.choice([None, GPU])
+            margin = datetime.timedelta(minutes=cleaning)
+            candidates = self.gpu_hosts if query else self.hosts
+            expected = [h for h in candidates if not any(
+                host == h and a < at(end) + margin and b > at(start) - margin
+                for host, a, b in booked)]
+            with self.subTest(start=start, end=end, cleaning=cleaning,
+                              query=query):
+                self.assertEqual(expected, self.free(
+                    start, end, query=query, cleaning_time=cleaning))
+        with self.engine.connect() as conn:
+            self.assertEqual([], overlapping_allocations(conn))
+
+    def test_touching_windows_do_not_overlap(self):
+        _id, (host,) = self.allocate(10, 12, host_ids=[self.hosts[0]])
+        self.assertIn(host, self.free(12, 14))
+        self.assertIn(host, self.free(8, 10))
+        self.assertNotIn(host, self.free(11, 13))
+        self.assertNotIn(host, self.free(9, 11))
+        self.assertNotIn(host, self.free(0, 30))
+
+    def test_cleaning_time_pads_both_sides(self):
+        _id, (host,) = self.allocate(10, 12, host_ids=[self.hosts[0]])
+        self.assertIn(host, self.free(13, 14, cleaning_time=60))
+        self.assertNotIn(host, self.free(13, 14, cleaning_time=61))
+        self.assertIn(host, self.free(8, 9, cleaning_time=60))
+        self.assertNotIn(host, self.free(8, 9, cleaning_time=61))
+
+    def test_instance_allocations_make_a_host_busy(self):
+        with self.writer() as session:
+            session.execute(sa.insert(ALLOCATIONS).values(
+                id=str(uuid.uuid4()), host_id=self.hosts[1],
+                reservation_id=add_reservation(session), start_date=at(0),
+                end_date=at(10), whole_host=False, vcpus=1))
+        self.assertNotIn(self.hosts[1], self.free(5, 6))
+
+    def test_query_host_ids_max_count_and_order(self):
+        self.assertEqual(self.hosts, self.free(0, 1))
+        self.assertEqual(self.hosts[:2], self.free(0, 1, max_count=2))
+        self.assertEqual(self.gpu_hosts, self.free(0, 1, query=GPU))
+        self.assertEqual(self.hosts[4:6], self.free(
+            0, 1, host_ids=self.hosts[4:6]))
+
+    def test_not_reservable_hosts_are_never_free(self):
+        with self.writer() as session:
+            session.execute(sa.update(HOSTS).where(
+                HOSTS.c.id == self.hosts[0]).values(reservable=False))
+        self.assertNotIn(self.hosts[0], self.free(0, 1))
+
+    def test_exclude_reservation_id(self):
+        reservation_id, (host,) = self.allocate(0, 10)
+        self.assertNotIn(host, self.free(5, 15))
+        self.assertIn(host, self.free(
+            5, 15, exclude_reservation_id=reservation_id))
+
+    def test_bad_query_is_invalid_input(self):
+        error = self.assertRaises(exceptions.InvalidInput, self.free, 0, 1,
+                                  query='["=", "gpu"]')
+        self.assertEqual('resource_properties', error.field)
+
+    def test_allocate_books_hosts_and_bumps_generations(self):
+        reservation_id, booked = self.allocate(0, 10, 2, 3, query=GPU)
+        self.assertEqual(self.gpu_hosts, booked)
+        self.assertEqual(
+            sorted((reservation_id, host, at(0), at(10)) for host in booked),
+            sorted(self.allocations()))
+        generations = self.generations()
+        self.assertEqual([1] * 3, [generations[h] for h in booked])
+        self.assertEqual(0, generations[self.hosts[1]])
+
+    def test_not_enough_hosts_writes_nothing(self):
+        self.allocate(0, 10, 2, 2, query=GPU)
+        before = (self.allocations(), self.generations())
+        error = self.assertRaises(exceptions.NotEnoughResources,
+                                  self.allocate, 5, 15, 2, 2, query=GPU)
+        self.assertEqual(409, error.code)
+        self.assertIn('1 matching host(s) free', str(error))
+        self.assertIn('2 wanted', str(error))
+        self.assertEqual(before, (self.allocations(), self.generations()))
+
+    def test_move(self):
+        reservation_id, booked = self.allocate(0, 10, 2, 2)
+        with self.writer() as session:
+            planner.move_allocations(session, reservation_id, at(5), at(20))
+        self.assertEqual(
+            sorted((reservation_id, host, at(5), at(20)) for host in booked),
+            sorted(self.allocations()))
+        self.assertEqual([2, 2], [self.generations()[h] for h in booked])
+
+    def test_move_onto_another_booking_changes_nothing(self):
+        reservation_id, booked = self.allocate(0, 10, 1, 1)
+        self.allocate(20, 30, host_ids=booked)
+        before = (self.allocations(), self.generations())
+        with self.writer() as session:
+            self.assertRaises(
+                exceptions.NotEnoughResources, planner.move_allocations,
+                session, reservation_id, at(5), at(21))
+        self.assertEqual(before, (self.allocations(), self.generations()))
+
+    def test_release(self):
+        reservation_id, booked = self.allocate(0, 10, 2, 2)
+        with self.writer() as session:
+            planner.release(session, reservation_id)
+        self.assertEqual([], self.allocations())
+        self.assertEqual(self.hosts, self.free(0, 10))
+        self.assertEqual([2, 2], [self.generations()[h] for h in booked])
+
+    def count_statements(self, fn):
+        statements = []
+
+        def count(*args):
+            statements.append(args[2])
+
+        sa.event.listen(self.engine, 'before_cursor_execute', count)
+        try:
+            fn()
+        finally:
+            sa.event.remove(self.engine, 'before_cursor_execute', count)
+        return len(statements)
+
+    def search_and_allocate_statements(self):
+        search = self.count_statements(lambda: self.free(0, 1, query=GPU))
+        with self.writer() as session:
+            db_api.lock_for_write(session)
+            reservation_id = add_reservation(session)
+            allocate = self.count_statements(lambda: planner.allocate_hosts(
+                session, reservation_id, at(500), at(510), 2, 2, query=GPU))
+        return search, allocate
+
+    def test_statement_count_does_not_grow(self):
+        small = self.search_and_allocate_statements()
+        with self.writer() as session:
+            add_hosts(session, 40, first=9)
+        for hour in range(0, 300, 10):
+            self.allocate(hour, hour + 10, 1, 4)
+        self.assertEqual(small, self.search_and_allocate_statements())
+        # The search, the generation bump and the allocation rows.
+        self.assertEqual(3, small[1])
+
+    def test_run_with_retries(self):
+        calls = []
+
+        def lose_twice():
+            calls.append(1)
+            if len(calls) < 3:
+                raise exceptions.ConcurrentUpdate()
+            return 'done'
+
+        self.assertEqual('done', planner.run_with_retries(lose_twice))
+        self.assertEqual(3, len(calls))
+
+    def test_run_with_retries_gives_up_with_409(self):
+        calls = []
+
+        def deadlock():
+            calls.append(1)
+            raise db_exc.DBDeadlock()
+
+        error = self.assertRaises(exceptions.ConcurrentUpdate,
+                                  planner.run_with_retries, deadlock,
+                                  attempts=3)
+        self.assertEqual(409, error.code)
+        self.assertEqual(3, len(calls))
+
+
+class TestPlanner(PlannerMixin, base.DBTestCase):
+    pass
+
+
+class TestPlannerPostgreSQL(PlannerMixin, base.PostgreSQLTestCase):
+    pass
