@@ -8,6 +8,13 @@ from oslo_db.sqlalchemy import enginefacade
 class RequestContext(context.RequestContext):
     """Who is asking (user, project, roles), carried through every call."""
 
+    def to_policy_values(self):
+        # As in Nova: rules may test is_admin (the service's own context,
+        # and the admin role once the API builds contexts from headers).
+        values = super().to_policy_values()
+        values['is_admin'] = self.is_admin
+        return values
+
 
 def get_admin_context():
     """A context for the service itself (engine, management commands)."""

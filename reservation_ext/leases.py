@@ -23,6 +23,7 @@ from db import api as db_api
 from db import models
 from reservation_ext import exceptions
 from reservation_ext import notifications
+from reservation_ext import policy
 from reservation_ext.status import EventStatus
 from reservation_ext.status import EventType
 from reservation_ext.status import LeaseStatus
@@ -67,6 +68,7 @@ class LeaseService:
         if not ctx.project_id:
             raise exceptions.Forbidden(
                 'Creating a lease needs a project-scoped request.')
+        policy.authorize(ctx, 'create', ctx.project_id)
         request = self._parse_create(body)
         with _unique_name(request['name']):
             view = self._insert(ctx, request)
@@ -77,13 +79,12 @@ class LeaseService:
     def get(self, ctx, lease_id):
         """The view of a lease of the caller's project (any, for admins)."""
         with db_api.context_manager.reader.using(ctx) as session:
-            return self._view(session, _get_row(session, ctx, lease_id))
+            return self._view(session, _get_row(session, ctx, lease_id, 'get'))
 
     def list(self, ctx, all_projects=False):
         """Views of the caller's project's leases, or of all (admins)."""
-        if all_projects and not ctx.is_admin:
-            raise exceptions.Forbidden(
-                'Only admins may list the leases of all projects.')
+        policy.authorize(ctx, 'list_all_projects' if all_projects
+                         else 'list', ctx.project_id)
         query = sa.select(LEASES).order_by(LEASES.c.created_at, LEASES.c.id)
         if not all_projects:
             query = query.where(LEASES.c.project_id == ctx.project_id)
@@ -200,7 +201,8 @@ class LeaseService:
             for resource_type, values in request['reservations']:
                 self._reserve(session, ctx, lease, resource_type, values)
             self._insert_events(session, lease)
-            return self._view(session, _get_row(session, ctx, lease['id']))
+            return self._view(session,
+                              _get_row(session, ctx, lease['id'], 'get'))
 
     def _insert_lease(self, session, ctx, request):
         now = self.clock.now()
@@ -260,7 +262,7 @@ class LeaseService:
     def _update(self, ctx, lease_id, request):
         with db_api.context_manager.writer.using(ctx) as session:
             db_api.lock_for_write(session)
-            row = _get_row(session, ctx, lease_id)
+            row = _get_row(session, ctx, lease_id, 'update')
             _check_stable(row.status, 'updated')
             old = _lease_dict(session, row)
             reservations = self._view(session, row)['reservations']
@@ -271,7 +273,7 @@ class LeaseService:
             self._write_update(session, old, lease)
             self._rebook(session, ctx, old, lease, reservations,
                          request['reservations'])
-            return self._view(session, _get_row(session, ctx, lease_id))
+            return self._view(session, _get_row(session, ctx, lease_id, 'get'))
 
     def _new_dates(self, lease, request):
         """The lease's dates after ``request``, checked against now."""
@@ -331,11 +333,11 @@ class LeaseService:
     def _begin_delete(self, ctx, lease_id):
         with db_api.context_manager.writer.using(ctx) as session:
             db_api.lock_for_write(session)
-            row = _get_row(session, ctx, lease_id)
+            row = _get_row(session, ctx, lease_id, 'delete')
             _check_stable(row.status, 'deleted')
             _set_status(session, row.id, row.status, LeaseStatus.DELETING,
                         self.clock.now())
-            row = _get_row(session, ctx, lease_id)
+            row = _get_row(session, ctx, lease_id, 'delete')
             return _lease_dict(session, row), self._view(session, row)
 
     @_retry
@@ -387,13 +389,15 @@ def _check_name_free(session, project_id, name):
         raise _name_taken(name)
 
 
-def _get_row(session, ctx, lease_id):
-    """The lease row, if the caller may see it; NotFound otherwise."""
-    query = sa.select(LEASES).where(LEASES.c.id == lease_id)
-    if not ctx.is_admin:
-        query = query.where(LEASES.c.project_id == ctx.project_id)
-    row = session.execute(query).first()
-    if row is None:
+def _get_row(session, ctx, lease_id, action):
+    """The lease row, if policy lets the caller do ``action`` on it.
+
+    A lease the caller may not act on is reported as not found, so that
+    other projects' leases stay invisible.
+    """
+    row = session.execute(
+        sa.select(LEASES).where(LEASES.c.id == lease_id)).first()
+    if row is None or not policy.allowed(ctx, action, row.project_id):
         raise exceptions.NotFound(kind='Lease', id=lease_id)
     return row
 

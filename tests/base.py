@@ -10,6 +10,8 @@ which turns the skip into a failure.
 
 import os
 
+from oslo_config import cfg
+from oslo_config import fixture as config_fixture
 from oslo_db.sqlalchemy import test_fixtures
 from oslotest import base
 import sqlalchemy as sa
@@ -17,6 +19,7 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import context
+from reservation_ext import policy
 
 
 class _SchemaFixture(test_fixtures.GeneratesSchema,
@@ -38,7 +41,14 @@ class PostgreSQLFixture(_SchemaFixture):
 
 
 class TestCase(base.BaseTestCase):
-    """Base of all tests."""
+    """Base of all tests: a parsed, clean CONF and a fresh policy."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(config_fixture.Config(cfg.CONF))
+        cfg.CONF([], project='reservation-ext', default_config_files=[])
+        policy.reset()
+        self.addCleanup(policy.reset)
 
 
 class DBTestCase(test_fixtures.OpportunisticDBTestMixin, TestCase):

@@ -1,0 +1,81 @@
+"""Policy rules of the lease API, in code (oslo.policy).
+
+Operators override them in a policy file; ``etc/reservation/policy.yaml
+.sample`` lists them with their defaults (``tox -e genpolicy``).
+"""
+
+from oslo_config import cfg
+from oslo_policy import policy
+
+from reservation_ext import exceptions
+
+ADMIN = 'rule:admin_api'
+ADMIN_OR_OWNER = 'rule:admin_or_owner'
+LEASES = 'reservation:leases:%s'
+_PATH = '/reservation/v1/leases'
+
+_base_rules = [
+    policy.RuleDefault('admin_api', 'is_admin:True or role:admin',
+                       description='An administrator of the cloud.'),
+    policy.RuleDefault('admin_or_owner',
+                       'rule:admin_api or project_id:%(project_id)s',
+                       description='An administrator, or a member of the '
+                                   'project that owns the object.'),
+]
+
+
+def _lease_rule(action, check_str, description, method, path):
+    return policy.DocumentedRuleDefault(
+        name=LEASES % action, check_str=check_str, description=description,
+        operations=[{'method': method, 'path': path}])
+
+
+_lease_rules = [
+    _lease_rule('create', ADMIN_OR_OWNER, 'Create a lease.', 'POST', _PATH),
+    _lease_rule('get', ADMIN_OR_OWNER, 'Show a lease.', 'GET',
+                _PATH + '/{lease_id}'),
+    _lease_rule('list', ADMIN_OR_OWNER, "List the project's leases.", 'GET',
+                _PATH),
+    _lease_rule('list_all_projects', ADMIN,
+                'List the leases of every project.', 'GET',
+                _PATH + '?all_projects=1'),
+    _lease_rule('update', ADMIN_OR_OWNER, 'Update a lease.', 'PUT',
+                _PATH + '/{lease_id}'),
+    _lease_rule('delete', ADMIN_OR_OWNER, 'Delete a lease.', 'DELETE',
+                _PATH + '/{lease_id}'),
+]
+
+_enforcer = None
+
+
+def list_rules():
+    """Every rule with its default (entry point oslo.policy.policies)."""
+    return _base_rules + _lease_rules
+
+
+def get_enforcer(conf=None):
+    """The process-wide enforcer (entry point oslo.policy.enforcer)."""
+    global _enforcer
+    if _enforcer is None:
+        _enforcer = policy.Enforcer(conf or cfg.CONF)
+        _enforcer.register_defaults(list_rules())
+    return _enforcer
+
+
+def reset():
+    """Forget the enforcer; the next check builds it from the config."""
+    global _enforcer
+    _enforcer = None
+
+
+def allowed(ctx, action, project_id):
+    """True when ``ctx`` may do ``action`` on an object of ``project_id``."""
+    return get_enforcer().authorize(LEASES % action,
+                                    {'project_id': project_id}, ctx)
+
+
+def authorize(ctx, action, project_id):
+    """Raise Forbidden unless :func:`allowed`."""
+    if not allowed(ctx, action, project_id):
+        raise exceptions.Forbidden(
+            'Policy does not allow %s to be performed.' % (LEASES % action))
