@@ -376,7 +376,7 @@ class Engine:
         The payload is the lease view as the API shows it after the event
         (the same shape as the lease.create/update/delete payloads).
         """
-        if not done:
+        if not done or not self.notifier.is_enabled():
             return
         with db_api.context_manager.reader.using(ctx) as session:
             leases = {view['id']: view for view in views.lease_views_by_id(
