@@ -5,8 +5,17 @@ their SQL inside ``context_manager.writer.using(ctx)`` /
 ``context_manager.reader.using(ctx)``, as Placement does.
 """
 
+import functools
+
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 import sqlalchemy as sa
+
+from reservation_ext import exceptions
+
+# How many times a transaction that lost a race is run in all.
+RETRY_ATTEMPTS = 10
 
 # Execution option read by the SQLite "begin" hook below.
 _SQLITE_BEGIN = 'reservation_sqlite_begin'
@@ -38,6 +47,32 @@ def lock_for_write(session):
         return session.connection()
     session.info[_SQLITE_BEGIN] = True
     return session.connection(execution_options={_SQLITE_BEGIN: True})
+
+
+def retry_on_conflict(attempts=RETRY_ATTEMPTS):
+    """Decorate a function that runs a whole writer transaction.
+
+    When the transaction loses a race (``ConcurrentUpdate`` from a
+    generation or status check, or a DB deadlock) the function runs again
+    after a short jittered backoff, at most ``attempts`` times in all; a
+    lost race means another request made progress. Then it raises
+    ``ConcurrentUpdate`` (409).
+    """
+    def decorator(fn):
+        retrying = oslo_db_api.wrap_db_retry(
+            max_retries=attempts - 1, retry_interval=0.01,
+            max_retry_interval=0.5, retry_on_deadlock=True, jitter=True,
+            exception_checker=lambda exc: isinstance(
+                exc, exceptions.ConcurrentUpdate))(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return retrying(*args, **kwargs)
+            except db_exc.DBDeadlock:
+                raise exceptions.ConcurrentUpdate()
+        return wrapper
+    return decorator
 
 
 def _setup_sqlite(engine):

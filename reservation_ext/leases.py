@@ -15,7 +15,6 @@ import contextlib
 import datetime
 import uuid
 
-from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
@@ -43,11 +42,7 @@ UPDATE_KEYS = frozenset([
     'name', 'start_date', 'end_date', 'before_end_date', 'prolong_for',
     'reduce_by', 'reservations', 'events'])
 
-_retry = oslo_db_api.wrap_db_retry(
-    max_retries=5, retry_interval=0.05, inc_retry_interval=True,
-    retry_on_deadlock=True,
-    exception_checker=lambda exc: isinstance(
-        exc, exceptions.ConcurrentUpdate))
+_retry = db_api.retry_on_conflict()
 
 
 class LeaseService:

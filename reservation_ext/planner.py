@@ -4,7 +4,7 @@ A host is free for ``[start, end)`` when none of its allocations (whole
 host or instance slice) overlaps ``[start - cleaning_time, end +
 cleaning_time)``; windows that only touch do not overlap. The search is
 one SQL statement whatever the number of hosts and leases: the capability
-query and a NOT EXISTS on host_allocations (served by its (host_id,
+query and a busy test on host_allocations (served by its (host_id,
 start_date, end_date) index) in one WHERE clause.
 
 No host is ever booked twice, also with concurrent writers, as in
@@ -12,15 +12,13 @@ Placement: every change to a host's allocations bumps
 ``computehosts.generation`` with one UPDATE that only matches the hosts
 still at the generation the search read. A writer that lost the race
 updates fewer rows than it wants and raises :class:`ConcurrentUpdate`, and
-its transaction rolls back; :func:`run_with_retries` reruns it. On SQLite
-:func:`db.api.lock_for_write` also serializes the writers.
+its transaction rolls back; :func:`db.api.retry_on_conflict` reruns it.
+On SQLite :func:`db.api.lock_for_write` also serializes the writers.
 """
 
 import datetime
 import uuid
 
-from oslo_db import api as oslo_db_api
-from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -30,8 +28,6 @@ from reservation_ext import exceptions
 
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
-
-RETRY_ATTEMPTS = 10
 
 
 def find_free_hosts(session, start, end, query=None, max_count=None,
@@ -88,7 +84,7 @@ def allocate_hosts(session, reservation_id, start, end, min_count,
     :raises NotEnoughResources: fewer than ``min_count`` hosts are free;
         nothing is written.
     :raises ConcurrentUpdate: another writer booked one of the hosts
-        first; rerun the transaction (:func:`run_with_retries`).
+        first; rerun the transaction (:func:`db.api.retry_on_conflict`).
     """
     db_api.lock_for_write(session)
     free = find_free_hosts(session, start, end, query=query,
@@ -146,27 +142,6 @@ def release(session, reservation_id):
         .values(generation=HOSTS.c.generation + 1))
     session.execute(sa.delete(ALLOCATIONS).where(
         ALLOCATIONS.c.reservation_id == reservation_id))
-
-
-def run_with_retries(fn, *args, attempts=RETRY_ATTEMPTS, **kwargs):
-    """Call ``fn(*args, **kwargs)``, rerunning it when it lost a race.
-
-    ``fn`` must run a whole transaction (e.g. it enters
-    ``context_manager.writer.using(ctx)``): on ConcurrentUpdate or a
-    deadlock it reruns after a short jittered backoff, at most
-    ``attempts`` times in all.
-
-    :raises ConcurrentUpdate: still losing after ``attempts`` runs.
-    """
-    retrying = oslo_db_api.wrap_db_retry(
-        max_retries=attempts - 1, retry_interval=0.01, max_retry_interval=0.5,
-        retry_on_deadlock=True, jitter=True,
-        exception_checker=lambda exc: isinstance(
-            exc, exceptions.ConcurrentUpdate))(fn)
-    try:
-        return retrying(*args, **kwargs)
-    except db_exc.DBDeadlock:
-        raise exceptions.ConcurrentUpdate()
 
 
 def _host_ids(session, reservation_id):

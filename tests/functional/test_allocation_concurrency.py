@@ -35,7 +35,7 @@ def book(manager, window):
                                    min_count=1, max_count=1)
 
     try:
-        planner.run_with_retries(attempt)
+        db_api.retry_on_conflict()(attempt)()
     except exceptions.NotEnoughResources:
         return 'not enough'
     except exceptions.ConcurrentUpdate:

@@ -249,7 +249,7 @@ class PlannerMixin:
         # The search, the generation bump and the allocation rows.
         self.assertEqual(3, small[1])
 
-    def test_run_with_retries(self):
+    def test_retry_on_conflict(self):
         calls = []
 
         def lose_twice():
@@ -258,10 +258,10 @@ class PlannerMixin:
                 raise exceptions.ConcurrentUpdate()
             return 'done'
 
-        self.assertEqual('done', planner.run_with_retries(lose_twice))
+        self.assertEqual('done', db_api.retry_on_conflict()(lose_twice)())
         self.assertEqual(3, len(calls))
 
-    def test_run_with_retries_gives_up_with_409(self):
+    def test_retry_on_conflict_gives_up_with_409(self):
         calls = []
 
         def deadlock():
@@ -269,8 +269,8 @@ class PlannerMixin:
             raise db_exc.DBDeadlock()
 
         error = self.assertRaises(exceptions.ConcurrentUpdate,
-                                  planner.run_with_retries, deadlock,
-                                  attempts=3)
+                                  db_api.retry_on_conflict(attempts=3)(
+                                      deadlock))
         self.assertEqual(409, error.code)
         self.assertEqual(3, len(calls))
 
