@@ -1,0 +1,1 @@
+"""The lease API: Blazar v1 compatible, served inside nova-api."""

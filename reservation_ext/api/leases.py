@@ -1,0 +1,46 @@
+"""Handlers of ``/v1/leases``: Blazar v1 lease list, create, show, update
+and delete.
+
+Every handler takes the :class:`~reservation_ext.leases.LeaseService`, the
+request (a :class:`reservation_ext.api.wsgi.Request`) and the arguments of
+its path, and returns ``(status, body)``; errors are raised as
+:class:`~reservation_ext.exceptions.ReservationError` and turned into
+responses by the application.
+"""
+
+from oslo_utils import strutils
+
+from reservation_ext import exceptions
+
+
+def list_leases(service, req):
+    """``GET /v1/leases[?all_projects=1]``: the project's (or all) leases."""
+    all_projects = req.GET.get('all_projects', 'false')
+    try:
+        all_projects = strutils.bool_from_string(all_projects, strict=True)
+    except ValueError:
+        raise exceptions.InvalidInput('all_projects', 'must be a boolean')
+    return 200, {'leases': service.list(req.context,
+                                        all_projects=all_projects)}
+
+
+def create_lease(service, req):
+    """``POST /v1/leases``: create the lease the body describes."""
+    return 201, {'lease': service.create(req.context, req.read_json())}
+
+
+def show_lease(service, req, lease_id):
+    """``GET /v1/leases/{lease_id}``."""
+    return 200, {'lease': service.get(req.context, lease_id)}
+
+
+def update_lease(service, req, lease_id):
+    """``PUT /v1/leases/{lease_id}``: apply the body to the lease."""
+    return 200, {'lease': service.update(req.context, lease_id,
+                                         req.read_json())}
+
+
+def delete_lease(service, req, lease_id):
+    """``DELETE /v1/leases/{lease_id}``."""
+    service.delete(req.context, lease_id)
+    return 204, None

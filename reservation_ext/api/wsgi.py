@@ -1,0 +1,147 @@
+"""The WSGI application of the lease API (Blazar v1 on the wire).
+
+nova-api mounts it at ``/reservation`` behind keystonemiddleware, so paths
+here are relative (``/v1/leases``) and the caller is known from the
+headers that keystonemiddleware sets (``X-User-Id``, ``X-Project-Id``,
+``X-Roles``, ...). Bodies are JSON both ways. Errors are mapped to
+responses here, once: a :class:`~reservation_ext.exceptions.ReservationError`
+becomes its status code with Blazar's error body
+
+    {"error_code": 404, "error_message": "...", "error_name": "NotFound"}
+
+and anything else is logged and answered with a generic 500.
+"""
+
+import functools
+import json
+import re
+
+from oslo_log import log as logging
+import webob
+import webob.dec
+
+from db import api as db_api
+from reservation_ext.api import leases as leases_api
+from reservation_ext import clock
+from reservation_ext import conf as conf_mod
+from reservation_ext import context
+from reservation_ext import exceptions
+from reservation_ext import leases
+from reservation_ext import notifications
+from reservation_ext import plugins
+
+LOG = logging.getLogger(__name__)
+
+# Path templates, with ``{name}`` for one path segment, and their handlers
+# by method.
+ROUTES = {
+    '/v1/leases': {
+        'GET': leases_api.list_leases,
+        'POST': leases_api.create_lease,
+    },
+    '/v1/leases/{lease_id}': {
+        'GET': leases_api.show_lease,
+        'PUT': leases_api.update_lease,
+        'DELETE': leases_api.delete_lease,
+    },
+}
+
+
+class MethodNotAllowed(exceptions.ReservationError):
+    """The path exists, but not with this method (405)."""
+
+    code = 405
+
+    def __init__(self, method, allowed):
+        self.allowed = sorted(allowed)
+        super().__init__('Method %s is not allowed here; allowed: %s.'
+                         % (method, ', '.join(self.allowed)))
+
+
+class Request(webob.Request):
+    """A request of the lease API."""
+
+    @functools.cached_property
+    def context(self):
+        """The caller, from keystonemiddleware's headers.
+
+        Holders of the ``admin`` role act as administrators.
+        """
+        ctx = context.RequestContext.from_environ(self.environ)
+        ctx.is_admin = 'admin' in (role.lower() for role in ctx.roles)
+        return ctx
+
+    def read_json(self):
+        """The JSON body, or InvalidInput naming ``body``."""
+        try:
+            return json.loads(self.body)
+        except ValueError as exc:
+            raise exceptions.InvalidInput('body', 'is not valid JSON: %s'
+                                          % exc)
+
+
+class App:
+    """Route requests to the lease handlers of ``service``.
+
+    ``service`` is a :class:`~reservation_ext.leases.LeaseService`.
+    """
+
+    def __init__(self, service):
+        self.service = service
+        self._routes = [(_compile(path), methods)
+                        for path, methods in ROUTES.items()]
+
+    @webob.dec.wsgify(RequestClass=Request)
+    def __call__(self, req):
+        try:
+            handler, path_args = self._route(req)
+            status, body = handler(self.service, req, **path_args)
+        except exceptions.ReservationError as exc:
+            return _error_response(exc)
+        except Exception:
+            LOG.exception('Unexpected error in %s %s', req.method, req.path)
+            return _error_response(exceptions.ReservationError())
+        return _json_response(status, body)
+
+    def _route(self, req):
+        """The handler of ``req`` and the arguments taken from its path."""
+        for pattern, methods in self._routes:
+            match = pattern.fullmatch(req.path_info)
+            if match is None:
+                continue
+            if req.method not in methods:
+                raise MethodNotAllowed(req.method, methods)
+            return methods[req.method], match.groupdict()
+        raise exceptions.NotFound(kind='Resource', id=req.path_info)
+
+
+def _compile(path):
+    return re.compile(re.sub(r'\{(\w+)\}', r'(?P<\1>[^/]+)', path))
+
+
+def _json_response(status, body):
+    if body is None:
+        return webob.Response(status=status, content_type=None)
+    return webob.Response(status=status, json_body=body,
+                          content_type='application/json')
+
+
+def _error_response(exc):
+    response = _json_response(exc.code, {
+        'error_code': exc.code,
+        'error_message': exc.message,
+        'error_name': exc.name,
+    })
+    if isinstance(exc, MethodNotAllowed):
+        response.allow = exc.allowed
+    return response
+
+
+def app_factory(global_conf, **local_conf):
+    """Paste factory: the lease API configured from ``cfg.CONF``."""
+    conf = conf_mod.CONF
+    db_api.configure(conf)
+    service = leases.LeaseService(
+        conf, clock.SYSTEM, plugins.load_plugins(conf, clock.SYSTEM),
+        notifications.get_notifier(conf))
+    return App(service)

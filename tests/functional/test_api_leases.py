@@ -1,0 +1,256 @@
+"""The lease API (Blazar v1 on the wire) over the real WSGI application.
+
+Requests go through webob to :class:`reservation_ext.api.wsgi.App`, with
+the headers keystonemiddleware sets, to a real lease service on a real DB
+with the real test plugin.
+"""
+
+import json
+
+from blazarclient import client as blazar_client
+from blazarclient import exception as blazar_exc
+from keystoneauth1 import session as ks_session
+from keystoneauth1 import token_endpoint
+from oslo_config import cfg
+from oslo_messaging import conffixture
+import webob
+from wsgi_intercept import interceptor
+
+from reservation_ext.api import wsgi
+from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext import leases
+from reservation_ext import notifications
+from reservation_ext import plugins as plugins_mod
+from tests import base
+from tests import fixtures
+from tests.functional import test_leases
+from tests import plugins as test_plugins
+
+lease_body = test_leases.lease_body
+
+
+class BrokenPlugin(test_plugins.JournalPlugin):
+    """The journal plugin, failing with an unexpected error on reserve."""
+
+    def reserve(self, session, ctx, lease, reservation_id, values):
+        raise RuntimeError('internal detail')
+
+
+def as_keystonemiddleware(app, project):
+    """``app`` behind the headers keystonemiddleware sets for ``project``."""
+
+    def middleware(environ, start_response):
+        environ.update(HTTP_X_PROJECT_ID=project,
+                       HTTP_X_USER_ID='u-' + project, HTTP_X_ROLES='member')
+        return app(environ, start_response)
+    return middleware
+
+
+class _LeaseAPITests:
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.TestPlugins())
+        conf = cfg.ConfigOpts()
+        conf_mod.register_opts(conf)
+        conf([], project='reservation')
+        self.useFixture(conffixture.ConfFixture(conf))
+        clock = clock_mod.ManualClock(test_leases.NOW)
+        service_plugins = plugins_mod.load_plugins(conf, clock)
+        service_plugins['test:broken'] = BrokenPlugin(conf, clock)
+        self.app = wsgi.App(leases.LeaseService(
+            conf, clock, service_plugins, notifications.get_notifier(conf)))
+
+    def request(self, method, path, body=None, project='p1',
+                roles='member'):
+        """The response to a request of a user of ``project``.
+
+        ``body`` is sent JSON-encoded, or as is when it is bytes.
+        """
+        req = webob.Request.blank(path, method=method, headers={
+            'X-User-Id': 'u-' + project, 'X-Project-Id': project,
+            'X-Roles': roles, 'X-Auth-Token': 'token',
+            'Accept': 'application/json'})
+        if body is not None:
+            req.body = body if isinstance(body, bytes) else json.dumps(
+                body).encode()
+            req.content_type = 'application/json'
+        return req.get_response(self.app)
+
+    def create(self, project='p1', **changes):
+        response = self.request('POST', '/v1/leases', lease_body(**changes),
+                                project=project)
+        self.assertEqual(201, response.status_int, response.text)
+        return response.json['lease']
+
+    def assertError(self, code, name, response):
+        """``response`` has status ``code`` and Blazar's error body."""
+        self.assertEqual(code, response.status_int, response.text)
+        self.assertEqual('application/json', response.content_type)
+        body = response.json
+        self.assertEqual({'error_code', 'error_message', 'error_name'},
+                         set(body))
+        self.assertEqual(code, body['error_code'])
+        self.assertEqual(name, body['error_name'])
+        return body['error_message']
+
+    def test_round_trip(self):
+        response = self.request('POST', '/v1/leases', lease_body())
+        self.assertEqual(201, response.status_int)
+        self.assertEqual('application/json', response.content_type)
+        lease = response.json['lease']
+        self.assertEqual(test_leases.LEASE_KEYS, set(lease))
+        self.assertEqual(('lease1', 'p1', 'u-p1', 'PENDING'),
+                         (lease['name'], lease['project_id'],
+                          lease['user_id'], lease['status']))
+        self.assertEqual('2027-01-10T10:00:00.000000', lease['start_date'])
+        path = '/v1/leases/' + lease['id']
+
+        response = self.request('GET', '/v1/leases')
+        self.assertEqual((200, {'leases': [lease]}),
+                         (response.status_int, response.json))
+        response = self.request('GET', path)
+        self.assertEqual((200, {'lease': lease}),
+                         (response.status_int, response.json))
+
+        response = self.request('PUT', path, {
+            'name': 'lease2', 'end_date': '2027-01-13 10:00', 'events': []})
+        self.assertEqual(200, response.status_int)
+        updated = response.json['lease']
+        self.assertEqual(('lease2', '2027-01-13T10:00:00.000000'),
+                         (updated['name'], updated['end_date']))
+        self.assertEqual(updated, self.request('GET', path).json['lease'])
+
+        response = self.request('DELETE', path)
+        self.assertEqual((204, b''), (response.status_int, response.body))
+        self.assertNotIn('Content-Type', response.headers)
+        self.assertError(404, 'NotFound', self.request('GET', path))
+        self.assertEqual({'leases': []},
+                         self.request('GET', '/v1/leases').json)
+
+    def test_malformed_json_is_a_bad_request(self):
+        for body in (b'{"name": ', b''):
+            message = self.assertError(400, 'InvalidInput', self.request(
+                'POST', '/v1/leases', body))
+            self.assertTrue(message.startswith('body: '), message)
+        lease = self.create()
+        message = self.assertError(400, 'InvalidInput', self.request(
+            'PUT', '/v1/leases/' + lease['id'], b'not json'))
+        self.assertTrue(message.startswith('body: '), message)
+        self.assertEqual({'leases': [lease]},
+                         self.request('GET', '/v1/leases').json)
+
+    def test_invalid_input_names_the_field(self):
+        cases = [
+            (lease_body(end_date='2027-01-10 09:30'), 'end_date'),
+            (lease_body(name=test_leases.DROP), 'name'),
+            (lease_body(reservations=[{'resource_type': 'nope'}]),
+             'reservations[0].resource_type'),
+            ([], 'body'),
+        ]
+        for body, field in cases:
+            message = self.assertError(400, 'InvalidInput', self.request(
+                'POST', '/v1/leases', body))
+            self.assertTrue(message.startswith(field + ': '), message)
+        self.assertEqual({'leases': []},
+                         self.request('GET', '/v1/leases').json)
+
+    def test_conflict(self):
+        self.create()
+        message = self.assertError(409, 'Conflict', self.request(
+            'POST', '/v1/leases', lease_body()))
+        self.assertIn('lease1', message)
+
+    def test_unknown_lease_is_not_found(self):
+        message = self.assertError(404, 'NotFound', self.request(
+            'GET', '/v1/leases/no-such-lease'))
+        self.assertIn('no-such-lease', message)
+
+    def test_other_projects_leases_are_not_found(self):
+        path = '/v1/leases/' + self.create()['id']
+        for method, body in (('GET', None), ('PUT', {'name': 'mine'}),
+                             ('DELETE', None)):
+            self.assertError(404, 'NotFound', self.request(
+                method, path, body, project='p2'))
+        self.assertEqual({'leases': []}, self.request(
+            'GET', '/v1/leases', project='p2').json)
+        self.assertEqual('lease1', self.request('GET', path).json[
+            'lease']['name'])
+
+    def test_all_projects_is_for_admins(self):
+        mine = self.create()
+        theirs = self.create(project='p2', name='lease2')
+        message = self.assertError(403, 'Forbidden', self.request(
+            'GET', '/v1/leases?all_projects=1'))
+        self.assertIn('list_all_projects', message)
+
+        for query in ('all_projects=1', 'all_projects=true'):
+            response = self.request('GET', '/v1/leases?' + query,
+                                    project='adm', roles='reader,admin')
+            self.assertEqual(200, response.status_int)
+            # Both were created at the same (manual) time: compare by id.
+        self.assertEqual(sorted([mine, theirs], key=_id),
+                         sorted(response.json['leases'], key=_id))
+        self.assertEqual({'leases': []}, self.request(
+            'GET', '/v1/leases', project='adm', roles='admin').json)
+        self.assertEqual(theirs, self.request(
+            'GET', '/v1/leases/' + theirs['id'], project='adm',
+            roles='admin').json['lease'])
+        message = self.assertError(400, 'InvalidInput', self.request(
+            'GET', '/v1/leases?all_projects=maybe', roles='admin'))
+        self.assertTrue(message.startswith('all_projects: '), message)
+
+    def test_unknown_path_is_not_found(self):
+        for path in ('/v1', '/v1/leases/', '/v1/leases/x/y', '/v2/leases'):
+            self.assertError(404, 'NotFound', self.request('GET', path))
+
+    def test_wrong_method_is_not_allowed(self):
+        response = self.request('DELETE', '/v1/leases')
+        self.assertError(405, 'MethodNotAllowed', response)
+        self.assertEqual('GET, POST', response.headers['Allow'])
+        response = self.request('POST', '/v1/leases/x', {})
+        self.assertError(405, 'MethodNotAllowed', response)
+        self.assertEqual('DELETE, GET, PUT', response.headers['Allow'])
+
+    def test_unexpected_errors_are_generic(self):
+        message = self.assertError(500, 'ReservationError', self.request(
+            'POST', '/v1/leases',
+            lease_body(reservations=[{'resource_type': 'test:broken'}])))
+        self.assertNotIn('internal detail', message)
+        self.assertEqual({'leases': []},
+                         self.request('GET', '/v1/leases').json)
+
+    def test_python_blazarclient(self):
+        """python-blazarclient works at nova-api's ``/reservation/v1``."""
+        url = 'http://nova-api.test/reservation'
+        with interceptor.RequestsInterceptor(
+                lambda: as_keystonemiddleware(self.app, 'p1'), url=url):
+            blazar = blazar_client.Client(session=ks_session.Session(
+                auth=token_endpoint.Token(url + '/v1', 'token'))).lease
+            lease = blazar.create(
+                'lease1', '2027-01-10 10:00', '2027-01-12 10:00',
+                [{'resource_type': test_plugins.RESOURCE_TYPE}], [])
+            self.assertEqual('2027-01-12T10:00:00.000000', lease['end_date'])
+            self.assertEqual([lease], blazar.list())
+            self.assertEqual(lease, blazar.get(lease['id']))
+            self.assertEqual('2027-01-13T10:00:00.000000', blazar.update(
+                lease['id'], prolong_for='1d')['end_date'])
+            blazar.delete(lease['id'])
+            self.assertEqual([], blazar.list())
+            error = self.assertRaises(blazar_exc.BlazarClientException,
+                                      blazar.get, lease['id'])
+            self.assertEqual(404, error.kwargs['code'])
+            self.assertIn(lease['id'], str(error))
+
+
+class LeaseAPISQLiteTest(_LeaseAPITests, base.DBTestCase):
+    pass
+
+
+class LeaseAPIPostgreSQLTest(_LeaseAPITests, base.PostgreSQLTestCase):
+    pass
+
+
+def _id(view):
+    return view['id']
