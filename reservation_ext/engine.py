@@ -35,7 +35,6 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import context
-from reservation_ext import exceptions
 from reservation_ext import notifications
 from reservation_ext import status
 from reservation_ext import views
@@ -272,7 +271,8 @@ class Engine:
                 lease['id'], lease['status'], event['event_type']), True)
         try:
             for reservation in batch.reservations[lease['id']]:
-                plugin = self._plugin(reservation['resource_type'])
+                plugin = views.plugin_for(self.plugins,
+                                          reservation['resource_type'])
                 getattr(plugin, step.action)(ctx, lease, reservation)
         except Exception as e:
             reason = '%s: %s' % (step.action, str(e) or type(e).__name__)
@@ -286,13 +286,6 @@ class Engine:
                      'max': self.conf.event_max_attempts, 'reason': reason})
             return _Outcome(event, reason, final)
         return _Outcome(event, None, False)
-
-    def _plugin(self, resource_type):
-        try:
-            return self.plugins[resource_type]
-        except KeyError:
-            raise exceptions.PluginError(
-                'no plugin for resource type %s' % resource_type)
 
     def _record(self, ctx, batch, outcomes):
         """Write the outcomes; return the events recorded as DONE."""

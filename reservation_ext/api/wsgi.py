@@ -65,11 +65,10 @@ class Request(webob.Request):
     def context(self):
         """The caller, from keystonemiddleware's headers.
 
-        Holders of the ``admin`` role act as administrators.
+        Who counts as an administrator is policy's decision (the
+        ``admin_api`` rule), not the context's.
         """
-        ctx = context.RequestContext.from_environ(self.environ)
-        ctx.is_admin = 'admin' in (role.lower() for role in ctx.roles)
-        return ctx
+        return context.RequestContext.from_environ(self.environ)
 
     def read_json(self):
         """The JSON body, or InvalidInput naming ``body``."""
