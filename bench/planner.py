@@ -18,35 +18,22 @@ speedup (peer median / ours) to each line.
 """
 
 import argparse
-import datetime
 import gc
 import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import uuid
 
 import sqlalchemy as sa
 
+import common
 from db import api as db_api
-from db import models
 from reservation_ext import context
-from reservation_ext import hosts as hosts_mod
 from reservation_ext import planner
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PEER_VENV = os.path.join(TOP, '.peer-venv')
-PEER_PACKAGES = ['blazar==18.0.0', 'blazar-nova==10.0.0', 'nova==34.0.0']
-# The filters of blazar_alloc.py, evaluated on the workload's host dicts:
-# the model does not share the planner's query compiler.
-MODEL_FILTERS = {
-    'none': lambda host: True,
-    'gpu': lambda host: host['caps'].get('gpu') == 'true',
-}
 # blazar_alloc.py options that shape the workload and the timed calls.
 PEER_OPTIONS = ('hosts', 'allocs', 'want', 'reps', 'warmup', 'seed',
                 'placement', 'horizon_days', 'window_days',
@@ -64,85 +51,9 @@ def parse_args(argv=None):
                         help='time only the first N non-warmup queries')
     parser.add_argument('--peer', action='store_true',
                         help='also time Blazar on the same workload')
-    parser.add_argument('--shared', default=os.path.join(
-        os.path.dirname(TOP), 'shared'),
-        help='the shared folder holding bench/blazar_alloc.py')
+    parser.add_argument('--shared', default=common.DEFAULT_SHARED,
+                        help='the shared folder holding bench/blazar_alloc.py')
     return parser.parse_args(argv)
-
-
-def _date(text):
-    return datetime.datetime.fromisoformat(text)
-
-
-def load(engine, workload):
-    """Fill a fresh schema with the workload; return {host uuid: our id}."""
-    models.Base.metadata.drop_all(engine)
-    models.Base.metadata.create_all(engine)
-    host_rows = [({'hypervisor_hostname': h['name'],
-                   'service_name': h['name'], 'availability_zone': 'nova',
-                   'vcpus': h['vcpus'], 'memory_mb': h['memory_mb'],
-                   'local_gb': h['local_gb'],
-                   'hypervisor_type': h['hypervisor_type'],
-                   'hypervisor_version': h['hypervisor_version']},
-                  h['caps']) for h in workload['hosts']]
-    with engine.begin() as conn:
-        ids = dict(zip([h['id'] for h in workload['hosts']],
-                       hosts_mod.bulk_load(conn, host_rows)))
-        leases, reservations, allocations = _lease_rows(workload, ids)
-        conn.execute(sa.insert(models.Lease.__table__), leases)
-        conn.execute(sa.insert(models.Reservation.__table__), reservations)
-        conn.execute(sa.insert(models.HostAllocation.__table__),
-                     allocations)
-    with engine.begin() as conn:
-        conn.exec_driver_sql('ANALYZE')
-    return ids
-
-
-def _lease_rows(workload, ids):
-    leases, reservations, allocations = [], [], []
-    for lease in workload['leases']:
-        start, end = _date(lease['start']), _date(lease['end'])
-        leases.append({'id': lease['id'], 'name': lease['name'],
-                       'project_id': lease['project_id'],
-                       'start_date': start, 'end_date': end,
-                       'status': 'PENDING'})
-        reservations.append({'id': lease['reservation_id'],
-                             'lease_id': lease['id'],
-                             'resource_type': 'physical:host',
-                             'status': 'pending'})
-        allocations.extend(
-            {'id': str(uuid.uuid4()), 'host_id': ids[host],
-             'reservation_id': lease['reservation_id'], 'start_date': start,
-             'end_date': end, 'whole_host': True}
-            for host in lease['hosts'])
-    return leases, reservations, allocations
-
-
-class Model:
-    """The workload's schedule in memory, to check every search result."""
-
-    def __init__(self, workload, ids):
-        self.hosts = {ids[h['id']]: h for h in workload['hosts']}
-        self.busy = {host_id: [] for host_id in self.hosts}
-        for lease in workload['leases']:
-            for host in lease['hosts']:
-                self.busy[ids[host]].append(
-                    (_date(lease['start']), _date(lease['end'])))
-        self.cleaning_time = workload['params']['cleaning_time']
-        self.margin = datetime.timedelta(minutes=self.cleaning_time)
-
-    def free_hosts(self, filter_name, start, end):
-        match = MODEL_FILTERS[filter_name]
-        start, end = start - self.margin, end + self.margin
-        return {host_id for host_id, host in self.hosts.items()
-                if match(host) and all(b <= start or a >= end
-                                       for a, b in self.busy[host_id])}
-
-    def valid(self, filter_name, query, start, end, found):
-        free = self.free_hosts(filter_name, start, end)
-        return (set(found) <= free and
-                len(found) == min(query['max'], len(free)) and
-                (len(found) < query['min']) == (len(free) < query['min']))
 
 
 class StatementCounter:
@@ -160,7 +71,7 @@ def run_filter(ctx, counter, model, queries, filter_name, text):
     """Time ``find_free_hosts`` on ``queries``; return the result line."""
     times, statements, valid = [], [], True
     for query in queries:
-        start, end = _date(query['start']), _date(query['end'])
+        start, end = common.parse_date(query['start']), common.parse_date(query['end'])
         gc.collect()
         counter.count = 0
         began = time.perf_counter_ns()
@@ -174,33 +85,24 @@ def run_filter(ctx, counter, model, queries, filter_name, text):
             statements.append(counter.count)
             valid = valid and model.valid(
                 filter_name, query, start, end, [h for h, _gen in found])
-    return {'filter': filter_name, 'resource_properties': text,
-            'reps_done': len(times),
-            'median_ms': round(statistics.median(times), 3),
-            'p90_ms': round(statistics.quantiles(times, n=10)[-1], 3),
-            'min_ms': round(min(times), 3), 'max_ms': round(max(times), 3),
-            'sql_per_search': statistics.median(statements),
-            'valid': valid}
+    line = {'filter': filter_name, 'resource_properties': text,
+            'reps_done': len(times)}
+    line.update(common.summary_ms(times))
+    line.update(sql_per_search=statistics.median(statements), valid=valid)
+    return line
 
 
 def peer_results(args, params):
     """Run blazar_alloc.py under the peer venv; return {filter: line}."""
-    python = os.path.join(PEER_VENV, 'bin', 'python')
-    if not os.path.exists(python):
-        subprocess.run([sys.executable, '-m', 'venv', PEER_VENV], check=True)
-        subprocess.run([python, '-m', 'pip', 'install'] + PEER_PACKAGES,
-                       check=True)
-    command = [python, os.path.join(args.shared, 'bench', 'blazar_alloc.py')]
+    arguments = []
     for option in PEER_OPTIONS:
-        command += ['--' + option.replace('_', '-'), str(params[option])]
+        arguments += ['--' + option.replace('_', '-'), str(params[option])]
     if params['no_inventories']:
-        command.append('--no-inventories')
+        arguments.append('--no-inventories')
     if not params['fk_indexes']:
-        command.append('--no-fk-indexes')
-    output = subprocess.run(command, check=True, capture_output=True,
-                            text=True).stdout
-    lines = [json.loads(line) for line in output.splitlines()
-             if line.startswith('{')]
+        arguments.append('--no-fk-indexes')
+    lines = common.run_peer(
+        os.path.join(args.shared, 'bench', 'blazar_alloc.py'), arguments)
     return {line['filter']: line for line in lines}
 
 
@@ -218,9 +120,9 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         engine = _engine(args, tmp)
         began = time.perf_counter()
-        ids = load(engine, workload)
+        ids = common.load_workload(engine, workload)
         setup_s = round(time.perf_counter() - began, 2)
-        model = Model(workload, ids)
+        model = common.Model(workload, ids)
         timed = [q for q in workload['queries'] if not q['warmup']]
         queries = ([q for q in workload['queries'] if q['warmup']] +
                    timed[:args.reps])

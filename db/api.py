@@ -22,7 +22,14 @@ _SQLITE_BEGIN = 'reservation_sqlite_begin'
 
 
 def configure(conf):
-    """Point the transaction context at ``[reservation_database]``."""
+    """Point the transaction context at ``[reservation_database]``.
+
+    Does nothing once the context is in use: several parts of one process
+    (the lease API and the scheduler filter beside it, or a test's
+    database fixture) share it, and the first one configured it.
+    """
+    if context_manager.is_started:
+        return
     context_manager.configure(**dict(conf.reservation_database.items()))
 
 

@@ -98,6 +98,10 @@ class HostReservation(Base):
     before_end = sa.Column(sa.String(36), nullable=True)
     on_end = sa.Column(sa.String(36), nullable=True)
     aggregate_id = sa.Column(sa.Integer, nullable=True)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    min_vcpus = sa.Column(sa.Integer, nullable=True)
+    min_memory_mb = sa.Column(sa.Integer, nullable=True)
+    min_local_gb = sa.Column(sa.Integer, nullable=True)
 
 
 class InstanceReservation(Base):
@@ -225,3 +229,28 @@ class Event(TimestampMixin, Base):
     # Earliest time of the next attempt after a failure (backoff).
     retry_at = sa.Column(sa.DateTime, nullable=True)
     message = sa.Column(sa.Text, nullable=True)
+
+
+class PoolState(Base):
+    """One row whose generation changes with the reservation pools.
+
+    The scheduler filter caches which hosts are reservable and which
+    leases are active, and only reloads them when this generation moved:
+    every write that changes a pool (a host added or removed, a
+    reservation started or ended, a lease's projects changed) bumps it.
+    """
+
+    __tablename__ = 'pool_state'
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    generation = sa.Column(sa.Integer, nullable=False)
+
+
+class HostProperty(Base):
+    """Whether an extra capability of hosts is private (hidden by default
+    from ``GET /os-hosts/properties``)."""
+
+    __tablename__ = 'host_properties'
+
+    name = sa.Column(sa.String(255), primary_key=True)
+    private = sa.Column(sa.Boolean, nullable=False, default=False)

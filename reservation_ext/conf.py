@@ -6,11 +6,14 @@ they can be read from nova.conf, cinder.conf or the engine's own file.
 
 import copy
 
+from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_db import options as db_options
 
 GROUP = 'reservation'
 DB_GROUP = 'reservation_database'
+# keystoneauth1 options of the service user that calls Nova and Placement.
+CLIENT_GROUP = 'reservation_client'
 DEFAULT_CONNECTION = 'sqlite:////var/lib/reservation-ext/reservation.sqlite'
 
 reservation_opts = [
@@ -41,6 +44,10 @@ reservation_opts = [
     cfg.FloatOpt('event_retry_backoff', default=2.0, min=0,
                  help='Seconds before the first retry of a failed event; '
                       'each further retry waits twice as long.'),
+    cfg.StrOpt('freepool_name', default='freepool',
+               help='Name of the Nova host aggregate that holds the '
+                    'reservable hosts not in an active lease. No ordinary '
+                    'instance lands on its hosts.'),
 ]
 
 CONF = cfg.CONF
@@ -50,6 +57,9 @@ def register_opts(conf):
     """Register all options of reservation-ext on ``conf``."""
     conf.register_opts(reservation_opts, group=GROUP)
     conf.register_opts(_database_opts(), group=DB_GROUP)
+    ks_loading.register_session_conf_options(conf, CLIENT_GROUP)
+    ks_loading.register_auth_conf_options(conf, CLIENT_GROUP)
+    ks_loading.register_adapter_conf_options(conf, CLIENT_GROUP)
 
 
 def _database_opts():
@@ -64,7 +74,16 @@ def _database_opts():
 def list_opts():
     """Options for oslo-config-generator (entry point oslo.config.opts)."""
     return [(GROUP, reservation_opts),
-            (DB_GROUP, _database_opts())]
+            (DB_GROUP, _database_opts()),
+            (CLIENT_GROUP, _keystoneauth_opts())]
+
+
+def _keystoneauth_opts():
+    """Session, adapter and password-plugin options, for the sample."""
+    return (ks_loading.get_session_conf_options() +
+            ks_loading.get_adapter_conf_options(include_deprecated=False) +
+            ks_loading.get_auth_common_conf_options() +
+            ks_loading.get_auth_plugin_conf_options('password'))
 
 
 register_opts(CONF)

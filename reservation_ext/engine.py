@@ -35,6 +35,7 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import context
+from reservation_ext import host_pools
 from reservation_ext import notifications
 from reservation_ext import status
 from reservation_ext import views
@@ -214,6 +215,7 @@ class Engine:
     @staticmethod
     def _mark_leases(session, events):
         """Move the leases of claimed events to STARTING / TERMINATING."""
+        host_pools.bump(session)
         for event_type, step in _STEPS.items():
             lease_ids = [e['lease_id'] for e in events
                          if e['event_type'] == event_type]
@@ -226,8 +228,10 @@ class Engine:
 
     def _load(self, session, token, events):
         lease_ids = {e['lease_id'] for e in events}
-        leases = {row['id']: dict(row) for row in session.execute(
-            sa.select(LEASES).where(LEASES.c.id.in_(lease_ids))).mappings()}
+        projects = views.projects_of(session, lease_ids)
+        leases = {row['id']: dict(row, projects=projects.get(row['id'], []))
+                  for row in session.execute(sa.select(LEASES).where(
+                      LEASES.c.id.in_(lease_ids))).mappings()}
         reservations = collections.defaultdict(list)
         by_type = collections.defaultdict(list)
         for row in session.execute(
@@ -294,6 +298,7 @@ class Engine:
         now = self.clock.now()
         with db_api.context_manager.writer.using(ctx) as session:
             db_api.lock_for_write(session)
+            host_pools.bump(session)
             done = []
             for event_type in EventType.ALL:
                 done += self._record_done(

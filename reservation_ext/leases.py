@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import exceptions
+from reservation_ext import host_pools
 from reservation_ext import notifications
 from reservation_ext import policy
 from reservation_ext.status import EventStatus
@@ -302,6 +303,7 @@ class LeaseService:
         if not result.rowcount:
             # The engine moved the lease on since we read it.
             raise exceptions.ConcurrentUpdate()
+        host_pools.bump(session)
         for event_type, time in self._event_times(lease).items():
             session.execute(EVENTS.update().where(
                 EVENTS.c.lease_id == old['id'],
@@ -342,6 +344,7 @@ class LeaseService:
                 LEASES.c.id == lease_id).values(
                     status=LeaseStatus.ERROR, status_reason=reason,
                     updated_at=self.clock.now()))
+            host_pools.bump(session)
 
     @_retry
     def _remove(self, ctx, lease_id):
@@ -418,11 +421,13 @@ def _set_status(session, lease_id, current, status, now):
             status=status, updated_at=now))
     if not result.rowcount:
         raise exceptions.ConcurrentUpdate()
+    host_pools.bump(session)
 
 
 def _delete_rows(session, lease_id):
     """Delete the lease; the schema cascades to every row under it."""
     session.execute(LEASES.delete().where(LEASES.c.id == lease_id))
+    host_pools.bump(session)
 
 
 @contextlib.contextmanager

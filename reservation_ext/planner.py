@@ -32,7 +32,7 @@ ALLOCATIONS = models.HostAllocation.__table__
 
 def find_free_hosts(session, start, end, query=None, max_count=None,
                     cleaning_time=0, host_ids=None,
-                    exclude_reservation_id=None):
+                    exclude_reservation_id=None, conditions=()):
     """Reservable hosts matching ``query`` and free in ``[start, end)``.
 
     :param query: a capability query (see :mod:`capabilities`), JSON text
@@ -42,6 +42,8 @@ def find_free_hosts(session, start, end, query=None, max_count=None,
     :param host_ids: only consider these hosts.
     :param exclude_reservation_id: ignore this reservation's allocations
         (to move it).
+    :param conditions: more SQL conditions on computehosts (a resource
+        plugin's compiled constraints).
     :returns: ``(host_id, generation)`` tuples, by ascending host id.
     :raises InvalidInput: the query is malformed.
     """
@@ -66,17 +68,20 @@ def find_free_hosts(session, start, end, query=None, max_count=None,
         sa.exists().where(*starts_before, ALLOCATIONS.c.end_date > lower))
     stmt = sa.select(HOSTS.c.id, HOSTS.c.generation).where(
         HOSTS.c.reservable, capabilities.compile(query, 'resource_properties'),
-        ~busy).order_by(HOSTS.c.id).limit(max_count)
+        *conditions, ~busy).order_by(HOSTS.c.id).limit(max_count)
     if host_ids is not None:
         stmt = stmt.where(HOSTS.c.id.in_(host_ids))
     return [tuple(row) for row in session.execute(stmt)]
 
 
 def allocate_hosts(session, reservation_id, start, end, min_count,
-                   max_count, query=None, cleaning_time=0, host_ids=None):
+                   max_count, query=None, cleaning_time=0, host_ids=None,
+                   conditions=()):
     """Book between ``min_count`` and ``max_count`` free hosts.
 
-    Writes one whole-host allocation per host for ``[start, end)``. A
+    Writes one whole-host allocation per host for ``[start, end)``.
+    ``query``, ``host_ids`` and ``conditions`` select the hosts as for
+    :func:`find_free_hosts`. A
     transaction that runs other statements before it must begin with
     :func:`db.api.lock_for_write` (as this does, for one that does not).
 
@@ -89,7 +94,7 @@ def allocate_hosts(session, reservation_id, start, end, min_count,
     db_api.lock_for_write(session)
     free = find_free_hosts(session, start, end, query=query,
                            max_count=max_count, cleaning_time=cleaning_time,
-                           host_ids=host_ids)
+                           host_ids=host_ids, conditions=conditions)
     if len(free) < min_count:
         raise exceptions.NotEnoughResources(
             'Not enough hosts available: %d matching host(s) free from %s '

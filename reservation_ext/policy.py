@@ -12,7 +12,9 @@ from reservation_ext import exceptions
 ADMIN = 'rule:admin_api'
 ADMIN_OR_OWNER = 'rule:admin_or_owner'
 LEASES = 'reservation:leases:%s'
+HOSTS = 'reservation:hosts:%s'
 _PATH = '/reservation/v1/leases'
+_HOSTS_PATH = '/reservation/v1/os-hosts'
 
 _base_rules = [
     policy.RuleDefault('admin_api', 'is_admin:True or role:admin',
@@ -24,10 +26,19 @@ _base_rules = [
 ]
 
 
-def _lease_rule(action, check_str, description, method, path):
+def _rule(name, check_str, description, method, path):
     return policy.DocumentedRuleDefault(
-        name=LEASES % action, check_str=check_str, description=description,
+        name=name, check_str=check_str, description=description,
         operations=[{'method': method, 'path': path}])
+
+
+def _lease_rule(action, check_str, description, method, path):
+    return _rule(LEASES % action, check_str, description, method, path)
+
+
+def _host_rule(action, description, method, path=''):
+    return _rule(HOSTS % action, ADMIN, description, method,
+                 _HOSTS_PATH + path)
 
 
 _lease_rules = [
@@ -45,12 +56,30 @@ _lease_rules = [
                 _PATH + '/{lease_id}'),
 ]
 
+_host_rules = [
+    _host_rule('create', 'Add a Nova compute host to the reservable pool.',
+               'POST'),
+    _host_rule('get', 'Show a reservable host.', 'GET', '/{host_id}'),
+    _host_rule('list', 'List the reservable hosts.', 'GET'),
+    _host_rule('update', "Update a host's extra capabilities.", 'PUT',
+               '/{host_id}'),
+    _host_rule('delete', 'Remove a host from the reservable pool.',
+               'DELETE', '/{host_id}'),
+    _host_rule('get_allocations', 'Show the reservations of hosts.', 'GET',
+               '/allocations'),
+    _host_rule('get_properties', 'List the extra capabilities in use.',
+               'GET', '/properties'),
+    _host_rule('update_properties',
+               'Make an extra capability private or public.', 'PATCH',
+               '/properties/{property_name}'),
+]
+
 _enforcer = None
 
 
 def list_rules():
     """Every rule with its default (entry point oslo.policy.policies)."""
-    return _base_rules + _lease_rules
+    return _base_rules + _lease_rules + _host_rules
 
 
 def get_enforcer(conf=None):
@@ -68,14 +97,18 @@ def reset():
     _enforcer = None
 
 
-def allowed(ctx, action, project_id):
-    """True when ``ctx`` may do ``action`` on an object of ``project_id``."""
-    return get_enforcer().authorize(LEASES % action,
+def allowed(ctx, action, project_id, rules=LEASES):
+    """True when ``ctx`` may do ``action`` on an object of ``project_id``.
+
+    ``rules`` names the family of the rule: :data:`LEASES` or
+    :data:`HOSTS`.
+    """
+    return get_enforcer().authorize(rules % action,
                                     {'project_id': project_id}, ctx)
 
 
-def authorize(ctx, action, project_id):
+def authorize(ctx, action, project_id, rules=LEASES):
     """Raise Forbidden unless :func:`allowed`."""
-    if not allowed(ctx, action, project_id):
+    if not allowed(ctx, action, project_id, rules):
         raise exceptions.Forbidden(
-            'Policy does not allow %s to be performed.' % (LEASES % action))
+            'Policy does not allow %s to be performed.' % (rules % action))

@@ -20,6 +20,8 @@ NAME_MAX_LENGTH = 80
 
 # The format of dates in lease views (Blazar's).
 VIEW_DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
+# created_at/updated_at in Blazar's views.
+TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
 
 # Blazar's "CCYY-MM-DD hh:mm" (leniently: one-digit month, day and hour,
 # optional seconds and fraction), also with a "T" and an ISO 8601 offset.
@@ -193,3 +195,8 @@ def add(start, duration, field):
 def format_date(value):
     """A datetime in lease views' format, None stays None."""
     return None if value is None else value.strftime(VIEW_DATE_FORMAT)
+
+
+def format_timestamp(value):
+    """``created_at``/``updated_at`` as Blazar shows them, or None."""
+    return None if value is None else value.strftime(TIMESTAMP_FORMAT)

@@ -15,8 +15,6 @@ PROJECTS = models.LeaseProject.__table__
 RESERVATIONS = models.Reservation.__table__
 EVENTS = models.Event.__table__
 
-# The format of created_at/updated_at in Blazar's views.
-_TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
 
 
 def plugin_for(plugins, resource_type):
@@ -94,10 +92,6 @@ def _grouped(session, table, lease_ids, order_by):
     return groups
 
 
-def _timestamp(value):
-    return None if value is None else value.strftime(_TIMESTAMP_FORMAT)
-
-
 def _lease_view(row):
     return {
         'id': row.id, 'name': row.name,
@@ -106,8 +100,8 @@ def _lease_view(row):
         'status': row.status, 'status_reason': row.status_reason,
         'degraded': row.degraded, 'user_id': row.user_id,
         'project_id': row.project_id, 'trust_id': row.trust_id,
-        'created_at': _timestamp(row.created_at),
-        'updated_at': _timestamp(row.updated_at),
+        'created_at': validation.format_timestamp(row.created_at),
+        'updated_at': validation.format_timestamp(row.updated_at),
     }
 
 
@@ -118,8 +112,8 @@ def _reservation_view(row):
         'resources_changed': row.resources_changed,
         'resource_id': row.resource_id,
         'resource_type': row.resource_type,
-        'created_at': _timestamp(row.created_at),
-        'updated_at': _timestamp(row.updated_at),
+        'created_at': validation.format_timestamp(row.created_at),
+        'updated_at': validation.format_timestamp(row.updated_at),
     }
 
 
@@ -128,6 +122,6 @@ def _event_view(row):
         'id': row.id, 'lease_id': row.lease_id, 'status': row.status,
         'event_type': row.event_type,
         'time': validation.format_date(row.time),
-        'created_at': _timestamp(row.created_at),
-        'updated_at': _timestamp(row.updated_at),
+        'created_at': validation.format_timestamp(row.created_at),
+        'updated_at': validation.format_timestamp(row.updated_at),
     }

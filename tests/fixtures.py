@@ -9,6 +9,7 @@ from oslo_db.sqlalchemy import test_fixtures as db_fixtures
 from db import api as db_api
 from db import models
 from reservation_ext import plugins as plugins_mod
+from tests import nova_auth
 from tests import plugins as test_plugins
 
 
@@ -31,8 +32,9 @@ class TestPlugins(fixtures.Fixture):
 
     A ``.dist-info`` directory on ``sys.path`` (and on ``PYTHONPATH``, for
     engine processes started by the test) declares ``test:journal`` in the
-    ``reservation_ext.plugins`` namespace, so stevedore finds it as it
-    finds an installed plugin. The journal goes to a temporary file.
+    ``reservation_ext.plugins`` namespace and the keystoneauth1 plugin of
+    :mod:`tests.nova_auth`, so stevedore finds them as it finds installed
+    plugins. The journal goes to a temporary file.
     """
 
     def _setUp(self):
@@ -44,7 +46,9 @@ class TestPlugins(fixtures.Fixture):
                     'Name: reservation-ext-test-plugins\nVersion: 1.0\n')
         with open(os.path.join(dist, 'entry_points.txt'), 'w') as f:
             f.write('[%s]\n%s = tests.plugins:JournalPlugin\n'
-                    % (plugins_mod.NAMESPACE, test_plugins.RESOURCE_TYPE))
+                    '[keystoneauth1.plugin]\n%s = tests.nova_auth:%s\n'
+                    % (plugins_mod.NAMESPACE, test_plugins.RESOURCE_TYPE,
+                       nova_auth.NAME, nova_auth.HeaderAuthLoader.__name__))
         self.useFixture(fixtures.MonkeyPatch('sys.path', [path] + sys.path))
         top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         self.useFixture(fixtures.EnvironmentVariable(

@@ -8,20 +8,10 @@ its path, and returns ``(status, body)``; errors are raised as
 responses by the application.
 """
 
-from oslo_utils import strutils
-
-from reservation_ext import exceptions
-
-
 def list_leases(service, req):
     """``GET /v1/leases[?all_projects=1]``: the project's (or all) leases."""
-    all_projects = req.GET.get('all_projects', 'false')
-    try:
-        all_projects = strutils.bool_from_string(all_projects, strict=True)
-    except ValueError:
-        raise exceptions.InvalidInput('all_projects', 'must be a boolean')
-    return 200, {'leases': service.list(req.context,
-                                        all_projects=all_projects)}
+    return 200, {'leases': service.list(
+        req.context, all_projects=req.flag('all_projects'))}
 
 
 def create_lease(service, req):

@@ -17,34 +17,60 @@ import json
 import re
 
 from oslo_log import log as logging
+from oslo_utils import strutils
 import webob
 import webob.dec
 
 from db import api as db_api
+from reservation_ext.api import hosts as hosts_api
 from reservation_ext.api import leases as leases_api
 from reservation_ext import clock
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext import exceptions
+from reservation_ext import inventory
 from reservation_ext import leases
+from reservation_ext import nova
 from reservation_ext import notifications
 from reservation_ext import plugins
 
 LOG = logging.getLogger(__name__)
 
-# Path templates, with ``{name}`` for one path segment, and their handlers
-# by method.
-ROUTES = {
-    '/v1/leases': {
+# Path templates, with ``{name}`` for one path segment, the service their
+# handlers take, and the handlers by method. The first template that
+# matches wins: fixed paths come before ``{host_id}``.
+ROUTES = [
+    ('/v1/leases', 'leases', {
         'GET': leases_api.list_leases,
         'POST': leases_api.create_lease,
-    },
-    '/v1/leases/{lease_id}': {
+    }),
+    ('/v1/leases/{lease_id}', 'leases', {
         'GET': leases_api.show_lease,
         'PUT': leases_api.update_lease,
         'DELETE': leases_api.delete_lease,
-    },
-}
+    }),
+    ('/v1/os-hosts', 'hosts', {
+        'GET': hosts_api.list_hosts,
+        'POST': hosts_api.create_host,
+    }),
+    ('/v1/os-hosts/allocations', 'hosts', {
+        'GET': hosts_api.list_allocations,
+    }),
+    ('/v1/os-hosts/properties', 'hosts', {
+        'GET': hosts_api.list_properties,
+    }),
+    ('/v1/os-hosts/properties/{property_name}', 'hosts', {
+        'PATCH': hosts_api.update_property,
+    }),
+    ('/v1/os-hosts/{host_id}', 'hosts', {
+        'GET': hosts_api.show_host,
+        'PUT': hosts_api.update_host,
+        'DELETE': hosts_api.delete_host,
+    }),
+    ('/v1/os-hosts/{host_id}/allocation', 'hosts', {
+        'GET': hosts_api.show_allocation,
+    }),
+]
 
 
 class MethodNotAllowed(exceptions.ReservationError):
@@ -78,23 +104,32 @@ class Request(webob.Request):
             raise exceptions.InvalidInput('body', 'is not valid JSON: %s'
                                           % exc)
 
+    def flag(self, name):
+        """The boolean query parameter ``name`` (default false)."""
+        try:
+            return strutils.bool_from_string(self.GET.get(name, 'false'),
+                                             strict=True)
+        except ValueError:
+            raise exceptions.InvalidInput(name, 'must be a boolean')
+
 
 class App:
-    """Route requests to the lease handlers of ``service``.
+    """Route requests to the handlers and the services they take.
 
-    ``service`` is a :class:`~reservation_ext.leases.LeaseService`.
+    ``leases`` is a :class:`~reservation_ext.leases.LeaseService`,
+    ``hosts`` a :class:`~reservation_ext.inventory.HostInventory`.
     """
 
-    def __init__(self, service):
-        self.service = service
-        self._routes = [(_compile(path), methods)
-                        for path, methods in ROUTES.items()]
+    def __init__(self, leases, hosts):
+        services = {'leases': leases, 'hosts': hosts}
+        self._routes = [(_compile(path), services[service], methods)
+                        for path, service, methods in ROUTES]
 
     @webob.dec.wsgify(RequestClass=Request)
     def __call__(self, req):
         try:
-            handler, path_args = self._route(req)
-            status, body = handler(self.service, req, **path_args)
+            handler, service, path_args = self._route(req)
+            status, body = handler(service, req, **path_args)
         except exceptions.ReservationError as exc:
             return _error_response(exc)
         except Exception:
@@ -103,14 +138,14 @@ class App:
         return _json_response(status, body)
 
     def _route(self, req):
-        """The handler of ``req`` and the arguments taken from its path."""
-        for pattern, methods in self._routes:
+        """The handler of ``req``, its service and the path's arguments."""
+        for pattern, service, methods in self._routes:
             match = pattern.fullmatch(req.path_info)
             if match is None:
                 continue
             if req.method not in methods:
                 raise MethodNotAllowed(req.method, methods)
-            return methods[req.method], match.groupdict()
+            return methods[req.method], service, match.groupdict()
         raise exceptions.NotFound(kind='Resource', id=req.path_info)
 
 
@@ -140,7 +175,9 @@ def app_factory(global_conf, **local_conf):
     """Paste factory: the lease API configured from ``cfg.CONF``."""
     conf = conf_mod.CONF
     db_api.configure(conf)
-    service = leases.LeaseService(
+    lease_service = leases.LeaseService(
         conf, clock.SYSTEM, plugins.load_plugins(conf, clock.SYSTEM),
         notifications.get_notifier(conf))
-    return App(service)
+    hosts = inventory.HostInventory(conf.reservation, clock.SYSTEM,
+                                    nova.NovaClient(conf))
+    return App(lease_service, hosts)

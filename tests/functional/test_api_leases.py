@@ -19,7 +19,9 @@ from wsgi_intercept import interceptor
 from reservation_ext.api import wsgi
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
+from reservation_ext import inventory
 from reservation_ext import leases
+from reservation_ext import nova
 from reservation_ext import notifications
 from reservation_ext import plugins as plugins_mod
 from tests import base
@@ -59,8 +61,11 @@ class _LeaseAPITests:
         clock = clock_mod.ManualClock(test_leases.NOW)
         service_plugins = plugins_mod.load_plugins(conf, clock)
         service_plugins['test:broken'] = BrokenPlugin(conf, clock)
-        self.app = wsgi.App(leases.LeaseService(
-            conf, clock, service_plugins, notifications.get_notifier(conf)))
+        self.app = wsgi.App(
+            leases.LeaseService(conf, clock, service_plugins,
+                                notifications.get_notifier(conf)),
+            inventory.HostInventory(conf.reservation, clock,
+                                    nova.NovaClient(conf)))
 
     def request(self, method, path, body=None, project='p1',
                 roles='member'):

@@ -1,0 +1,134 @@
+"""The reservation pools as the scheduler sees them.
+
+Every reservable host is in a pool: the free pool, or the pool of the
+active lease that holds it. A scheduling request without a reservation
+hint may only use hosts outside every pool; a request that names an
+active reservation may only use that reservation's hosts, and only for the
+lease's owner and the projects it is shared with.
+
+:class:`Snapshot` holds all of that in sets, so that a filter decides per
+host with one set lookup. :class:`SnapshotCache` keeps one snapshot per
+process and reloads it only when the ``pool_state`` generation moved:
+writers call :func:`bump` in the transaction that changes a pool (a host
+added or removed, a lease's status or projects changed).
+"""
+
+import collections
+import threading
+
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import context
+from reservation_ext.status import LeaseStatus
+from reservation_ext.status import ReservationStatus
+
+POOL_STATE = models.PoolState.__table__
+HOSTS = models.ComputeHost.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+RESERVATIONS = models.Reservation.__table__
+LEASES = models.Lease.__table__
+LEASE_PROJECTS = models.LeaseProject.__table__
+
+# Lease statuses in which the hosts of its active reservations take
+# instances: not while it starts, ends or is being deleted.
+_USABLE = (LeaseStatus.ACTIVE, LeaseStatus.UPDATING)
+
+_EMPTY = frozenset()
+
+
+def bump(session):
+    """Mark the pools changed, in ``session``'s transaction."""
+    updated = session.execute(
+        sa.update(POOL_STATE).where(POOL_STATE.c.id == 1)
+        .values(generation=POOL_STATE.c.generation + 1)).rowcount
+    if not updated:
+        session.execute(sa.insert(POOL_STATE).values(id=1, generation=1))
+
+
+def generation(session):
+    """The current pool generation (0 before the first change)."""
+    return session.execute(
+        sa.select(POOL_STATE.c.generation).where(POOL_STATE.c.id == 1)
+    ).scalar() or 0
+
+
+Pool = collections.namedtuple('Pool', 'hosts projects')
+
+
+class Snapshot:
+    """The pools at one generation.
+
+    :ivar reservable: hypervisor hostnames of every reservable host.
+    :ivar pools: ``{reservation_id: Pool(hosts, projects)}`` of the
+        reservations whose hosts take instances now.
+    """
+
+    def __init__(self, generation, reservable, pools):
+        self.generation = generation
+        self.reservable = reservable
+        self.pools = pools
+
+    def hosts_for(self, reservation_id, project_id):
+        """The hosts a request of ``project_id`` may use under the hint.
+
+        Empty when the reservation is not active or the project may not
+        use it.
+        """
+        pool = self.pools.get(reservation_id)
+        if pool is None or project_id not in pool.projects:
+            return _EMPTY
+        return pool.hosts
+
+
+def load(session):
+    """Read a :class:`Snapshot` of the pools."""
+    current = generation(session)
+    reservable = frozenset(session.scalars(
+        sa.select(HOSTS.c.hypervisor_hostname)))
+    active = (sa.select(RESERVATIONS.c.id, LEASES.c.id.label('lease_id'),
+                        LEASES.c.project_id)
+              .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+              .where(RESERVATIONS.c.status == ReservationStatus.ACTIVE,
+                     LEASES.c.status.in_(_USABLE))
+              .subquery())
+    hosts = collections.defaultdict(set)
+    for reservation_id, hostname in session.execute(
+            sa.select(active.c.id, HOSTS.c.hypervisor_hostname)
+            .join(ALLOCATIONS, ALLOCATIONS.c.reservation_id == active.c.id)
+            .join(HOSTS, HOSTS.c.id == ALLOCATIONS.c.host_id)):
+        hosts[reservation_id].add(hostname)
+    projects = collections.defaultdict(set)
+    for lease_id, project_id in session.execute(
+            sa.select(LEASE_PROJECTS.c.lease_id, LEASE_PROJECTS.c.project_id)
+            .where(LEASE_PROJECTS.c.lease_id.in_(
+                sa.select(active.c.lease_id)))):
+        projects[lease_id].add(project_id)
+    pools = {
+        row.id: Pool(frozenset(hosts[row.id]),
+                     frozenset(projects[row.lease_id] | {row.project_id}))
+        for row in session.execute(sa.select(active))}
+    return Snapshot(current, reservable, pools)
+
+
+class SnapshotCache:
+    """The latest :class:`Snapshot`, reloaded when the generation moved.
+
+    Costs one small SELECT per call while nothing changed.
+    """
+
+    def __init__(self):
+        self._snapshot = Snapshot(-1, _EMPTY, {})
+        self._lock = threading.Lock()
+
+    def get(self):
+        """The current snapshot."""
+        ctx = context.get_admin_context()
+        with db_api.context_manager.reader.using(ctx) as session:
+            if generation(session) == self._snapshot.generation:
+                return self._snapshot
+        with self._lock, db_api.context_manager.reader.using(ctx) as session:
+            if generation(session) != self._snapshot.generation:
+                self._snapshot = load(session)
+            return self._snapshot

@@ -1,0 +1,282 @@
+"""The reservable host inventory behind ``/v1/os-hosts`` (admin only).
+
+Adding a host checks with Nova that it is a real compute host, records
+its properties (vcpus, memory_mb, local_gb, cpu_info, hypervisor type and
+version, availability zone) with the request's other keys as extra
+capabilities, and puts it into the free-pool aggregate, so that ordinary
+instances stop landing on it. Removing a host is refused while a lease
+holds it now or later.
+"""
+
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import exceptions
+from reservation_ext import host_pools
+from reservation_ext import hosts as hosts_mod
+from reservation_ext import policy
+from reservation_ext import validation
+
+HOSTS = models.ComputeHost.__table__
+CAPS = models.HostCapability.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+RESERVATIONS = models.Reservation.__table__
+PROPERTIES = models.HostProperty.__table__
+
+# Keys of a host view that are columns; every other key is an extra
+# capability, and these cannot be one.
+VIEW_COLUMNS = ('id', 'hypervisor_hostname', 'hypervisor_type',
+                'hypervisor_version', 'vcpus', 'cpu_info', 'memory_mb',
+                'local_gb', 'service_name', 'availability_zone',
+                'reservable', 'status', 'trust_id', 'created_at',
+                'updated_at')
+_RESERVED_KEYS = frozenset(VIEW_COLUMNS + ('name', 'generation'))
+
+
+class HostInventory:
+    """Admin operations on the reservable hosts."""
+
+    def __init__(self, conf, clock, nova):
+        self.conf = conf
+        self.clock = clock
+        self.nova = nova
+
+    def create(self, ctx, body):
+        """Add the Nova compute host ``body['name']``; return its view."""
+        policy.authorize(ctx, 'create', ctx.project_id, policy.HOSTS)
+        if not isinstance(body, dict):
+            raise exceptions.InvalidInput('body', 'must be an object')
+        name = body.get('name')
+        if not isinstance(name, str) or not name:
+            raise exceptions.InvalidInput('name', 'must be a host name')
+        capabilities = _capabilities(
+            {key: value for key, value in body.items() if key != 'name'})
+        hypervisor = self.nova.find_hypervisor(name)
+        hostname = hypervisor['hypervisor_hostname']
+        with db_api.context_manager.reader.using(ctx) as session:
+            _check_new(session, hostname)
+        service_host = hypervisor['service']['host']
+        values = {
+            'hypervisor_hostname': hostname, 'service_name': service_host,
+            'availability_zone': self.nova.availability_zone_of(
+                service_host),
+            'hypervisor_type': hypervisor.get('hypervisor_type'),
+            'hypervisor_version': hypervisor.get('hypervisor_version'),
+            'vcpus': hypervisor['vcpus'],
+            'memory_mb': hypervisor['memory_mb'],
+            'local_gb': hypervisor['local_gb'],
+            'cpu_info': _text(hypervisor.get('cpu_info')),
+            'reservable': True, 'generation': 0,
+            'created_at': self.clock.now(),
+        }
+        freepool = self.nova.ensure_aggregate(self.conf.freepool_name)
+        self.nova.add_to_aggregate(freepool, service_host)
+        host_id = self._insert(ctx, values, capabilities)
+        return self.get(ctx, host_id)
+
+    def list(self, ctx):
+        """Views of every reservable host."""
+        policy.authorize(ctx, 'list', ctx.project_id, policy.HOSTS)
+        with db_api.context_manager.reader.using(ctx) as session:
+            rows = session.execute(
+                sa.select(HOSTS).order_by(HOSTS.c.id)).all()
+            return _views(session, rows)
+
+    def get(self, ctx, host_id):
+        """The view of one host."""
+        policy.authorize(ctx, 'get', ctx.project_id, policy.HOSTS)
+        with db_api.context_manager.reader.using(ctx) as session:
+            return _views(session, [_get_row(session, host_id)])[0]
+
+    def update(self, ctx, host_id, body):
+        """Set (or, with ``null``, remove) extra capabilities."""
+        policy.authorize(ctx, 'update', ctx.project_id, policy.HOSTS)
+        if not isinstance(body, dict):
+            raise exceptions.InvalidInput('body', 'must be an object')
+        changes = _capabilities(body, removable=True)
+        with db_api.context_manager.writer.using(ctx) as session:
+            row = _get_row(session, host_id)
+            current = _capabilities_of(session, [row.id]).get(row.id, {})
+            current.update(changes)
+            hosts_mod.set_capabilities(session, row.id, {
+                key: value for key, value in current.items()
+                if value is not None})
+            session.execute(sa.update(HOSTS).where(HOSTS.c.id == row.id)
+                            .values(updated_at=self.clock.now()))
+        return self.get(ctx, host_id)
+
+    def delete(self, ctx, host_id):
+        """Remove a host that no current or future lease holds."""
+        policy.authorize(ctx, 'delete', ctx.project_id, policy.HOSTS)
+        with db_api.context_manager.reader.using(ctx) as session:
+            row = _get_row(session, host_id)
+            _check_unused(session, row.id, self.clock.now())
+        freepool = self.nova.find_aggregate(self.conf.freepool_name)
+        if freepool is not None:
+            self.nova.remove_from_aggregate(freepool, row.service_name)
+        self._remove(ctx, row.id)
+
+    def allocations(self, ctx, host_id=None, lease_id=None,
+                    reservation_id=None):
+        """``[{resource_id, reservations: [...]}]`` per host."""
+        policy.authorize(ctx, 'get_allocations', ctx.project_id,
+                         policy.HOSTS)
+        with db_api.context_manager.reader.using(ctx) as session:
+            if host_id is not None:
+                host_id = _get_row(session, host_id).id
+            return _allocations(session, host_id, lease_id, reservation_id)
+
+    def properties(self, ctx, detail=False, include_private=False):
+        """The extra capability names in use (with values: ``detail``)."""
+        policy.authorize(ctx, 'get_properties', ctx.project_id,
+                         policy.HOSTS)
+        with db_api.context_manager.reader.using(ctx) as session:
+            private = set(session.scalars(sa.select(PROPERTIES.c.name).where(
+                PROPERTIES.c.private)))
+            values = {}
+            for name, value in session.execute(
+                    sa.select(CAPS.c.name, CAPS.c.value).distinct()
+                    .order_by(CAPS.c.name, CAPS.c.value)):
+                values.setdefault(name, []).append(value)
+        return [_property_view(name, values[name], name in private, detail)
+                for name in values
+                if include_private or name not in private]
+
+    def update_property(self, ctx, name, body):
+        """Make the extra capability ``name`` private or public."""
+        policy.authorize(ctx, 'update_properties', ctx.project_id,
+                         policy.HOSTS)
+        validation.check_keys(body, ('private',))
+        private = body.get('private')
+        if not isinstance(private, bool):
+            raise exceptions.InvalidInput('private', 'must be a boolean')
+        with db_api.context_manager.writer.using(ctx) as session:
+            if not session.scalar(sa.select(sa.exists().where(
+                    CAPS.c.name == name))):
+                raise exceptions.NotFound(kind='Host property', id=name)
+            session.execute(sa.delete(PROPERTIES).where(
+                PROPERTIES.c.name == name))
+            session.execute(sa.insert(PROPERTIES).values(
+                name=name, private=private))
+        return {'property_name': name, 'private': private,
+                'resource_type': 'physical:host'}
+
+    @db_api.retry_on_conflict()
+    def _insert(self, ctx, values, capabilities):
+        with db_api.context_manager.writer.using(ctx) as session:
+            db_api.lock_for_write(session)
+            _check_new(session, values['hypervisor_hostname'])
+            host_id = hosts_mod.add_host(session, values, capabilities)
+            host_pools.bump(session)
+            return host_id
+
+    @db_api.retry_on_conflict()
+    def _remove(self, ctx, host_id):
+        with db_api.context_manager.writer.using(ctx) as session:
+            db_api.lock_for_write(session)
+            _check_unused(session, host_id, self.clock.now())
+            # Past allocations only: they go with the host.
+            session.execute(sa.delete(ALLOCATIONS).where(
+                ALLOCATIONS.c.host_id == host_id))
+            session.execute(sa.delete(HOSTS).where(HOSTS.c.id == host_id))
+            host_pools.bump(session)
+
+
+def _capabilities(body, removable=False):
+    """Check extra capabilities ``{name: value}`` (``None``: remove)."""
+    for key, value in body.items():
+        if key in _RESERVED_KEYS:
+            raise exceptions.InvalidInput(
+                key, 'is a property of the host, not an extra capability')
+        if value is None and removable:
+            continue
+        if not isinstance(value, (str, int, float, bool)):
+            raise exceptions.InvalidInput(
+                key, 'an extra capability must be a string or a number')
+    return body
+
+
+def _text(value):
+    return value if value is None or isinstance(value, str) else str(value)
+
+
+def _check_new(session, hostname):
+    if session.scalar(sa.select(HOSTS.c.id).where(
+            HOSTS.c.hypervisor_hostname == hostname)) is not None:
+        raise exceptions.Conflict(
+            'Host %s is already in the reservable pool.' % hostname)
+
+
+def _check_unused(session, host_id, now):
+    held = session.scalar(sa.select(sa.func.count()).where(
+        ALLOCATIONS.c.host_id == host_id, ALLOCATIONS.c.end_date > now))
+    if held:
+        raise exceptions.Conflict(
+            'Host %s is held by %d current or future reservation(s); it '
+            'can be removed once they ended or were deleted.'
+            % (host_id, held))
+
+
+def _get_row(session, host_id):
+    """The host by id or hypervisor hostname, or NotFound."""
+    condition = HOSTS.c.hypervisor_hostname == str(host_id)
+    if str(host_id).isdigit():
+        condition = sa.or_(condition, HOSTS.c.id == int(host_id))
+    row = session.execute(sa.select(HOSTS).where(condition)).first()
+    if row is None:
+        raise exceptions.NotFound(kind='Host', id=host_id)
+    return row
+
+
+def _capabilities_of(session, host_ids):
+    found = {}
+    for host_id, name, value in session.execute(
+            sa.select(CAPS.c.host_id, CAPS.c.name, CAPS.c.value)
+            .where(CAPS.c.host_id.in_(host_ids))):
+        found.setdefault(host_id, {})[name] = value
+    return found
+
+
+def _views(session, rows):
+    capabilities = _capabilities_of(session, [row.id for row in rows])
+    return [{**capabilities.get(row.id, {}), **_host_view(row)}
+            for row in rows]
+
+
+def _host_view(row):
+    view = {column: getattr(row, column) for column in VIEW_COLUMNS}
+    view['id'] = str(row.id)
+    for stamp in ('created_at', 'updated_at'):
+        view[stamp] = validation.format_timestamp(view[stamp])
+    return view
+
+
+def _property_view(name, values, private, detail):
+    if not detail:
+        return {'property': name}
+    return {'property': name, 'private': private, 'values': values}
+
+
+def _allocations(session, host_id, lease_id, reservation_id):
+    stmt = (sa.select(ALLOCATIONS.c.host_id, ALLOCATIONS.c.reservation_id,
+                      RESERVATIONS.c.lease_id, ALLOCATIONS.c.start_date,
+                      ALLOCATIONS.c.end_date)
+            .join(RESERVATIONS,
+                  RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id)
+            .order_by(ALLOCATIONS.c.host_id, ALLOCATIONS.c.start_date))
+    for column, value in ((ALLOCATIONS.c.host_id, host_id),
+                          (RESERVATIONS.c.lease_id, lease_id),
+                          (ALLOCATIONS.c.reservation_id, reservation_id)):
+        if value is not None:
+            stmt = stmt.where(column == value)
+    by_host = {}
+    for row in session.execute(stmt):
+        by_host.setdefault(row.host_id, []).append({
+            'id': row.reservation_id, 'lease_id': row.lease_id,
+            'start_date': validation.format_date(row.start_date),
+            'end_date': validation.format_date(row.end_date)})
+    if host_id is not None:
+        by_host.setdefault(host_id, [])
+    return [{'resource_id': str(host), 'reservations': reservations}
+            for host, reservations in by_host.items()]

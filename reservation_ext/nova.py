@@ -1,0 +1,173 @@
+"""The calls reservation-ext makes to Nova's compute API.
+
+The service user of ``[reservation_client]`` (keystoneauth1 session, auth
+and adapter options) makes them, found through the catalog. Every call is
+idempotent, so that an engine may repeat an action another engine left
+half-done: adding a host that is already in an aggregate, removing one
+that is not, or deleting what is gone, succeeds. Failed connections and
+5xx answers are retried by keystoneauth1 with backoff (the adapter's
+``connect_retries`` and ``status_code_retries``, 3 unless configured);
+other failures raise :class:`~reservation_ext.exceptions.PluginError`.
+"""
+
+import time
+
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import loading as ks_loading
+
+from reservation_ext import conf as conf_mod
+from reservation_ext import exceptions
+
+# 2.53: hypervisors by UUID and hostname pattern; 2.87 is the last
+# version that shows hypervisor sizes (vcpus, memory_mb, local_gb).
+MICROVERSION = '2.87'
+DEFAULT_RETRIES = 3
+RETRIED_STATUS_CODES = (500, 502, 503, 504)
+# Metadata keys of a lease aggregate.
+OWNER_KEY = 'reservation:owner'
+RESERVATION_KEY = 'reservation:id'
+
+
+class NovaClient:
+    """Compute API calls of the reservation service user."""
+
+    def __init__(self, conf):
+        group = conf_mod.CLIENT_GROUP
+        auth = ks_loading.load_auth_from_conf_options(conf, group)
+        session = ks_loading.load_session_from_conf_options(
+            conf, group, auth=auth)
+        self._adapter = ks_loading.load_adapter_from_conf_options(
+            conf, group, session=session, auth=auth, service_type='compute',
+            default_microversion=MICROVERSION)
+        for option in ('connect_retries', 'status_code_retries'):
+            if getattr(self._adapter, option) is None:
+                setattr(self._adapter, option, DEFAULT_RETRIES)
+        self._adapter.retriable_status_codes = list(RETRIED_STATUS_CODES)
+
+    def find_hypervisor(self, name):
+        """The hypervisor whose id, hostname or service host is ``name``.
+
+        :raises NotFound: Nova has no such compute host.
+        """
+        found = self._get('/os-hypervisors/detail',
+                          params={'hypervisor_hostname_pattern': name},
+                          missing_ok=True)
+        for hypervisor in (found or {}).get('hypervisors', []):
+            if name in (hypervisor['hypervisor_hostname'],
+                        hypervisor['service']['host']):
+                return hypervisor
+        # Nova answers 400 to an id that is not a UUID.
+        by_id = self._call('GET', '/os-hypervisors/%s' % name, ok=(400, 404))
+        if by_id:
+            return by_id['hypervisor']
+        raise exceptions.NotFound(kind='Nova compute host', id=name)
+
+    def availability_zone_of(self, service_host):
+        """The availability zone of a compute service host, or None."""
+        zones = self._get('/os-availability-zone/detail')
+        for zone in zones['availabilityZoneInfo']:
+            if service_host in (zone.get('hosts') or {}):
+                return zone['zoneName']
+        return None
+
+    def ensure_aggregate(self, name, metadata=None):
+        """The aggregate called ``name``, created when missing."""
+        aggregate = self.find_aggregate(name)
+        if aggregate is None:
+            try:
+                aggregate = self._post('/os-aggregates',
+                                       {'aggregate': {'name': name}})
+                # The create answer shows neither hosts nor metadata.
+                aggregate = dict(aggregate['aggregate'], hosts=[],
+                                 metadata={})
+            except ks_exc.Conflict:
+                # Another engine created it meanwhile.
+                aggregate = self.find_aggregate(name)
+        if metadata and any(aggregate['metadata'].get(key) != value
+                            for key, value in metadata.items()):
+            aggregate = self._action(aggregate['id'], 'set_metadata',
+                                     {'metadata': metadata})
+        return aggregate
+
+    def add_to_aggregate(self, aggregate, service_host):
+        """Put a host into an aggregate (a member already is fine)."""
+        if service_host not in aggregate['hosts']:
+            self._action(aggregate['id'], 'add_host',
+                         {'host': service_host}, ok=(409,))
+
+    def remove_from_aggregate(self, aggregate, service_host):
+        """Take a host out of an aggregate (a non-member is fine)."""
+        if service_host in aggregate['hosts']:
+            self._action(aggregate['id'], 'remove_host',
+                         {'host': service_host}, ok=(404, 409))
+
+    def delete_aggregate(self, name):
+        """Delete the aggregate called ``name`` if it exists."""
+        aggregate = self.find_aggregate(name)
+        if aggregate is None:
+            return
+        for host in aggregate['hosts']:
+            self.remove_from_aggregate(aggregate, host)
+        self._call('DELETE', '/os-aggregates/%s' % aggregate['id'],
+                   ok=(404,))
+
+    def servers_on(self, service_host):
+        """The servers of every project on a compute host."""
+        found = self._get('/servers/detail',
+                          params={'all_tenants': 1, 'host': service_host})
+        return found['servers']
+
+    def delete_servers(self, server_ids, timeout=300, interval=1):
+        """Delete servers and wait until they are gone."""
+        for server_id in server_ids:
+            self._call('DELETE', '/servers/%s' % server_id, ok=(404,))
+        deadline = time.monotonic() + timeout
+        pending = list(server_ids)
+        while pending:
+            pending = [server_id for server_id in pending
+                       if self._get('/servers/%s' % server_id,
+                                    missing_ok=True)]
+            if pending and time.monotonic() > deadline:
+                raise exceptions.PluginError(
+                    'Servers %s were not deleted within %d s.'
+                    % (', '.join(pending), timeout))
+            if pending:
+                time.sleep(interval)
+
+    def find_aggregate(self, name):
+        """The aggregate called ``name``, or None."""
+        for aggregate in self._get('/os-aggregates')['aggregates']:
+            if aggregate['name'] == name:
+                return aggregate
+        return None
+
+    def _action(self, aggregate_id, action, body, ok=()):
+        answer = self._call('POST', '/os-aggregates/%s/action' % aggregate_id,
+                            json={action: body}, ok=ok)
+        return answer['aggregate'] if answer else None
+
+    def _get(self, path, params=None, missing_ok=False):
+        return self._call('GET', path, params=params,
+                          ok=(404,) if missing_ok else ())
+
+    def _post(self, path, body):
+        return self._call('POST', path, json=body, raise_conflict=True)
+
+    def _call(self, method, path, ok=(), raise_conflict=False, **kwargs):
+        """Send a request; return its JSON body (None for ``ok`` codes)."""
+        try:
+            response = self._adapter.request(path, method, **kwargs)
+        except ks_exc.HttpError as exc:
+            if exc.http_status in ok:
+                return None
+            if raise_conflict and isinstance(exc, ks_exc.Conflict):
+                raise
+            raise exceptions.PluginError(
+                'Nova refused %s %s: %s %s' % (method, path, exc.http_status,
+                                               exc.details or exc.message))
+        except ks_exc.ClientException as exc:
+            raise exceptions.PluginError(
+                'Nova call %s %s failed: %s' % (method, path, exc))
+        if response.status_code == 204 or not response.content:
+            return None
+        return response.json()

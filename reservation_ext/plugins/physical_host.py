@@ -1,0 +1,249 @@
+"""The ``physical:host`` plugin: whole compute hosts for a lease.
+
+A request (Blazar's fields plus a few constraints)::
+
+    {"resource_type": "physical:host", "min": 2, "max": 2,
+     "hypervisor_properties": "[\\">=\\", \\"$vcpus\\", \\"8\\"]",
+     "resource_properties": "{\\"gpu\\": \\"s== true\\"}",
+     "hosts": ["compute-1", 7], "availability_zone": "nova",
+     "region": "RegionOne", "min_vcpus": 8, "min_memory_mb": 16384,
+     "min_local_gb": 100, "before_end": "default", "on_end": "release"}
+
+Hosts are booked by the planner when the lease is created. At start the
+hosts leave the free-pool aggregate for an aggregate named after the
+reservation, whose metadata names the owner project; at end, ``on_end``
+says what happens to the instances on them (``release``: they stay;
+``delete_instances``: they are deleted) before the hosts return to the
+free pool. The scheduler filter reads the pools from the leases DB; the
+Nova aggregates show the same pools to operators and to Nova's own
+aggregate filters.
+"""
+
+import json
+
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import capabilities
+from reservation_ext import exceptions
+from reservation_ext import nova
+from reservation_ext import planner
+from reservation_ext.plugins import base
+
+RESOURCE_TYPE = 'physical:host'
+REQUESTS = models.HostReservation.__table__
+HOSTS = models.ComputeHost.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+
+ON_END = ('release', 'delete_instances')
+BEFORE_END = ('default', '')
+_MINIMUMS = {'min_vcpus': HOSTS.c.vcpus, 'min_memory_mb': HOSTS.c.memory_mb,
+             'min_local_gb': HOSTS.c.local_gb}
+_QUERIES = ('hypervisor_properties', 'resource_properties')
+KEYS = frozenset(('min', 'max', 'hosts', 'availability_zone', 'region',
+                  'before_end', 'on_end') + _QUERIES + tuple(_MINIMUMS))
+# Columns of host_reservations shown in lease views.
+_VIEW_COLUMNS = ('min', 'max', 'hypervisor_properties',
+                 'resource_properties', 'before_end', 'on_end',
+                 'aggregate_id', 'availability_zone') + tuple(_MINIMUMS)
+
+
+class PhysicalHostPlugin(base.ResourcePlugin):
+    """Lease whole Nova compute hosts."""
+
+    def __init__(self, conf, clock):
+        super().__init__(conf, clock)
+        self._nova = None
+
+    @property
+    def nova(self):
+        """The Nova client, made at first use (the API may never call)."""
+        if self._nova is None:
+            self._nova = nova.NovaClient(self.conf)
+        return self._nova
+
+    def validate(self, values):
+        unknown = sorted(set(values) - KEYS)
+        if unknown:
+            raise exceptions.InvalidInput(unknown[0], 'unknown key')
+        out = {key: _query(values, key) for key in _QUERIES}
+        out['hosts'] = _requested_hosts(values.get('hosts'))
+        default = len(out['hosts']) or None
+        out['min'] = _count(values, 'min', default)
+        out['max'] = _count(values, 'max', default or out['min'])
+        if out['max'] < out['min']:
+            raise exceptions.InvalidInput('max', 'must be >= min')
+        for key in _MINIMUMS:
+            out[key] = _optional_count(values, key)
+        out['availability_zone'] = _optional_text(values, 'availability_zone')
+        self._check_region(values.get('region'))
+        out['before_end'] = _choice(values, 'before_end', BEFORE_END,
+                                    'default')
+        out['on_end'] = _choice(values, 'on_end', ON_END, 'release')
+        return out
+
+    def reserve(self, session, ctx, lease, reservation_id, values):
+        planner.allocate_hosts(
+            session, reservation_id, lease['start_date'], lease['end_date'],
+            values['min'], values['max'],
+            query=values['resource_properties'],
+            cleaning_time=self.conf.reservation.cleaning_time,
+            conditions=_conditions(values))
+        request_id = reservation_id
+        session.execute(sa.insert(REQUESTS).values(
+            id=request_id, reservation_id=reservation_id,
+            requested_hosts=json.dumps(values['hosts']) if values['hosts']
+            else None,
+            **{key: values[key] for key in _VIEW_COLUMNS
+               if key != 'aggregate_id'}))
+        return request_id
+
+    def get_details(self, session, reservation_ids):
+        details = {}
+        for row in session.execute(sa.select(REQUESTS).where(
+                REQUESTS.c.reservation_id.in_(reservation_ids))):
+            view = {key: getattr(row, key) for key in _VIEW_COLUMNS}
+            if row.requested_hosts:
+                view['hosts'] = json.loads(row.requested_hosts)
+            details[row.reservation_id] = view
+        return details
+
+    def update(self, session, ctx, lease, reservation, values):
+        if values:
+            raise exceptions.InvalidInput(
+                sorted(values)[0], 'cannot be changed on a %s reservation; '
+                'create a new lease instead' % RESOURCE_TYPE)
+        planner.move_allocations(
+            session, reservation['id'], lease['start_date'],
+            lease['end_date'],
+            cleaning_time=self.conf.reservation.cleaning_time)
+
+    def on_start(self, ctx, lease, reservation):
+        metadata = {nova.OWNER_KEY: lease['project_id'],
+                    nova.RESERVATION_KEY: reservation['id']}
+        metadata.update({project: 'true' for project in lease['projects']})
+        aggregate = self.nova.ensure_aggregate(reservation['id'], metadata)
+        freepool = self.nova.ensure_aggregate(
+            self.conf.reservation.freepool_name)
+        for host in self._service_hosts(ctx, reservation['id']):
+            self.nova.remove_from_aggregate(freepool, host)
+            self.nova.add_to_aggregate(aggregate, host)
+
+    def on_end(self, ctx, lease, reservation):
+        hosts = self._service_hosts(ctx, reservation['id'])
+        if reservation.get('on_end') == 'delete_instances':
+            self.nova.delete_servers([
+                server['id'] for host in hosts
+                for server in self.nova.servers_on(host)])
+        freepool = self.nova.ensure_aggregate(
+            self.conf.reservation.freepool_name)
+        for host in hosts:
+            self.nova.add_to_aggregate(freepool, host)
+        self.nova.delete_aggregate(reservation['id'])
+
+    def on_delete(self, ctx, lease, reservation):
+        # A start that failed half-way may have left the lease aggregate.
+        if reservation['status'] == 'active' or (
+                reservation['status'] != 'deleted' and
+                self.nova.find_aggregate(reservation['id'])):
+            self.on_end(ctx, lease, reservation)
+
+    def _check_region(self, region):
+        if region is None:
+            return
+        own = self.conf.reservation_client.region_name or 'RegionOne'
+        if region != own:
+            raise exceptions.InvalidInput(
+                'region', 'this cloud serves region %s only' % own)
+
+    @staticmethod
+    def _service_hosts(ctx, reservation_id):
+        with db_api.context_manager.reader.using(ctx) as session:
+            return session.scalars(
+                sa.select(HOSTS.c.service_name).distinct()
+                .join(ALLOCATIONS, ALLOCATIONS.c.host_id == HOSTS.c.id)
+                .where(ALLOCATIONS.c.reservation_id == reservation_id)
+                .order_by(HOSTS.c.service_name)).all()
+
+
+def _conditions(values):
+    """SQL conditions of the request's constraints besides the query."""
+    conditions = [capabilities.compile(values['hypervisor_properties'],
+                                       'hypervisor_properties')]
+    conditions += [column >= values[key] for key, column in _MINIMUMS.items()
+                   if values[key] is not None]
+    if values['availability_zone'] is not None:
+        conditions.append(
+            HOSTS.c.availability_zone == values['availability_zone'])
+    if values['hosts']:
+        names = [str(host) for host in values['hosts']]
+        ids = [int(name) for name in names if name.isdigit()]
+        conditions.append(sa.or_(HOSTS.c.hypervisor_hostname.in_(names),
+                                 HOSTS.c.service_name.in_(names),
+                                 HOSTS.c.id.in_(ids)))
+    return conditions
+
+
+def _query(values, key):
+    """A capability query as text ('' for none), checked by compiling."""
+    query = values.get(key) or ''
+    if not isinstance(query, str):
+        query = json.dumps(query)
+    capabilities.compile(query, key)
+    return query
+
+
+def _requested_hosts(hosts):
+    if hosts is None:
+        return []
+    if (not isinstance(hosts, list) or
+            not all(isinstance(h, (str, int)) and str(h) for h in hosts)):
+        raise exceptions.InvalidInput(
+            'hosts', 'must be a list of host ids or hypervisor hostnames')
+    return hosts
+
+
+def _count(values, key, default):
+    value = values.get(key, default)
+    if value is None:
+        raise exceptions.InvalidInput(key, 'is required')
+    number = _integer(key, value)
+    if number < 1:
+        raise exceptions.InvalidInput(key, 'must be at least 1')
+    return number
+
+
+def _optional_count(values, key):
+    value = values.get(key)
+    if value is None:
+        return None
+    number = _integer(key, value)
+    if number < 0:
+        raise exceptions.InvalidInput(key, 'must be at least 0')
+    return number
+
+
+def _integer(key, value):
+    # python-blazarclient sends the numbers of --reservation as text.
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise exceptions.InvalidInput(key, 'must be an integer')
+    try:
+        return int(value)
+    except ValueError:
+        raise exceptions.InvalidInput(key, 'must be an integer')
+
+
+def _optional_text(values, key):
+    value = values.get(key)
+    if value is not None and (not isinstance(value, str) or not value):
+        raise exceptions.InvalidInput(key, 'must be a non-empty string')
+    return value
+
+
+def _choice(values, key, choices, default):
+    value = values.get(key, default)
+    if value not in choices:
+        raise exceptions.InvalidInput(
+            key, 'must be one of: %s' % ', '.join(repr(c) for c in choices))
+    return value

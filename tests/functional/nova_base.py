@@ -1,0 +1,135 @@
+"""A base for tests that run inside Nova's own functional harness.
+
+Real Nova: API (with the project's ``etc/nova/api-paste.ini``, so the
+lease API is mounted at ``/reservation``), conductor, scheduler with
+``ReservationFilter``, in-process Placement, and fake computes of
+different sizes (``nova.virt.fake``). Nova's harness stubs only
+keystonemiddleware; the service user of ``[reservation_client]`` sends
+the harness's headers (:mod:`tests.nova_auth`).
+"""
+
+import os
+import warnings
+
+from nova.tests.functional.api import client
+from nova.tests.functional import integrated_helpers
+from oslo_utils.fixture import uuidsentinel
+import requests
+from sqlalchemy import exc as sqla_exc
+
+from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext import engine as engine_mod
+from reservation_ext import notifications
+from reservation_ext import plugins as plugins_mod
+from reservation_ext import policy
+from tests import fixtures
+from tests import nova_auth
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+API_PASTE = os.path.join(TOP, 'etc', 'nova', 'api-paste.ini')
+# OSAPIFixture serves Nova at this wsgi-intercept address.
+NOVA_URL = 'http://%s:80' % uuidsentinel.osapi_host
+# The fake compute hosts and their drivers (vcpus, memory_mb, local_gb):
+# SmallFakeDriver 2/8192/1028, MediumFakeDriver 10/8192/1028,
+# FakeDriver 1000/800000/600000.
+COMPUTES = (('compute-1', 'fake.SmallFakeDriver'),
+            ('compute-2', 'fake.MediumFakeDriver'),
+            ('compute-3', 'fake.MediumFakeDriver'),
+            ('compute-4', 'fake.FakeDriver'))
+FILTERS = ['ComputeFilter', 'ComputeCapabilitiesFilter',
+           'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
+           'ServerGroupAffinityFilter', 'ReservationFilter']
+OWNER = 'owner-project'
+OTHER = 'other-project'
+
+
+class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
+    """Nova with the reservation pieces enabled, and 4 compute hosts."""
+
+    compute_driver = 'fake.SmallFakeDriver'
+
+    def setUp(self):
+        self.flags(api_paste_config=API_PASTE, group='wsgi')
+        self.flags(available_filters=[
+            'nova.scheduler.filters.all_filters',
+            'nova_filters.reservation_filter.ReservationFilter'],
+            enabled_filters=FILTERS, group='filter_scheduler')
+        self.flags(auth_type=nova_auth.NAME, endpoint_override=NOVA_URL +
+                   '/v2.1', group=conf_mod.CLIENT_GROUP)
+        self.flags(connect_retries=0, group=conf_mod.CLIENT_GROUP)
+        # Before Nova's setUp, which loads the API and so the lease API.
+        self.useFixture(fixtures.TestPlugins())
+        self.database = self.useFixture(fixtures.Database())
+        super().setUp()
+        # Nova's harness makes SQLAlchemy deprecations in nova's own code
+        # errors; SQLAlchemy 2.1 deprecates the noload() that nova uses
+        # when it saves an instance in ERROR.
+        warnings.filterwarnings('ignore', message='.*noload',
+                                category=sqla_exc.SADeprecationWarning)
+        policy.reset()
+        self.addCleanup(policy.reset)
+        for host, driver in COMPUTES:
+            self.flags(compute_driver=driver)
+            self._start_compute(host)
+
+    def lease_api(self, method, path, body=None, project=OWNER,
+                  roles='member', expect=None):
+        """Call the lease API as a user of ``project``; return the JSON.
+
+        ``expect``: the status code the call must answer (2xx if None).
+        """
+        response = requests.request(
+            method, NOVA_URL + '/reservation/v1' + path, json=body,
+            headers={'X-User-Id': 'user-' + project,
+                     'X-Project-Id': project, 'X-Roles': roles,
+                     'X-Auth-Token': 'token'})
+        if expect is None:
+            self.assertLess(response.status_code, 300, response.text)
+        else:
+            self.assertEqual(expect, response.status_code, response.text)
+        return response.json() if response.content else None
+
+    def admin_lease_api(self, method, path, body=None, expect=None):
+        return self.lease_api(method, path, body, project='admin',
+                              roles='admin,member', expect=expect)
+
+    def add_reservable_host(self, name, **capabilities):
+        return self.admin_lease_api('POST', '/os-hosts',
+                                    dict(capabilities, name=name))['host']
+
+    def run_engine(self, at):
+        """Run the due events as of ``at`` (UTC) with a real engine."""
+        clock = clock_mod.ManualClock(at)
+        engine = engine_mod.Engine(
+            conf_mod.CONF, clock, plugins_mod.load_plugins(conf_mod.CONF,
+                                                           clock),
+            notifications.get_notifier(conf_mod.CONF))
+        while engine.run_once():
+            pass
+
+    def boot(self, project=OWNER, hints=None, expect_state='ACTIVE'):
+        """Boot a server as ``project``; return it in ``expect_state``."""
+        api = self.user_api(project)
+        request = {'server': self._build_server(networks='none')}
+        if hints:
+            request['os:scheduler_hints'] = hints
+        server = api.post_server(request)
+        return self._wait_for_state_change(server, expect_state)
+
+    def user_api(self, project):
+        """Nova's test client for a member of ``project``."""
+        api = client.TestOpenStackClient(
+            'user-' + project, self.api_fixture.base_url,
+            project_id=project, roles=['reader', 'member'])
+        api.microversion = self.microversion
+        return api
+
+    def aggregate(self, name):
+        """Nova's aggregate called ``name``, or None."""
+        for aggregate in self.admin_api.api_get(
+                '/os-aggregates').body['aggregates']:
+            if aggregate['name'] == name:
+                return aggregate
+        return None

@@ -1,0 +1,194 @@
+"""Host reservation end to end inside Nova's functional harness.
+
+Real Nova API, conductor, scheduler (with ReservationFilter) and fake
+computes; the lease API mounted in nova-api; a real engine for the lease
+events. The engine's clock is moved to run the start and end events.
+"""
+
+import datetime
+
+from reservation_ext import clock as clock_mod
+from tests.functional import nova_base
+
+OWNER = nova_base.OWNER
+OTHER = nova_base.OTHER
+SHARED = 'shared-project'
+
+
+def _date(moment):
+    return moment.strftime('%Y-%m-%d %H:%M')
+
+
+class HostReservationTest(nova_base.NovaTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.now = clock_mod.SYSTEM.now()
+        self.start = self.now + datetime.timedelta(hours=1)
+        self.end = self.now + datetime.timedelta(days=1)
+        # compute-2 and compute-3 (10 vcpus) have the gpu; compute-1 has
+        # 2 vcpus; compute-4 stays an ordinary host.
+        self.add_reservable_host('compute-1', gpu='false')
+        self.add_reservable_host('compute-2', gpu='true')
+        self.add_reservable_host('compute-3', gpu='true')
+
+    def create_lease(self, name='hpc', projects=None, expect=None,
+                     **reservation):
+        body = {'name': name, 'start_date': _date(self.start),
+                'end_date': _date(self.end),
+                'reservations': [dict({
+                    'resource_type': 'physical:host', 'min': 2, 'max': 2,
+                    'hypervisor_properties': '[">=", "$vcpus", "8"]',
+                    'resource_properties': '["=", "$gpu", "true"]'},
+                    **reservation)]}
+        if projects:
+            body['projects'] = projects
+        answer = self.lease_api('POST', '/leases', body, expect=expect)
+        return answer['lease'] if answer and 'lease' in answer else answer
+
+    def test_admin_adds_hosts_with_their_nova_properties(self):
+        hosts = self.admin_lease_api('GET', '/os-hosts')['hosts']
+        by_name = {host['hypervisor_hostname']: host for host in hosts}
+        self.assertEqual(['compute-1', 'compute-2', 'compute-3'],
+                         sorted(by_name))
+        self.assertEqual(2, by_name['compute-1']['vcpus'])
+        self.assertEqual(10, by_name['compute-2']['vcpus'])
+        self.assertEqual('true', by_name['compute-2']['gpu'])
+        self.assertEqual('compute-2', by_name['compute-2']['service_name'])
+        freepool = self.aggregate('freepool')
+        self.assertEqual(['compute-1', 'compute-2', 'compute-3'],
+                         sorted(freepool['hosts']))
+
+    def test_adding_a_host_nova_does_not_know_is_404(self):
+        answer = self.admin_lease_api('POST', '/os-hosts',
+                                      {'name': 'no-such-host'}, expect=404)
+        self.assertIn('no-such-host', answer['error_message'])
+        self.assertEqual(3, len(self.admin_lease_api('GET',
+                                                     '/os-hosts')['hosts']))
+
+    def test_adding_a_host_twice_is_409(self):
+        self.admin_lease_api('POST', '/os-hosts', {'name': 'compute-1'},
+                             expect=409)
+
+    def test_members_cannot_manage_hosts(self):
+        self.lease_api('GET', '/os-hosts', expect=403)
+        self.lease_api('POST', '/os-hosts', {'name': 'compute-4'},
+                       expect=403)
+
+    def test_ordinary_boots_avoid_reservable_hosts(self):
+        for _ in range(3):
+            server = self.boot(project=OTHER)
+            self.assertEqual('compute-4',
+                             server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+
+    def test_lease_lifecycle_with_the_reservation_hint(self):
+        lease = self.create_lease(projects=[SHARED])
+        reservation = lease['reservations'][0]
+        allocations = self.admin_lease_api(
+            'GET', '/os-hosts/allocations?lease_id=' + lease['id'])
+        hosts = self.admin_lease_api('GET', '/os-hosts')['hosts']
+        names = {host['id']: host['hypervisor_hostname'] for host in hosts}
+        leased = sorted(names[a['resource_id']]
+                        for a in allocations['allocations'])
+        self.assertEqual(['compute-2', 'compute-3'], leased)
+        hint = {'reservation': reservation['id']}
+
+        # Before the start the hint leads nowhere.
+        self.boot(hints=hint, expect_state='ERROR')
+
+        self.run_engine(self.start + datetime.timedelta(minutes=1))
+        lease = self.lease_api('GET', '/leases/' + lease['id'])['lease']
+        self.assertEqual('ACTIVE', lease['status'])
+        aggregate = self.aggregate(reservation['id'])
+        self.assertEqual(leased, sorted(aggregate['hosts']))
+        self.assertEqual(OWNER, aggregate['metadata']['reservation:owner'])
+        self.assertEqual(['compute-1'],
+                         self.aggregate('freepool')['hosts'])
+
+        for project in (OWNER, SHARED, OWNER):
+            server = self.boot(project=project, hints=hint)
+            self.assertIn(server['OS-EXT-SRV-ATTR:hypervisor_hostname'],
+                          leased)
+        self.boot(project=OTHER, hints=hint, expect_state='ERROR')
+        server = self.boot(project=OWNER)
+        self.assertEqual('compute-4',
+                         server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+
+        self.run_engine(self.end + datetime.timedelta(minutes=1))
+        lease = self.lease_api('GET', '/leases/' + lease['id'])['lease']
+        self.assertEqual('TERMINATED', lease['status'])
+        self.assertIsNone(self.aggregate(reservation['id']))
+        self.assertEqual(['compute-1', 'compute-2', 'compute-3'],
+                         sorted(self.aggregate('freepool')['hosts']))
+        # release: the instances on the leased hosts stay.
+        servers = self.admin_api.get_servers(
+            search_opts={'all_tenants': 1, 'status': 'ACTIVE'})
+        self.assertEqual(3, sum(
+            1 for server in servers
+            if server['OS-EXT-SRV-ATTR:hypervisor_hostname'] in leased))
+
+    def test_delete_instances_at_end(self):
+        lease = self.create_lease(on_end='delete_instances')
+        reservation_id = lease['reservations'][0]['id']
+        self.run_engine(self.start + datetime.timedelta(minutes=1))
+        server = self.boot(hints={'reservation': reservation_id})
+        self.run_engine(self.end + datetime.timedelta(minutes=1))
+        self._wait_until_deleted(server)
+        self.assertEqual(['compute-1', 'compute-2', 'compute-3'],
+                         sorted(self.aggregate('freepool')['hosts']))
+
+    def test_overlapping_lease_wanting_too_many_hosts_is_409(self):
+        self.create_lease()
+        before = self.lease_api('GET', '/leases')['leases']
+        answer = self.create_lease(name='second', expect=409)
+        self.assertIn('Not enough hosts', answer['error_message'])
+        self.assertEqual(before, self.lease_api('GET', '/leases')['leases'])
+        allocations = self.admin_lease_api('GET', '/os-hosts/allocations')
+        self.assertEqual(2, len(allocations['allocations']))
+
+    def test_lease_of_named_hosts(self):
+        lease = self.create_lease(hosts=['compute-1'], min=1, max=1,
+                                  hypervisor_properties='',
+                                  resource_properties='')
+        allocations = self.admin_lease_api(
+            'GET', '/os-hosts/allocations?lease_id=' + lease['id'])
+        host = self.admin_lease_api(
+            'GET', '/os-hosts/' + allocations['allocations'][0][
+                'resource_id'])['host']
+        self.assertEqual('compute-1', host['hypervisor_hostname'])
+
+    def test_bad_host_request_is_400_and_writes_nothing(self):
+        for bad, field in (({'min': 0}, 'min'), ({'max': 'x'}, 'max'),
+                           ({'on_end': 'explode'}, 'on_end'),
+                           ({'region': 'Elsewhere'}, 'region'),
+                           ({'hypervisor_properties': '["bad"'},
+                            'hypervisor_properties'),
+                           ({'color': 'red'}, 'color')):
+            answer = self.create_lease(expect=400, **bad)
+            self.assertIn('reservations[0].' + field,
+                          answer['error_message'])
+        self.assertEqual([], self.lease_api('GET', '/leases')['leases'])
+
+    def test_host_with_a_future_lease_cannot_be_removed(self):
+        self.create_lease()
+        self.admin_lease_api('DELETE', '/os-hosts/compute-2', expect=409)
+        self.admin_lease_api('DELETE', '/os-hosts/compute-1', expect=204)
+        self.assertEqual(['compute-2', 'compute-3'],
+                         sorted(self.aggregate('freepool')['hosts']))
+
+    def test_extra_capabilities_update_and_properties(self):
+        host = self.admin_lease_api('PUT', '/os-hosts/compute-1',
+                                    {'rack': 'r1', 'gpu': None})['host']
+        self.assertEqual('r1', host['rack'])
+        self.assertNotIn('gpu', host)
+        properties = self.admin_lease_api(
+            'GET', '/os-hosts/properties?detail=1')['resource_properties']
+        self.assertEqual(
+            [{'property': 'gpu', 'private': False, 'values': ['true']},
+             {'property': 'rack', 'private': False, 'values': ['r1']}],
+            properties)
+        self.admin_lease_api('PATCH', '/os-hosts/properties/rack',
+                             {'private': True})
+        properties = self.admin_lease_api(
+            'GET', '/os-hosts/properties')['resource_properties']
+        self.assertEqual([{'property': 'gpu'}], properties)
