@@ -134,12 +134,16 @@ def _insert_leases(session, aggregates, ids):
 
 def request_specs(workload):
     """``{case: RequestSpec}`` for the workload's requests."""
-    return {case: objects.RequestSpec(
-        project_id=req['project_id'],
-        flavor=objects.Flavor(extra_specs=dict(req['flavor_extra_specs'])),
-        scheduler_hints={k: list(v)
-                         for k, v in req['scheduler_hints'].items()})
-        for case, req in workload['requests'].items() if case in CASES}
+    specs = {}
+    for case, req in workload['requests'].items():
+        if case in CASES:
+            specs[case] = objects.RequestSpec(
+                project_id=req['project_id'],
+                flavor=objects.Flavor(
+                    extra_specs=dict(req['flavor_extra_specs'])),
+                scheduler_hints={k: list(v) for k, v in
+                                 req['scheduler_hints'].items()})
+    return specs
 
 
 def host_states(workload):

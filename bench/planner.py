@@ -71,7 +71,8 @@ def run_filter(ctx, counter, model, queries, filter_name, text):
     """Time ``find_free_hosts`` on ``queries``; return the result line."""
     times, statements, valid = [], [], True
     for query in queries:
-        start, end = common.parse_date(query['start']), common.parse_date(query['end'])
+        start = common.parse_date(query['start'])
+        end = common.parse_date(query['end'])
         gc.collect()
         counter.count = 0
         began = time.perf_counter_ns()

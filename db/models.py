@@ -247,8 +247,11 @@ class PoolState(Base):
 
 
 class HostProperty(Base):
-    """Whether an extra capability of hosts is private (hidden by default
-    from ``GET /os-hosts/properties``)."""
+    """Whether an extra capability of hosts is private.
+
+    Private capabilities are left out of ``GET /os-hosts/properties``
+    unless ``all=true`` asks for them.
+    """
 
     __tablename__ = 'host_properties'
 

@@ -117,6 +117,17 @@ def _ready():
     return sa.and_(~blocked, ~lease_busy)
 
 
+def _changes_pools(outcomes):
+    """Whether recording ``outcomes`` changes whose hosts take instances.
+
+    A lease that started became ACTIVE; one whose event failed for good
+    went to ERROR.
+    """
+    return any(outcome.final if outcome.reason is not None else
+               outcome.event['event_type'] == EventType.START_LEASE
+               for outcome in outcomes)
+
+
 def _event_order(event):
     return (event['time'], EventType.ALL.index(event['event_type']),
             event['id'])
@@ -215,7 +226,6 @@ class Engine:
     @staticmethod
     def _mark_leases(session, events):
         """Move the leases of claimed events to STARTING / TERMINATING."""
-        host_pools.bump(session)
         for event_type, step in _STEPS.items():
             lease_ids = [e['lease_id'] for e in events
                          if e['event_type'] == event_type]
@@ -225,6 +235,10 @@ class Engine:
                     .where(LEASES.c.id.in_(lease_ids),
                            LEASES.c.status.in_(_sources(step.lease_during)))
                     .values(status=step.lease_during))
+        # An ending lease's hosts take no more instances. The pool_state
+        # row comes last in every writer, so writers never deadlock on it.
+        if any(e['event_type'] == EventType.END_LEASE for e in events):
+            host_pools.bump(session)
 
     def _load(self, session, token, events):
         lease_ids = {e['lease_id'] for e in events}
@@ -298,7 +312,6 @@ class Engine:
         now = self.clock.now()
         with db_api.context_manager.writer.using(ctx) as session:
             db_api.lock_for_write(session)
-            host_pools.bump(session)
             done = []
             for event_type in EventType.ALL:
                 done += self._record_done(
@@ -317,6 +330,8 @@ class Engine:
                     EVENTS.update().where(EVENTS.c.id.in_(unstarted), mine)
                     .values(status=EventStatus.UNDONE, claimed_by=None,
                             claim_expires_at=None))
+            if _changes_pools(outcomes):
+                host_pools.bump(session)
         return done
 
     @staticmethod

@@ -16,6 +16,7 @@ added or removed, a lease's status or projects changed).
 import collections
 import threading
 
+from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -39,12 +40,26 @@ _EMPTY = frozenset()
 
 
 def bump(session):
-    """Mark the pools changed, in ``session``'s transaction."""
-    updated = session.execute(
+    """Mark the pools changed, in ``session``'s transaction.
+
+    Call it after the transaction's other writes: the row is a lock that
+    every such writer takes, and taking it last keeps them from
+    deadlocking on it.
+    """
+    if _increment(session):
+        return
+    try:
+        with session.begin_nested():
+            session.execute(sa.insert(POOL_STATE).values(id=1, generation=1))
+    except db_exc.DBDuplicateEntry:
+        # Another writer made the first row meanwhile.
+        _increment(session)
+
+
+def _increment(session):
+    return session.execute(
         sa.update(POOL_STATE).where(POOL_STATE.c.id == 1)
         .values(generation=POOL_STATE.c.generation + 1)).rowcount
-    if not updated:
-        session.execute(sa.insert(POOL_STATE).values(id=1, generation=1))
 
 
 def generation(session):

@@ -303,7 +303,6 @@ class LeaseService:
         if not result.rowcount:
             # The engine moved the lease on since we read it.
             raise exceptions.ConcurrentUpdate()
-        host_pools.bump(session)
         for event_type, time in self._event_times(lease).items():
             session.execute(EVENTS.update().where(
                 EVENTS.c.lease_id == old['id'],

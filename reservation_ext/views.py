@@ -16,7 +16,6 @@ RESERVATIONS = models.Reservation.__table__
 EVENTS = models.Event.__table__
 
 
-
 def plugin_for(plugins, resource_type):
     """The plugin of ``resource_type``, or PluginError when none is."""
     try:

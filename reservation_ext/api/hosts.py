@@ -4,6 +4,7 @@ Every handler takes the :class:`~reservation_ext.inventory.HostInventory`,
 the request and the arguments of its path, and returns ``(status, body)``.
 """
 
+
 def list_hosts(inventory, req):
     """``GET /v1/os-hosts``."""
     return 200, {'hosts': inventory.list(req.context)}

@@ -8,6 +8,7 @@ its path, and returns ``(status, body)``; errors are raised as
 responses by the application.
 """
 
+
 def list_leases(service, req):
     """``GET /v1/leases[?all_projects=1]``: the project's (or all) leases."""
     return 200, {'leases': service.list(

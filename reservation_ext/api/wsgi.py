@@ -30,8 +30,8 @@ from reservation_ext import context
 from reservation_ext import exceptions
 from reservation_ext import inventory
 from reservation_ext import leases
-from reservation_ext import nova
 from reservation_ext import notifications
+from reservation_ext import nova
 from reservation_ext import plugins
 
 LOG = logging.getLogger(__name__)

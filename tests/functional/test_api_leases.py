@@ -21,8 +21,8 @@ from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import inventory
 from reservation_ext import leases
-from reservation_ext import nova
 from reservation_ext import notifications
+from reservation_ext import nova
 from reservation_ext import plugins as plugins_mod
 from tests import base
 from tests import fixtures

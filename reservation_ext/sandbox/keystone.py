@@ -1,0 +1,88 @@
+"""The sandbox's Keystone: a child process serving the real Keystone app.
+
+    python -m reservation_ext.sandbox.keystone --state-dir DIR \
+        --listen keystone=FD --ready-fd FD
+
+Sets Keystone up as an operator would, with ``keystone-manage`` (SQLite,
+fernet tokens, ``bootstrap`` of the ``admin`` project, user and role),
+serves it, and then, through its own API, adds the ``demo`` project and
+user (role ``member``) and the catalog of the sandbox's services in
+region RegionOne. Keystone has its own global configuration, hence its own
+process.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+from keystone.server.flask import core as keystone_flask
+from keystoneclient.v3 import client as ks_client
+
+from reservation_ext.sandbox import config
+from reservation_ext.sandbox import process
+from reservation_ext.sandbox import wsgi_server
+
+
+def _keystone_manage(layout):
+    """``keystone-manage --config-file DIR/keystone.conf``."""
+    script = os.path.join(os.path.dirname(sys.executable), 'keystone-manage')
+    if not os.path.exists(script):
+        script = shutil.which('keystone-manage')
+    return [script, '--config-file', layout.path('keystone.conf')]
+
+
+def set_up(layout):
+    """Create the database and keys, then bootstrap the admin user."""
+    manage = _keystone_manage(layout)
+    owner = ['--keystone-user', str(os.getuid()),
+             '--keystone-group', str(os.getgid())]
+    # The keys do not need the database: make all three at once.
+    steps = [subprocess.Popen(manage + args) for args in (
+        ['db_sync'], ['fernet_setup'] + owner, ['credential_setup'] + owner)]
+    for step in steps:
+        if step.wait():
+            raise RuntimeError('%s failed' % ' '.join(step.args))
+    subprocess.run(manage + [
+        'bootstrap', '--bootstrap-password', layout.password,
+        '--bootstrap-region-id', config.REGION,
+        '--bootstrap-public-url', layout.auth_url], check=True)
+
+
+def register(layout):
+    """Add the demo project and user and the catalog, as admin."""
+    keystone = ks_client.Client(session=config.session(layout))
+    project = keystone.projects.create('demo', config.DOMAIN_ID)
+    user = keystone.users.create('demo', domain=config.DOMAIN_ID,
+                                 password=layout.password,
+                                 default_project=project)
+    member = keystone.roles.find(name=config.USERS['demo'])
+    keystone.roles.grant(member, user=user, project=project)
+    for service_type, (name, url) in layout.endpoints.items():
+        service = keystone.services.create(name, service_type)
+        keystone.endpoints.create(service, url, interface='public',
+                                  region=config.REGION)
+
+
+def main(argv=None):
+    args = process.parse_args(argv, 'The Keystone of reservation-sandbox.')
+    # Keystone parses the command line again, for its own options.
+    del sys.argv[1:]
+    layout = config.Layout.load(args.state_dir)
+    stop = process.stop_event()
+    set_up(layout)
+    app = keystone_flask.initialize_application(
+        name='public', config_files=[layout.path('keystone.conf')])
+    # One request at a time: Keystone writes to its SQLite database while
+    # it issues tokens, and SQLite fails concurrent writers.
+    server = wsgi_server.Server('keystone', app, args.listen['keystone'],
+                                threaded=False)
+    server.start()
+    register(layout)
+    process.signal_ready(args.ready_fd)
+    stop.wait()
+    server.stop()
+
+
+if __name__ == '__main__':
+    main()

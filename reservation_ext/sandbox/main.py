@@ -1,0 +1,320 @@
+"""reservation-sandbox: an all-in-one cloud with reservation-ext enabled.
+
+    reservation-sandbox [--state-dir DIR] [--hosts N] [--db-url URL]
+
+Starts on 127.0.0.1, with SQLite and without a message broker, and
+supervises three child processes (each logs to ``DIR/logs/<name>.log``):
+
+- ``keystone`` (:mod:`reservation_ext.sandbox.keystone`): a real
+  Keystone, with the admin and demo users and the catalog;
+- ``nova`` (:mod:`reservation_ext.sandbox.nova`): nova-api with the lease
+  API, Placement, the image API, conductor, scheduler with
+  ReservationFilter and N fake compute hosts;
+- ``engine``: ``reservation-engine`` polling every second.
+
+The ports are free ones, bound here before any child starts and inherited
+by the children. Once every API answers it writes ``DIR/openrc`` and
+``DIR/openrc-demo`` and prints ``sandbox ready``. SIGINT (Ctrl-C) or
+SIGTERM stops the children, last started first, and exits 0; a child that
+ends on its own stops the sandbox with exit status 1.
+
+The state directory is reset at every start (see
+:mod:`reservation_ext.sandbox.config`). ``--db-url`` puts the leases DB
+elsewhere (e.g. PostgreSQL); that database is migrated, not reset.
+"""
+
+import argparse
+import ctypes
+import os
+import secrets
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from db import migration
+from reservation_ext.sandbox import config
+
+START_TIMEOUT = 300
+STOP_TIMEOUT = 30
+LOG_TAIL_LINES = 30
+PR_SET_PDEATHSIG = 1
+
+
+class Stopped(Exception):
+    """SIGINT or SIGTERM."""
+
+
+class SandboxFailed(Exception):
+    """A child process ended or did not get ready, or an API failed."""
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog='reservation-sandbox',
+        description='An all-in-one OpenStack cloud (Keystone, Nova, '
+                    'Placement) with reservation-ext enabled, on 127.0.0.1.')
+    parser.add_argument('--state-dir', default='.sandbox',
+                        help='where the state and logs live; reset at '
+                             'start (default: %(default)s)')
+    parser.add_argument('--hosts', type=int, default=4,
+                        help='number of fake compute hosts '
+                             '(default: %(default)s)')
+    parser.add_argument('--db-url',
+                        help='the leases DB (default: SQLite in DIR)')
+    args = parser.parse_args(argv)
+    if args.hosts < 1:
+        parser.error('--hosts must be at least 1')
+    return args
+
+
+def reset_state_dir(path):
+    """Empty ``path`` for a new sandbox, refusing foreign directories."""
+    if os.path.isdir(path) and os.listdir(path) and not os.path.exists(
+            os.path.join(path, 'sandbox.json')):
+        raise SystemExit('%s is not empty and holds no sandbox; not '
+                         'resetting it' % path)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(os.path.join(path, 'logs'))
+
+
+def listen():
+    """A listening socket on a free port, to be inherited by a child."""
+    sock = socket.socket()
+    sock.bind((config.HOST, 0))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _die_with_parent():
+    # Runs in the child before exec: the kernel sends SIGTERM to the child
+    # when the supervisor ends, however it ends.
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class Child:
+    """A child process with its output in ``DIR/logs/<name>.log``."""
+
+    def __init__(self, layout, name, argv, pass_fds=()):
+        self.name = name
+        self.log_path = layout.log_path(name)
+        with open(self.log_path, 'ab') as log:
+            self.popen = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, pass_fds=pass_fds,
+                start_new_session=True, preexec_fn=_die_with_parent,
+                # Not the caller's directory: ``python -m`` puts the
+                # working directory first on sys.path, where a source
+                # tree could shadow the installed packages.
+                cwd=layout.state_dir)
+
+    def check(self):
+        """Raise SandboxFailed if the process has ended."""
+        if self.popen.poll() is not None:
+            raise SandboxFailed('%s ended with status %s\n%s' % (
+                self.name, self.popen.returncode, self.log_tail()))
+
+    def log_tail(self):
+        with open(self.log_path, errors='replace') as log:
+            lines = log.readlines()[-LOG_TAIL_LINES:]
+        return ''.join('  %s: %s' % (self.name, line) for line in lines)
+
+    def stop(self):
+        """SIGTERM, then SIGKILL after STOP_TIMEOUT; the exit status."""
+        if self.popen.poll() is None:
+            self.popen.terminate()
+        try:
+            return self.popen.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            print('%s did not stop in %d s; killed' % (
+                self.name, STOP_TIMEOUT), file=sys.stderr)
+            self.popen.kill()
+            return self.popen.wait()
+
+
+class ServiceChild(Child):
+    """A child of this package: ``python -m <module>`` with pipes.
+
+    The child serves on ``sockets`` and says ``ready`` on a pipe; with
+    ``go``, it also waits for a go on another pipe (see
+    :mod:`reservation_ext.sandbox.process`).
+    """
+
+    def __init__(self, layout, name, module, sockets, go=False):
+        self._ready, ready_w = os.pipe()
+        argv = [sys.executable, '-m', module, '--state-dir', layout.state_dir,
+                '--ready-fd', str(ready_w)]
+        pipe_ends = [ready_w]
+        if go:
+            go_r, self._go = os.pipe()
+            argv += ['--go-fd', str(go_r)]
+            pipe_ends.append(go_r)
+        for service, sock in sockets.items():
+            argv += ['--listen', '%s=%d' % (service, sock.fileno())]
+        super().__init__(layout, name, argv, pipe_ends + [
+            sock.fileno() for sock in sockets.values()])
+        # The child's ends of the pipes are the child's alone.
+        for fd in pipe_ends:
+            os.close(fd)
+
+    def go(self):
+        try:
+            os.write(self._go, b'go')
+        except BrokenPipeError:
+            # The child has ended; wait_ready says so.
+            pass
+        os.close(self._go)
+
+    def wait_ready(self, deadline, others=()):
+        """Wait for ``ready``; fail if this or another child ends."""
+        while True:
+            for child in (self,) + tuple(others):
+                child.check()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SandboxFailed('%s not ready in %d s\n%s' % (
+                    self.name, START_TIMEOUT, self.log_tail()))
+            readable, _, _ = select.select([self._ready], [], [],
+                                           min(remaining, 1.0))
+            if readable:
+                said = os.read(self._ready, 16)
+                if said.startswith(b'ready'):
+                    os.close(self._ready)
+                    return
+                # End of file: the child is ending without being ready.
+                self.popen.wait()
+
+
+class Sandbox:
+    """The child processes of one sandbox, started and stopped in order."""
+
+    def __init__(self, layout, sockets):
+        self.layout = layout
+        self.sockets = sockets
+        self.children = []
+
+    def start(self):
+        """Start every child; return once every API answers."""
+        deadline = time.monotonic() + START_TIMEOUT
+        keystone = self._start(ServiceChild(
+            self.layout, 'keystone', 'reservation_ext.sandbox.keystone',
+            {'keystone': self.sockets['keystone']}))
+        nova = self._start(ServiceChild(
+            self.layout, 'nova', 'reservation_ext.sandbox.nova',
+            {name: self.sockets[name] for name in
+             ('nova', 'placement', 'image')}, go=True))
+        for sock in self.sockets.values():
+            sock.close()
+        keystone.wait_ready(deadline, others=[nova])
+        nova.go()
+        self._start(Child(self.layout, 'engine', [
+            sys.executable, '-m', 'reservation_ext.cmd.engine',
+            '--config-file', self.layout.path('nova.conf')]))
+        nova.wait_ready(deadline, others=self.children)
+        check_apis(self.layout)
+
+    def _start(self, child):
+        self.children.append(child)
+        return child
+
+    def watch(self):
+        """Block until a child ends on its own (SandboxFailed)."""
+        while True:
+            for child in self.children:
+                child.check()
+            time.sleep(1)
+
+    def stop(self):
+        for child in reversed(self.children):
+            status = child.stop()
+            if status:
+                print('%s exited with status %d' % (child.name, status),
+                      file=sys.stderr)
+
+
+def check_apis(layout):
+    """Call every API through the catalog, as the admin user.
+
+    :raises SandboxFailed: an API answers with an error.
+    """
+    session = config.session(layout)
+    session.get_token()
+    calls = (('compute', '/os-hypervisors'), ('reservation', '/leases'),
+             ('placement', '/'), ('image', '/v2/images'))
+    for service_type, path in calls:
+        response = session.get(path, raise_exc=False, endpoint_filter={
+            'service_type': service_type, 'interface': 'public'})
+        if response.status_code != 200:
+            raise SandboxFailed('%s %s answered %d: %s' % (
+                service_type, path, response.status_code, response.text))
+
+
+def prepare(args):
+    """Reset DIR, bind the ports, write the configuration, migrate."""
+    reset_state_dir(args.state_dir)
+    sockets = {service: listen() for service in config.SERVICES}
+    layout = config.Layout(
+        state_dir=args.state_dir, hosts=args.hosts,
+        ports={name: sock.getsockname()[1]
+               for name, sock in sockets.items()},
+        password=secrets.token_urlsafe(12), leases_db_url=args.db_url)
+    layout.save()
+    config.write_keystone_conf(layout)
+    config.write_nova_conf(layout)
+    config.write_placement_conf(layout)
+    migration.upgrade(layout.leases_db_url)
+    return layout, sockets
+
+
+def print_summary(layout):
+    lines = ['identity     %s' % layout.auth_url]
+    lines += ['%-12s %s' % (service_type, url) for service_type, (_, url)
+              in layout.endpoints.items()]
+    lines += ['%-12s %d vCPUs, %d MB RAM, %d GB disk' % (
+        (host,) + config.host_size(host)) for host in config.host_names(
+            layout)]
+    lines += ['image        %s (%s)' % (config.IMAGE_ID, config.IMAGE_NAME),
+              'credentials  . %s (admin), . %s (demo)' % (
+                  layout.path('openrc'), layout.path('openrc-demo')),
+              'logs         %s' % layout.path('logs'),
+              'sandbox ready']
+    print('\n'.join(lines), flush=True)
+
+
+def _raise_stopped(signum, frame):
+    raise Stopped(signum)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _raise_stopped)
+    sandbox = None
+    try:
+        layout, sockets = prepare(args)
+        print('starting the sandbox in %s (logs in %s)' % (
+            layout.state_dir, layout.path('logs')), flush=True)
+        sandbox = Sandbox(layout, sockets)
+        sandbox.start()
+        config.write_openrc(layout)
+        print_summary(layout)
+        sandbox.watch()
+    except Stopped:
+        return 0
+    except SandboxFailed as exc:
+        print('sandbox failed: %s' % exc, file=sys.stderr)
+        return 1
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+        if sandbox is not None:
+            sandbox.stop()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

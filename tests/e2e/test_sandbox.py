@@ -1,0 +1,68 @@
+"""The sandbox's cloud, as the unmodified clients see it."""
+
+from reservation_ext.sandbox import config
+from tests.e2e import base
+
+HOSTS = ['compute-1', 'compute-2', 'compute-3', 'compute-4']
+
+
+class TestSandbox(base.SandboxTestCase):
+
+    def test_catalog(self):
+        types = {entry['Type'] for entry in self.run_json(
+            ['openstack', 'catalog', 'list'])}
+        self.assertTrue({'identity', 'compute', 'placement', 'image',
+                         'reservation'} <= types, types)
+
+    def test_hypervisors_of_different_sizes(self):
+        out = self.run_cli(['nova', 'hypervisor-list'])
+        for host in HOSTS:
+            self.assertIn(host, out)
+        # 2.88 hides the sizes; 2.87 is the last version that shows them.
+        hypervisors = self.run_json(['openstack', '--os-compute-api-version',
+                                     '2.87', 'hypervisor', 'list', '--long'])
+        self.assertEqual(HOSTS, sorted(h['Hypervisor Hostname']
+                                       for h in hypervisors))
+        self.assertEqual({'up'}, {h['State'] for h in hypervisors})
+        sizes = {(h['vCPUs'], h['Memory MB']) for h in hypervisors}
+        self.assertEqual(len(HOSTS), len(sizes))
+
+    def test_flavors_and_image(self):
+        flavors = {f['ID']: f['Name'] for f in self.run_json(
+            ['openstack', 'flavor', 'list'])}
+        self.assertEqual('m1.tiny', flavors['1'])
+        image = self.sandbox.env['admin']['SANDBOX_IMAGE']
+        self.assertIn(image, [i['ID'] for i in self.run_json(
+            ['openstack', 'image', 'list'])])
+
+    def test_nova_boot_and_delete(self):
+        image = self.sandbox.env['admin']['SANDBOX_IMAGE']
+        self.run_cli(['nova', 'boot', '--flavor', '1', '--image', image,
+                      '--nic', 'none', '--poll', 'e2e-nova'])
+        out = self.run_cli(['nova', 'list'])
+        self.assertIn('e2e-nova', out)
+        self.assertIn('ACTIVE', out)
+        self.run_cli(['nova', 'delete', 'e2e-nova'])
+        self.wait_for(lambda: 'e2e-nova' not in self.run_cli(
+            ['openstack', 'server', 'list', '-f', 'value', '-c', 'Name']))
+
+    def test_openstack_server_create_as_demo(self):
+        server = self.run_json(
+            ['openstack', 'server', 'create', '--flavor', 'm1.tiny',
+             '--image', config.IMAGE_NAME, '--nic', 'none', '--wait',
+             'e2e-demo'], user='demo')
+        self.assertEqual('ACTIVE', server['status'])
+        names = [s['Name'] for s in self.run_json(
+            ['openstack', 'server', 'list'], user='demo')]
+        self.assertEqual(['e2e-demo'], names)
+        self.run_cli(['openstack', 'server', 'delete', '--wait',
+                      'e2e-demo'], user='demo')
+
+    def test_demo_is_no_admin(self):
+        self.run_cli(['openstack', 'server', 'list'], user='demo')
+        self.run_cli(['nova', 'hypervisor-list'], user='demo',
+                     expect_failure=True)
+
+    def test_reservation_lease_list_is_empty(self):
+        self.assertEqual([], self.run_json(
+            ['openstack', 'reservation', 'lease', 'list']))

@@ -1,0 +1,126 @@
+"""ReservationFilter on real nova HostStates, over SQLite and PostgreSQL.
+
+The pools come from the leases DB; these tests also check that every
+change that matters to the filter reaches a scheduler that cached the
+previous pools (the ``pool_state`` generation).
+"""
+
+import datetime
+import uuid
+
+from nova import objects
+from nova.scheduler import host_manager
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from nova_filters import reservation_filter
+from reservation_ext import host_pools
+from reservation_ext import hosts
+from tests import base
+
+NOW = datetime.datetime(2030, 1, 1)
+LEASES = models.Lease.__table__
+RESERVATIONS = models.Reservation.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+PROJECTS = models.LeaseProject.__table__
+NAMES = ['compute-%d' % i for i in range(6)]
+
+
+class _FilterTests:
+
+    def setUp(self):
+        super().setUp()
+        objects.register_all()
+        self.host_states = [host_manager.HostState(name, name, 'cell')
+                            for name in NAMES]
+        with self.writer() as session:
+            self.host_ids = {name: hosts.add_host(session, {
+                'hypervisor_hostname': name, 'vcpus': 8, 'memory_mb': 8192,
+                'local_gb': 100}) for name in NAMES[:4]}
+        self.filter = reservation_filter.ReservationFilter()
+
+    def writer(self):
+        return db_api.context_manager.writer.using(self.ctx)
+
+    def add_lease(self, hostnames, project='owner', status='ACTIVE',
+                  reservation_status='active', shared=()):
+        lease_id, reservation_id = str(uuid.uuid4()), str(uuid.uuid4())
+        with self.writer() as session:
+            session.execute(sa.insert(LEASES).values(
+                id=lease_id, name=lease_id, project_id=project,
+                start_date=NOW, end_date=NOW, status=status))
+            session.execute(sa.insert(RESERVATIONS).values(
+                id=reservation_id, lease_id=lease_id,
+                resource_type='physical:host', status=reservation_status))
+            for name in hostnames:
+                session.execute(sa.insert(ALLOCATIONS).values(
+                    id=str(uuid.uuid4()), host_id=self.host_ids[name],
+                    reservation_id=reservation_id, start_date=NOW,
+                    end_date=NOW + datetime.timedelta(days=1)))
+            for other in shared:
+                session.execute(sa.insert(PROJECTS).values(
+                    lease_id=lease_id, project_id=other))
+            host_pools.bump(session)
+        return lease_id, reservation_id
+
+    def passing(self, project='owner', reservation=None):
+        hints = {'reservation': [reservation]} if reservation else {}
+        spec = objects.RequestSpec(
+            project_id=project, scheduler_hints=hints,
+            flavor=objects.Flavor(extra_specs={}))
+        return [host.host for host in self.filter.filter_all(
+            self.host_states, spec)]
+
+    def test_without_hint_only_hosts_outside_the_pools_pass(self):
+        self.add_lease(['compute-0'])
+        self.assertEqual(['compute-4', 'compute-5'], self.passing())
+
+    def test_hint_passes_the_reservation_hosts_for_owner_and_shared(self):
+        _, reservation = self.add_lease(['compute-1', 'compute-2'],
+                                        shared=['friend'])
+        for project in ('owner', 'friend'):
+            self.assertEqual(['compute-1', 'compute-2'],
+                             self.passing(project, reservation))
+        self.assertEqual([], self.passing('stranger', reservation))
+
+    def test_hint_of_an_unknown_or_inactive_reservation_passes_nothing(self):
+        _, pending = self.add_lease(['compute-1'], status='PENDING',
+                                    reservation_status='pending')
+        _, ending = self.add_lease(['compute-2'], status='TERMINATING')
+        for reservation in (pending, ending, str(uuid.uuid4())):
+            self.assertEqual([], self.passing('owner', reservation))
+
+    def test_changes_reach_a_filter_that_cached_the_pools(self):
+        self.assertEqual(['compute-4', 'compute-5'], self.passing())
+        lease_id, reservation = self.add_lease(['compute-3'])
+        self.assertEqual(['compute-3'], self.passing('owner', reservation))
+        with self.writer() as session:
+            session.execute(sa.update(LEASES).where(LEASES.c.id == lease_id)
+                            .values(status='TERMINATING'))
+            host_pools.bump(session)
+        self.assertEqual([], self.passing('owner', reservation))
+        with self.writer() as session:
+            session.execute(sa.delete(ALLOCATIONS))
+            session.execute(sa.delete(models.ComputeHost.__table__).where(
+                models.ComputeHost.hypervisor_hostname == 'compute-0'))
+            host_pools.bump(session)
+        self.assertEqual(['compute-0', 'compute-4', 'compute-5'],
+                         self.passing())
+
+    def test_the_pools_are_read_once_until_they_change(self):
+        self.passing()
+        snapshot = self.filter._pools.get()
+        self.passing()
+        self.assertIs(snapshot, self.filter._pools.get())
+        with self.writer() as session:
+            host_pools.bump(session)
+        self.assertIsNot(snapshot, self.filter._pools.get())
+
+
+class FilterSQLiteTest(_FilterTests, base.DBTestCase):
+    pass
+
+
+class FilterPostgreSQLTest(_FilterTests, base.PostgreSQLTestCase):
+    pass
