@@ -43,10 +43,12 @@ _MINIMUMS = {'min_vcpus': HOSTS.c.vcpus, 'min_memory_mb': HOSTS.c.memory_mb,
 _QUERIES = ('hypervisor_properties', 'resource_properties')
 KEYS = frozenset(('min', 'max', 'hosts', 'availability_zone', 'region',
                   'before_end', 'on_end') + _QUERIES + tuple(_MINIMUMS))
-# Columns of host_reservations shown in lease views.
+# Columns of host_reservations shown in lease views (Blazar's), and the
+# optional constraints, shown when the request set them.
 _VIEW_COLUMNS = ('min', 'max', 'hypervisor_properties',
                  'resource_properties', 'before_end', 'on_end',
-                 'aggregate_id', 'availability_zone') + tuple(_MINIMUMS)
+                 'aggregate_id')
+_OPTIONAL_COLUMNS = ('availability_zone',) + tuple(_MINIMUMS)
 
 
 class PhysicalHostPlugin(base.ResourcePlugin):
@@ -95,7 +97,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             id=request_id, reservation_id=reservation_id,
             requested_hosts=json.dumps(values['hosts']) if values['hosts']
             else None,
-            **{key: values[key] for key in _VIEW_COLUMNS
+            **{key: values[key] for key in _VIEW_COLUMNS + _OPTIONAL_COLUMNS
                if key != 'aggregate_id'}))
         return request_id
 
@@ -104,6 +106,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         for row in session.execute(sa.select(REQUESTS).where(
                 REQUESTS.c.reservation_id.in_(reservation_ids))):
             view = {key: getattr(row, key) for key in _VIEW_COLUMNS}
+            view.update({key: getattr(row, key) for key in _OPTIONAL_COLUMNS
+                         if getattr(row, key) is not None})
             if row.requested_hosts:
                 view['hosts'] = json.loads(row.requested_hosts)
             details[row.reservation_id] = view
@@ -129,6 +133,10 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         for host in self._service_hosts(ctx, reservation['id']):
             self.nova.remove_from_aggregate(freepool, host)
             self.nova.add_to_aggregate(aggregate, host)
+        with db_api.context_manager.writer.using(ctx) as session:
+            session.execute(sa.update(REQUESTS).where(
+                REQUESTS.c.reservation_id == reservation['id']).values(
+                    aggregate_id=aggregate['id']))
 
     def on_end(self, ctx, lease, reservation):
         hosts = self._service_hosts(ctx, reservation['id'])

@@ -144,7 +144,7 @@ class SandboxTestCase(testtools.TestCase):
         super().tearDownClass()
 
     def run_cli(self, argv, user='admin', expect_failure=False):
-        """Run a client as ``user``; its stdout.
+        """Run a client as ``user``; its stdout (stderr if it failed).
 
         :raises AssertionError: the client exits non-zero (or zero, with
             ``expect_failure``), with its output.
@@ -159,7 +159,7 @@ class SandboxTestCase(testtools.TestCase):
                                  'stdout:\n%s\nstderr:\n%s' % (
                                      ' '.join(argv), result.returncode, user,
                                      result.stdout, result.stderr))
-        return result.stdout
+        return result.stderr if expect_failure else result.stdout
 
     def run_json(self, argv, user='admin'):
         """Run an openstack command with ``-f json``; the parsed output."""

@@ -1,0 +1,150 @@
+"""Host reservation with the unmodified clients against the sandbox.
+
+``openstack reservation host ...`` and ``openstack reservation lease ...``
+(python-blazarclient) talk to the lease API inside nova-api; ``nova boot
+--hint reservation=...`` goes through Nova's real scheduler with
+ReservationFilter; the sandbox's engine starts the leases.
+"""
+
+import datetime
+import json
+
+from tests.e2e import base
+
+GPU_HOSTS = ['compute-3', 'compute-4']
+# compute-2 is reservable without a gpu; compute-1 stays an ordinary host.
+RESERVABLE = {'compute-2': 'false', 'compute-3': 'true', 'compute-4': 'true'}
+HOST_REQUEST = ('resource_type=physical:host,min=2,max=2,'
+                'hypervisor_properties=[">=", "$vcpus", "8"],'
+                'resource_properties=["=", "$gpu", "true"]')
+
+
+def _date(moment):
+    return moment.strftime('%Y-%m-%d %H:%M')
+
+
+def _reservation_of(lease):
+    """The one reservation of a lease as ``-f json`` prints it (text)."""
+    reservation = lease['reservations']
+    return json.loads(reservation) if isinstance(reservation, str) else (
+        reservation)
+
+
+class TestHostReservation(base.SandboxTestCase):
+
+    def setUp(self):
+        super().setUp()
+        existing = {host['hypervisor_hostname'] for host in self.run_json(
+            ['openstack', 'reservation', 'host', 'list'])}
+        for name, gpu in sorted(RESERVABLE.items()):
+            if name not in existing:
+                out = self.run_cli(['openstack', 'reservation', 'host',
+                                    'create', '--extra', 'gpu=' + gpu, name])
+                self.assertIn('Created a new host', out)
+        self.image = self.sandbox.env['admin']['SANDBOX_IMAGE']
+
+    def create_lease(self, name, start, end, user='demo'):
+        out = self.run_cli(['openstack', 'reservation', 'lease', 'create',
+                            '--reservation', HOST_REQUEST,
+                            '--start-date', start, '--end-date', end, name],
+                           user=user)
+        self.assertIn('Created a new lease', out)
+        return self.run_json(['openstack', 'reservation', 'lease', 'show',
+                              name], user=user)
+
+    def boot(self, name, user, *options):
+        self.run_cli(['nova', 'boot', '--flavor', '1', '--image', self.image,
+                      '--nic', 'none'] + list(options) + [name], user=user)
+        return self.wait_for(lambda: self._settled(name, user))
+
+    def _settled(self, name, user):
+        server = self.run_json(['openstack', 'server', 'show', name],
+                               user=user)
+        return server if server['status'] in ('ACTIVE', 'ERROR') else None
+
+    def host_of(self, server_id):
+        return self.run_json(['openstack', 'server', 'show', server_id])[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname']
+
+    def test_hosts_show_their_nova_properties(self):
+        hosts = {host['hypervisor_hostname']: host for host in self.run_json(
+            ['openstack', 'reservation', 'host', 'list'])}
+        self.assertEqual(sorted(RESERVABLE), sorted(hosts))
+        host = self.run_json(['openstack', 'reservation', 'host', 'show',
+                              'compute-3'])
+        self.assertEqual(12, host['vcpus'])
+        self.assertEqual('true', host['gpu'])
+        freepool = self.run_json(['openstack', 'aggregate', 'show',
+                                  'freepool'])
+        self.assertEqual(sorted(RESERVABLE), sorted(freepool['hosts']))
+
+    def test_lease_of_two_gpu_hosts_and_boot_with_the_hint(self):
+        now = datetime.datetime.now(datetime.timezone.utc)
+        lease = self.create_lease('hpc-run', 'now',
+                                  _date(now + datetime.timedelta(days=1)))
+        self.assertIn(lease['status'], ('PENDING', 'STARTING', 'ACTIVE'))
+        reservation_id = _reservation_of(lease)['id']
+        self.wait_for(lambda: self.run_json(
+            ['openstack', 'reservation', 'lease', 'show', 'hpc-run'],
+            user='demo')['status'] == 'ACTIVE')
+
+        job = self.boot('job1', 'demo', '--hint',
+                        'reservation=' + reservation_id)
+        self.assertEqual('ACTIVE', job['status'])
+        self.assertIn(self.host_of(job['id']), GPU_HOSTS)
+        plain = self.boot('plain1', 'demo')
+        self.assertEqual('compute-1', self.host_of(plain['id']))
+        # The admin project is not the lease's: no host for it.
+        intruder = self.boot('intruder', 'admin', '--hint',
+                             'reservation=' + reservation_id)
+        self.assertEqual('ERROR', intruder['status'])
+        aggregate = self.run_json(['openstack', 'aggregate', 'show',
+                                   reservation_id])
+        self.assertEqual(GPU_HOSTS, sorted(aggregate['hosts']))
+
+        out = self.run_cli(['openstack', 'reservation', 'lease', 'set',
+                            '--prolong-for', '1d', 'hpc-run'], user='demo')
+        self.assertIn('Updated lease: hpc-run', out)
+        allocations = self.run_json(['openstack', 'reservation',
+                                     'allocation', 'list', 'host'])
+        self.assertEqual(2, len(allocations))
+
+        out = self.run_cli(['openstack', 'reservation', 'lease', 'delete',
+                            'hpc-run'], user='demo')
+        self.assertIn('Deleted lease: hpc-run', out)
+        freepool = self.run_json(['openstack', 'aggregate', 'show',
+                                  'freepool'])
+        self.assertEqual(sorted(RESERVABLE), sorted(freepool['hosts']))
+        # on_end "release": the instance stays.
+        self.assertEqual('ACTIVE', self.run_json(
+            ['openstack', 'server', 'show', 'job1'], user='demo')['status'])
+        for name, user in (('job1', 'demo'), ('plain1', 'demo'),
+                           ('intruder', 'admin')):
+            self.run_cli(['nova', 'delete', name], user=user)
+
+    def test_second_overlapping_lease_is_refused(self):
+        start, end = '2031-01-10 09:00', '2031-01-12 09:00'
+        self.create_lease('first', start, end)
+        error = self.run_cli(['openstack', 'reservation', 'lease', 'create',
+                              '--reservation', HOST_REQUEST,
+                              '--start-date', start, '--end-date', end,
+                              'second'], user='demo', expect_failure=True)
+        self.assertIn('Not enough hosts available', error)
+        names = [lease['name'] for lease in self.run_json(
+            ['openstack', 'reservation', 'lease', 'list'], user='demo')]
+        self.assertNotIn('second', names)
+        self.run_cli(['openstack', 'reservation', 'lease', 'delete',
+                      'first'], user='demo')
+
+    def test_bad_input_names_the_field(self):
+        error = self.run_cli(['openstack', 'reservation', 'lease', 'create',
+                              '--reservation',
+                              'resource_type=physical:host,min=0,max=1',
+                              '--end-date', '2031-02-01 09:00', 'bad'],
+                             user='demo', expect_failure=True)
+        self.assertIn('reservations[0].min', error)
+
+    def test_members_cannot_add_hosts(self):
+        error = self.run_cli(['openstack', 'reservation', 'host', 'create',
+                              'compute-1'], user='demo', expect_failure=True)
+        self.assertIn('reservation:hosts:create', error)
