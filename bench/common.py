@@ -75,6 +75,13 @@ def summary_ms(times_ms):
             'max_ms': round(max(times_ms), 3)}
 
 
+def peer_fields(ours, theirs):
+    """The peer's median and validity, and the speedup over it."""
+    return {'peer_median_ms': theirs['median_ms'],
+            'peer_valid': theirs['valid'],
+            'speedup': round(theirs['median_ms'] / ours['median_ms'], 1)}
+
+
 @contextlib.contextmanager
 def scratch_database(url, tmp):
     """The URL of an empty database for one run, cleaned up afterwards.

@@ -256,10 +256,7 @@ def main(argv=None):
                'nova': nova.version.version_string()}
         out.update(line)
         if line['case'] in peer:
-            peer_median = peer[line['case']]['median_ms']
-            out.update(peer_median_ms=peer_median,
-                       peer_valid=peer[line['case']]['valid'],
-                       speedup=round(peer_median / line['median_ms'], 1))
+            out.update(common.peer_fields(line, peer[line['case']]))
         print(json.dumps(out), flush=True)
     return 0
 

@@ -142,12 +142,9 @@ def main(argv=None):
                'cleaning_time': params['cleaning_time'], 'setup_s': setup_s}
         out.update(line)
         if line['filter'] in peer:
-            peer_median = peer[line['filter']]['median_ms']
-            out.update(peer_median_ms=peer_median,
-                       peer_sql_per_search=peer[line['filter']][
-                           'sql_per_call_median'],
-                       peer_valid=peer[line['filter']]['valid'],
-                       speedup=round(peer_median / line['median_ms'], 1))
+            theirs = peer[line['filter']]
+            out.update(common.peer_fields(line, theirs),
+                       peer_sql_per_search=theirs['sql_per_call_median'])
         print(json.dumps(out), flush=True)
     return 0
 

@@ -102,6 +102,10 @@ class HostReservationTest(nova_base.NovaTestCase):
         aggregate = self.aggregate(reservation['id'])
         self.assertEqual(leased, sorted(aggregate['hosts']))
         self.assertEqual(OWNER, aggregate['metadata']['reservation:owner'])
+        self.assertEqual('true', aggregate['metadata'][SHARED])
+        shown = self.lease_api('GET', '/leases/' + lease['id'])['lease']
+        self.assertEqual(aggregate['id'],
+                         shown['reservations'][0]['aggregate_id'])
         self.assertEqual(['compute-1'],
                          self.aggregate('freepool')['hosts'])
 
