@@ -15,9 +15,11 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from nova_filters import reservation_filter
+from reservation_ext import context
 from reservation_ext import host_pools
 from reservation_ext import hosts
 from tests import base
+from tests import fixtures
 
 NOW = datetime.datetime(2030, 1, 1)
 LEASES = models.Lease.__table__
@@ -120,6 +122,15 @@ class _FilterTests:
 
 class FilterSQLiteTest(_FilterTests, base.DBTestCase):
     pass
+
+
+class FilterSQLiteFileTest(_FilterTests, base.TestCase):
+    """A SQLite file, where the filter checks on a connection of its own."""
+
+    def setUp(self):
+        self.useFixture(fixtures.Database())
+        self.ctx = context.get_admin_context()
+        super().setUp()
 
 
 class FilterPostgreSQLTest(_FilterTests, base.PostgreSQLTestCase):
