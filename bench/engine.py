@@ -126,6 +126,10 @@ def _engine_process(url, ready, go, results):
     results.put(dict(plugin.actions))
 
 
+# Seconds to wait for an engine's results before the run fails.
+RESULT_TIMEOUT = 600
+
+
 def _run(url, count, engines):
     db_engine = db_api.new_context_manager(connection=url).writer.get_engine()
     reservation_ids = _create_events(db_engine, count)
@@ -142,7 +146,8 @@ def _run(url, count, engines):
     go.set()
     actions = collections.Counter()
     for _ in processes:
-        actions.update(results.get())
+        # A dead engine sends nothing: fail the run rather than wait.
+        actions.update(results.get(timeout=RESULT_TIMEOUT))
     seconds = time.monotonic() - started
     for process in processes:
         process.join()
