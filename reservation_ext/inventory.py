@@ -50,8 +50,9 @@ class HostInventory:
         name = body.get('name')
         if not isinstance(name, str) or not name:
             raise exceptions.InvalidInput('name', 'must be a host name')
-        capabilities = _capabilities(
-            {key: value for key, value in body.items() if key != 'name'})
+        capabilities = {key: value for key, value in body.items()
+                        if key != 'name'}
+        _check_capabilities(capabilities)
         hypervisor = self.nova.find_hypervisor(name)
         hostname = hypervisor['hypervisor_hostname']
         with db_api.context_manager.reader.using(ctx) as session:
@@ -94,11 +95,11 @@ class HostInventory:
         policy.authorize(ctx, 'update', ctx.project_id, policy.HOSTS)
         if not isinstance(body, dict):
             raise exceptions.InvalidInput('body', 'must be an object')
-        changes = _capabilities(body, removable=True)
+        _check_capabilities(body, removable=True)
         with db_api.context_manager.writer.using(ctx) as session:
             row = _get_row(session, host_id)
             current = _capabilities_of(session, [row.id]).get(row.id, {})
-            current.update(changes)
+            current.update(body)
             hosts_mod.set_capabilities(session, row.id, {
                 key: value for key, value in current.items()
                 if value is not None})
@@ -183,7 +184,7 @@ class HostInventory:
             host_pools.bump(session)
 
 
-def _capabilities(body, removable=False):
+def _check_capabilities(body, removable=False):
     """Check extra capabilities ``{name: value}`` (``None``: remove)."""
     for key, value in body.items():
         if key in _RESERVED_KEYS:
@@ -194,7 +195,6 @@ def _capabilities(body, removable=False):
         if not isinstance(value, (str, int, float, bool)):
             raise exceptions.InvalidInput(
                 key, 'an extra capability must be a string or a number')
-    return body
 
 
 def _text(value):

@@ -92,14 +92,14 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             query=values['resource_properties'],
             cleaning_time=self.conf.reservation.cleaning_time,
             conditions=_conditions(values))
-        request_id = reservation_id
+        # One request per reservation: it shares the reservation's id.
         session.execute(sa.insert(REQUESTS).values(
-            id=request_id, reservation_id=reservation_id,
+            id=reservation_id, reservation_id=reservation_id,
             requested_hosts=json.dumps(values['hosts']) if values['hosts']
             else None,
             **{key: values[key] for key in _VIEW_COLUMNS + _OPTIONAL_COLUMNS
                if key != 'aggregate_id'}))
-        return request_id
+        return reservation_id
 
     def get_details(self, session, reservation_ids):
         details = {}
