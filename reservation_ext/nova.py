@@ -74,15 +74,13 @@ class NovaClient:
         """The aggregate called ``name``, created when missing."""
         aggregate = self.find_aggregate(name)
         if aggregate is None:
-            try:
-                aggregate = self._post('/os-aggregates',
-                                       {'aggregate': {'name': name}})
-                # The create answer shows neither hosts nor metadata.
-                aggregate = dict(aggregate['aggregate'], hosts=[],
-                                 metadata={})
-            except ks_exc.Conflict:
-                # Another engine created it meanwhile.
-                aggregate = self.find_aggregate(name)
+            created = self._call('POST', '/os-aggregates',
+                                 json={'aggregate': {'name': name}},
+                                 ok=(409,))
+            # 409: another engine created it meanwhile. The create answer
+            # shows neither hosts nor metadata.
+            aggregate = (dict(created['aggregate'], hosts=[], metadata={})
+                         if created else self.find_aggregate(name))
         if metadata and any(aggregate['metadata'].get(key) != value
                             for key, value in metadata.items()):
             aggregate = self._action(aggregate['id'], 'set_metadata',
@@ -150,18 +148,13 @@ class NovaClient:
         return self._call('GET', path, params=params,
                           ok=(404,) if missing_ok else ())
 
-    def _post(self, path, body):
-        return self._call('POST', path, json=body, raise_conflict=True)
-
-    def _call(self, method, path, ok=(), raise_conflict=False, **kwargs):
+    def _call(self, method, path, ok=(), **kwargs):
         """Send a request; return its JSON body (None for ``ok`` codes)."""
         try:
             response = self._adapter.request(path, method, **kwargs)
         except ks_exc.HttpError as exc:
             if exc.http_status in ok:
                 return None
-            if raise_conflict and isinstance(exc, ks_exc.Conflict):
-                raise
             raise exceptions.PluginError(
                 'Nova refused %s %s: %s %s' % (method, path, exc.http_status,
                                                exc.details or exc.message))
