@@ -8,6 +8,7 @@ keystonemiddleware; the service user of ``[reservation_client]`` sends
 the harness's headers (:mod:`tests.nova_auth`).
 """
 
+import logging
 import os
 import warnings
 
@@ -25,6 +26,11 @@ from reservation_ext import plugins as plugins_mod
 from reservation_ext import policy
 from tests import fixtures
 from tests import nova_auth
+
+# nova.test sets up oslo.log when it is imported: a handler on the root
+# logger that writes to the process's stdout of that moment, which no
+# test's output capture sees. Tests log through their own fixtures.
+logging.getLogger().handlers.clear()
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
