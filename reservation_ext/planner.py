@@ -109,6 +109,56 @@ def allocate_hosts(session, reservation_id, start, end, min_count,
     return [host_id for host_id, _generation in free]
 
 
+def allocate_slice(session, reservation_id, start, end, size,
+                   ratios=(1.0, 1.0, 1.0), query=None, cleaning_time=0,
+                   conditions=()):
+    """Book a slice of one host (an instance's flavor) for ``[start, end)``.
+
+    A host takes the slice when no whole-host allocation overlaps the
+    window and its capacity (``vcpus``, ``memory_mb``, ``local_gb`` times
+    ``ratios``, as Nova's allocation ratios) minus the slices that overlap
+    the window holds ``size``. Slices that overlap the window but not each
+    other still add up: the check may refuse a slice that would fit, but
+    never books a host beyond its capacity. Of the hosts that fit, the
+    lowest id is booked, so slices fill hosts one after another.
+
+    :param size: ``(vcpus, memory_mb, disk_gb)``.
+    :returns: the id of the booked host.
+    :raises NotEnoughResources: no host fits; nothing is written.
+    :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
+    """
+    db_api.lock_for_write(session)
+    margin = datetime.timedelta(minutes=cleaning_time)
+    overlapping = [ALLOCATIONS.c.host_id == HOSTS.c.id,
+                   ALLOCATIONS.c.start_date < end + margin,
+                   ALLOCATIONS.c.end_date > start - margin]
+    fits = [capacity * ratio - sa.select(
+                sa.func.coalesce(sa.func.sum(used), 0))
+            .where(*overlapping, ~ALLOCATIONS.c.whole_host)
+            .scalar_subquery() >= wanted
+            for capacity, used, ratio, wanted in zip(
+                (HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb),
+                (ALLOCATIONS.c.vcpus, ALLOCATIONS.c.memory_mb,
+                 ALLOCATIONS.c.disk_gb), ratios, size)]
+    host = session.execute(
+        sa.select(HOSTS.c.id, HOSTS.c.generation).where(
+            HOSTS.c.reservable,
+            capabilities.compile(query, 'resource_properties'), *conditions,
+            ~sa.exists().where(*overlapping, ALLOCATIONS.c.whole_host),
+            *fits).order_by(HOSTS.c.id).limit(1)).first()
+    if host is None:
+        raise exceptions.NotEnoughResources(
+            'No reservable host has %d vCPU(s), %d MB of RAM and %d GB of '
+            'disk free from %s to %s.' % (size + (start, end)))
+    _bump_generations(session, [tuple(host)])
+    vcpus, memory_mb, disk_gb = size
+    session.execute(sa.insert(ALLOCATIONS).values(
+        id=str(uuid.uuid4()), host_id=host.id, reservation_id=reservation_id,
+        start_date=start, end_date=end, whole_host=False, vcpus=vcpus,
+        memory_mb=memory_mb, disk_gb=disk_gb))
+    return host.id
+
+
 def move_allocations(session, reservation_id, start, end, cleaning_time=0):
     """Move a reservation's allocations to ``[start, end)``.
 

@@ -239,6 +239,40 @@ class PlannerMixin:
                 session, reservation_id, at(500), at(510), 2, 2, query=GPU))
         return search, allocate
 
+    def book_slice(self, start, end, size, **kwargs):
+        with self.writer() as session:
+            return planner.allocate_slice(
+                session, add_reservation(session), at(start), at(end), size,
+                **kwargs)
+
+    def test_slices_fill_a_host_then_the_next(self):
+        # Every host has 8 vCPUs, 8192 MB and 100 GB.
+        booked = [self.book_slice(0, 10, (3, 1024, 10)) for _ in range(3)]
+        self.assertEqual([self.hosts[0]] * 2 + [self.hosts[1]], booked)
+        self.assertEqual(self.hosts[0], self.book_slice(0, 10, (2, 512, 5)))
+        self.assertEqual(self.hosts[0], self.book_slice(10, 20, (8, 8192,
+                                                                 100)))
+
+    def test_slices_follow_the_allocation_ratios(self):
+        booked = [self.book_slice(0, 10, (8, 1024, 10),
+                                  ratios=(4.0, 1.0, 1.0)) for _ in range(5)]
+        self.assertEqual([self.hosts[0]] * 4 + [self.hosts[1]], booked)
+
+    def test_whole_hosts_and_slices_never_share_a_window(self):
+        _, whole = self.allocate(0, 10, 1, 1)
+        self.assertNotEqual(whole[0], self.book_slice(5, 15, (1, 1, 1)))
+        sliced = self.book_slice(20, 30, (1, 1, 1))
+        self.assertNotIn(sliced, self.free(25, 35))
+
+    def test_slice_that_fits_nowhere_writes_nothing(self):
+        before = (self.allocations(), self.generations())
+        error = self.assertRaises(exceptions.NotEnoughResources,
+                                  self.book_slice, 0, 10, (9, 1, 1))
+        self.assertIn('9 vCPU(s)', str(error))
+        self.assertEqual(before, (self.allocations(), self.generations()))
+        self.assertRaises(exceptions.NotEnoughResources, self.book_slice,
+                          0, 10, (1, 1, 1), query='["=", "$gpu", "no"]')
+
     def test_statement_count_does_not_grow(self):
         small = self.search_and_allocate_statements()
         with self.writer() as session:
