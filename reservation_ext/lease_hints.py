@@ -1,0 +1,137 @@
+"""Lease requests carried by the hints of a server or volume create.
+
+The seed workflow asks for a lease with two hints::
+
+    --hint reserved=True
+    --hint lease_params='{"name": "lease1", "start": "now",
+                          "end": "2027-12-1 16:07"}'
+
+:func:`parse` checks them completely, before anything is created, and
+raises ``InvalidInput`` naming the field as the user wrote it
+(``reserved``, ``lease_params``, ``lease_params.start``, ...).
+"""
+
+import json
+
+from oslo_utils import strutils
+
+from reservation_ext import exceptions
+from reservation_ext import validation
+
+RESERVED = 'reserved'
+LEASE_PARAMS = 'lease_params'
+PARAM_KEYS = ('name', 'start', 'end', 'duration', 'before_end', 'on_end')
+
+
+def parse(hints, now, default_name, default_duration, on_end_choices,
+          default_on_end, reserve_all=False):
+    """The lease that ``hints`` ask for, or None when they ask for none.
+
+    :param hints: the create call's scheduler hints; a value may be a
+        list of one value, as Nova keeps them.
+    :param default_name: the lease name when ``lease_params`` has none.
+    :param default_duration: a timedelta, when neither ``end`` nor
+        ``duration`` is given.
+    :param on_end_choices: the accepted ``on_end`` values.
+    :param reserve_all: a request without hints gets a default lease.
+    :returns: ``{'name', 'start_date', 'end_date', 'before_end_date',
+        'on_end'}``, dates as naive UTC datetimes.
+    """
+    reserved = _reserved(hints.get(RESERVED))
+    params = _params(hints.get(LEASE_PARAMS))
+    if reserved is False and params is not None:
+        raise exceptions.InvalidInput(
+            LEASE_PARAMS, 'is given, but %s is false' % RESERVED)
+    if not (reserved or params is not None or reserve_all):
+        return None
+    return _lease(params or {}, now, default_name, default_duration,
+                  on_end_choices, default_on_end)
+
+
+def _single(value):
+    """A hint's value: Nova keeps every hint as a list."""
+    if isinstance(value, list) and len(value) == 1:
+        return value[0]
+    return value
+
+
+def _reserved(value):
+    value = _single(value)
+    if value is None or isinstance(value, bool):
+        return value
+    try:
+        return strutils.bool_from_string(str(value), strict=True)
+    except ValueError:
+        raise exceptions.InvalidInput(
+            RESERVED, 'must be true or false, not %r' % (value,))
+
+
+def _params(value):
+    value = _single(value)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise exceptions.InvalidInput(LEASE_PARAMS,
+                                          'is not valid JSON: %s' % exc)
+    validation.check_keys(value, PARAM_KEYS, LEASE_PARAMS + '.')
+    return value
+
+
+def _field(key):
+    return '%s.%s' % (LEASE_PARAMS, key)
+
+
+def _lease(params, now, default_name, default_duration, on_end_choices,
+           default_on_end):
+    start = validation.parse_date(params.get('start', 'now'),
+                                  _field('start'), now)
+    validation.check_start(start, now, _field('start'))
+    end = _end(params, start, now, default_duration)
+    before_end = None
+    if params.get('before_end') is not None:
+        before_end = validation.parse_date(params['before_end'],
+                                           _field('before_end'), now)
+    validation.check_window(start, end, before_end, fields=tuple(
+        _field(key) for key in ('start', 'end', 'before_end')))
+    on_end = params.get('on_end', default_on_end)
+    if on_end not in on_end_choices:
+        raise exceptions.InvalidInput(
+            _field('on_end'), 'must be one of: %s' % ', '.join(
+                on_end_choices))
+    return {'name': validation.validate_name(
+                params.get('name', default_name), _field('name')),
+            'start_date': start, 'end_date': end,
+            'before_end_date': before_end, 'on_end': on_end}
+
+
+def _end(params, start, now, default_duration):
+    if 'end' in params and 'duration' in params:
+        raise exceptions.InvalidInput(_field('duration'),
+                                      'give end or duration, not both')
+    if 'end' in params:
+        end = validation.parse_date(params['end'], _field('end'), now)
+        validation.check_end(end, now, _field('end'))
+        return end
+    duration = default_duration
+    if 'duration' in params:
+        duration = validation.parse_duration(params['duration'],
+                                             _field('duration'))
+    return validation.add(start, duration, _field('duration'))
+
+
+def lease_body(lease, reservation):
+    """A lease-create body of the lease API for a parsed lease request.
+
+    ``reservation`` is the one reservation (with its ``resource_type``).
+    """
+    body = {'name': lease['name'],
+            'start_date': validation.format_date(lease['start_date']),
+            'end_date': validation.format_date(lease['end_date']),
+            'reservations': [dict(reservation, on_end=lease['on_end'])]}
+    if lease['before_end_date'] is not None:
+        body['before_end_date'] = validation.format_date(
+            lease['before_end_date'])
+    return body
