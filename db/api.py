@@ -56,6 +56,28 @@ def lock_for_write(session):
     return session.connection(execution_options={_SQLITE_BEGIN: True})
 
 
+def bump_counter(session, table):
+    """Add one to the ``generation`` of the single row (id 1) of ``table``.
+
+    The first bump makes the row; when two transactions make it at once,
+    the loser bumps the winner's. The row lock is held until commit, so
+    the bump also serializes the transactions that take it.
+    """
+    if _increment(session, table):
+        return
+    try:
+        with session.begin_nested():
+            session.execute(sa.insert(table).values(id=1, generation=1))
+    except db_exc.DBDuplicateEntry:
+        _increment(session, table)
+
+
+def _increment(session, table):
+    return session.execute(
+        sa.update(table).where(table.c.id == 1)
+        .values(generation=table.c.generation + 1)).rowcount
+
+
 def retry_on_conflict(attempts=RETRY_ATTEMPTS):
     """Decorate a function that runs a whole writer transaction.
 

@@ -257,3 +257,19 @@ class HostProperty(Base):
 
     name = sa.Column(sa.String(255), primary_key=True)
     private = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+class VolumeCapacityState(Base):
+    """One row that serializes the bookings of volume capacity.
+
+    A virtual:volume reservation sums the GB of the overlapping ones and
+    then writes its own; two writers doing that at once could both fit.
+    Each bumps this row's generation before the sum, which takes its row
+    lock on PostgreSQL and MySQL, so the next writer waits for the commit
+    and then sums what was committed.
+    """
+
+    __tablename__ = 'volume_capacity_state'
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    generation = sa.Column(sa.Integer, nullable=False)

@@ -44,6 +44,20 @@ reservation_opts = [
     cfg.FloatOpt('event_retry_backoff', default=2.0, min=0,
                  help='Seconds before the first retry of a failed event; '
                       'each further retry waits twice as long.'),
+    cfg.StrOpt('default_lease_duration', default='30d',
+               help='How long a lease lasts when a reserved server or '
+                    'volume asks for none (no end or duration in '
+                    'lease_params): seconds, or days, hours, minutes and '
+                    'seconds as in "30d" or "1d12h".'),
+    cfg.IntOpt('volume_reservable_gb', default=0, min=0,
+               help='GB of block storage that virtual:volume reservations '
+                    'may hold at the same time, across the cloud. A '
+                    'reservation is granted only if its size plus the '
+                    'sizes of all reservations whose leases overlap its '
+                    'window fit. 0 (the default) makes no volume capacity '
+                    'reservable. Keep it below the capacity of the '
+                    'backends that serve reserved volumes, less what '
+                    'ordinary volumes need.'),
     cfg.StrOpt('freepool_name', default='freepool',
                help='Name of the Nova host aggregate that holds the '
                     'reservable hosts not in an active lease. No ordinary '

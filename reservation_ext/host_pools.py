@@ -16,7 +16,6 @@ added or removed, a lease's status or projects changed).
 import collections
 import threading
 
-from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -46,20 +45,7 @@ def bump(session):
     every such writer takes, and taking it last keeps them from
     deadlocking on it.
     """
-    if _increment(session):
-        return
-    try:
-        with session.begin_nested():
-            session.execute(sa.insert(POOL_STATE).values(id=1, generation=1))
-    except db_exc.DBDuplicateEntry:
-        # Another writer made the first row meanwhile.
-        _increment(session)
-
-
-def _increment(session):
-    return session.execute(
-        sa.update(POOL_STATE).where(POOL_STATE.c.id == 1)
-        .values(generation=POOL_STATE.c.generation + 1)).rowcount
+    db_api.bump_counter(session, POOL_STATE)
 
 
 _GENERATION = sa.select(POOL_STATE.c.generation).where(POOL_STATE.c.id == 1)

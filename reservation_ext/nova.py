@@ -13,16 +13,13 @@ other failures raise :class:`~reservation_ext.exceptions.PluginError`.
 import time
 
 from keystoneauth1 import exceptions as ks_exc
-from keystoneauth1 import loading as ks_loading
 
-from reservation_ext import conf as conf_mod
 from reservation_ext import exceptions
+from reservation_ext import service_client
 
 # 2.53: hypervisors by UUID and hostname pattern; 2.87 is the last
 # version that shows hypervisor sizes (vcpus, memory_mb, local_gb).
 MICROVERSION = '2.87'
-DEFAULT_RETRIES = 3
-RETRIED_STATUS_CODES = (500, 502, 503, 504)
 # Metadata keys of a lease aggregate.
 OWNER_KEY = 'reservation:owner'
 RESERVATION_KEY = 'reservation:id'
@@ -32,17 +29,8 @@ class NovaClient:
     """Compute API calls of the reservation service user."""
 
     def __init__(self, conf):
-        group = conf_mod.CLIENT_GROUP
-        auth = ks_loading.load_auth_from_conf_options(conf, group)
-        session = ks_loading.load_session_from_conf_options(
-            conf, group, auth=auth)
-        self._adapter = ks_loading.load_adapter_from_conf_options(
-            conf, group, session=session, auth=auth, service_type='compute',
-            default_microversion=MICROVERSION)
-        for option in ('connect_retries', 'status_code_retries'):
-            if getattr(self._adapter, option) is None:
-                setattr(self._adapter, option, DEFAULT_RETRIES)
-        self._adapter.retriable_status_codes = list(RETRIED_STATUS_CODES)
+        self._adapter = service_client.adapter(
+            conf, 'compute', default_microversion=MICROVERSION)
 
     def find_hypervisor(self, name):
         """The hypervisor whose id, hostname or service host is ``name``.

@@ -7,6 +7,7 @@ Everything lives in the state directory (default ``./.sandbox``)::
     nova.conf            Nova, the lease API and the engine (one file, as
                          in a deployment where nova.conf carries the
                          [reservation] options)
+    cinder.conf          Cinder with the reservation extension
     placement.conf       Placement
     openrc, openrc-demo  credentials of the admin and the demo user
     *.sqlite             the databases; fernet-keys/, credential-keys/
@@ -17,10 +18,13 @@ in-memory image and network fakes do not survive a restart, so state kept
 from an earlier run would not match them.
 
 nova-api loads the project's ``api-paste.ini`` (Nova's stock file plus the
-lease API at ``/reservation``). An installed package has it under
-``<sys.prefix>/share/reservation-ext/nova/`` (pbr ``[files] data_files``);
-a source checkout has it in ``etc/nova/``; :func:`api_paste_path` looks in
-that order.
+lease API at ``/reservation``), cinder-api the project's copies of
+Cinder's stock ``api-paste.ini`` and ``resource_filters.json`` (the Cinder
+wheel does not install them where cinder-api looks).
+An installed package has them under
+``<sys.prefix>/share/reservation-ext/<service>/`` (pbr ``[files]
+data_files``); a source checkout has them in ``etc/<service>/``;
+:func:`etc_path` looks in that order.
 """
 
 import dataclasses
@@ -33,17 +37,16 @@ from keystoneauth1 import session as ks_session
 
 PACKAGE_TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-API_PASTE_PATHS = (
-    os.path.join(sys.prefix, 'share', 'reservation-ext', 'nova',
-                 'api-paste.ini'),
-    os.path.join(PACKAGE_TOP, 'etc', 'nova', 'api-paste.ini'),
+ETC_DIRS = (
+    os.path.join(sys.prefix, 'share', 'reservation-ext'),
+    os.path.join(PACKAGE_TOP, 'etc'),
 )
 HOST = '127.0.0.1'
 REGION = 'RegionOne'
 DOMAIN = 'Default'
 DOMAIN_ID = 'default'
 # The HTTP services, each on its own port.
-SERVICES = ('keystone', 'nova', 'placement', 'image')
+SERVICES = ('keystone', 'nova', 'placement', 'image', 'cinder')
 USERS = {'admin': 'admin', 'demo': 'member'}
 # The scheduler filters: Nova's defaults, then ours.
 ENABLED_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
@@ -51,6 +54,12 @@ ENABLED_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
                    'ServerGroupAffinityFilter', 'ReservationFilter')
 RESERVATION_FILTER = 'nova_filters.reservation_filter.ReservationFilter'
 ENGINE_POLL_INTERVAL = 1.0
+# GB of volume capacity that leases may hold at once: what the fake
+# volume driver serves is unlimited, so this is the only bound.
+VOLUME_RESERVABLE_GB = 100
+CINDER_EXTENSIONS = ('cinder.api.contrib.standard_extensions',
+                     'cinder_ext.extension.Reservation')
+FAKE_VOLUME_DRIVER = 'cinder.tests.fake_driver.FakeLoggingVolumeDriver'
 # The one image of the image API (metadata only: the fake hypervisor
 # needs no image data).
 IMAGE_ID = '4e0a2c5e-0b6f-4c43-9d51-3f0c6a2b7d10'
@@ -72,13 +81,19 @@ def host_size(name):
     return 4 * index, 8192 * index, 80 * index
 
 
-def api_paste_path():
-    """The project's api-paste.ini for nova-api (see the module doc)."""
-    for path in API_PASTE_PATHS:
+def api_paste_path(service='nova'):
+    """The project's api-paste.ini of a service (see the module doc)."""
+    return etc_path(service, 'api-paste.ini')
+
+
+def etc_path(service, name):
+    """A file of the project's ``etc/<service>/`` (see the module doc)."""
+    paths = [os.path.join(top, service, name) for top in ETC_DIRS]
+    for path in paths:
         if os.path.exists(path):
             return path
-    raise FileNotFoundError('api-paste.ini of reservation-ext not found in '
-                            '%s' % ', '.join(API_PASTE_PATHS))
+    raise FileNotFoundError('%s of reservation-ext not found in %s'
+                            % (name, ', '.join(paths)))
 
 
 @dataclasses.dataclass
@@ -125,8 +140,8 @@ class Layout:
     def endpoints(self):
         """The Keystone catalog: ``{service type: (name, public URL)}``.
 
-        volumev3 (Cinder) joins when the sandbox runs Cinder: a port in
-        SERVICES, its endpoint here, its child process in ``main``.
+        cinder-api serves without the project id in the path (Cinder
+        routes both forms).
         """
         return {
             'compute': ('nova', self.url('nova') + '/v2.1'),
@@ -134,6 +149,7 @@ class Layout:
                             '/reservation/v1'),
             'placement': ('placement', self.url('placement')),
             'image': ('glance', self.url('image')),
+            'volumev3': ('cinderv3', self.url('cinder') + '/v3'),
         }
 
 
@@ -214,10 +230,42 @@ def write_nova_conf(layout):
         'oslo_concurrency': [('lock_path', os.path.join(nova_state,
                                                         'locks'))],
         'vnc': [('enabled', 'false')],
-        'reservation': [('freepool_name', 'freepool'),
-                        ('event_poll_interval', ENGINE_POLL_INTERVAL)],
+        'reservation': _reservation_options(),
         'reservation_database': [('connection', layout.leases_db_url)],
         'reservation_client': _client(layout),
+    }))
+
+
+def _reservation_options():
+    # The same in nova.conf and cinder.conf: both APIs create leases.
+    return [('freepool_name', 'freepool'),
+            ('event_poll_interval', ENGINE_POLL_INTERVAL),
+            ('volume_reservable_gb', VOLUME_RESERVABLE_GB)]
+
+
+def write_cinder_conf(layout):
+    cinder_state = layout.path('cinder')
+    os.makedirs(cinder_state, exist_ok=True)
+    _write(layout.path('cinder.conf'), _ini({
+        'DEFAULT': [
+            ('host', 'sandbox'),
+            ('my_ip', HOST),
+            ('state_path', cinder_state),
+            ('transport_url', 'fake://'),
+            ('auth_strategy', 'keystone'),
+            ('api_paste_config', api_paste_path('cinder')),
+            ('resource_query_filters_file',
+             etc_path('cinder', 'resource_filters.json')),
+        ] + [('osapi_volume_extension', extension)
+             for extension in CINDER_EXTENSIONS],
+        # The volume service's backend options without enabled_backends.
+        'backend_defaults': [('volume_driver', FAKE_VOLUME_DRIVER)],
+        'database': [('connection', layout.sqlite_url('cinder'))],
+        'keystone_authtoken': _authtoken(layout),
+        'oslo_concurrency': [('lock_path', os.path.join(cinder_state,
+                                                        'locks'))],
+        'reservation': _reservation_options(),
+        'reservation_database': [('connection', layout.leases_db_url)],
     }))
 
 

@@ -44,7 +44,8 @@ def set_up(layout):
         if step.wait():
             raise RuntimeError('%s failed' % ' '.join(step.args))
     subprocess.run(manage + [
-        'bootstrap', '--bootstrap-password', layout.password,
+        # One argument: a generated password may begin with "-".
+        'bootstrap', '--bootstrap-password=' + layout.password,
         '--bootstrap-region-id', config.REGION,
         '--bootstrap-public-url', layout.auth_url], check=True)
 

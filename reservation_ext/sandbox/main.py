@@ -3,13 +3,15 @@
     reservation-sandbox [--state-dir DIR] [--hosts N] [--db-url URL]
 
 Starts on 127.0.0.1, with SQLite and without a message broker, and
-supervises three child processes (each logs to ``DIR/logs/<name>.log``):
+supervises four child processes (each logs to ``DIR/logs/<name>.log``):
 
 - ``keystone`` (:mod:`reservation_ext.sandbox.keystone`): a real
   Keystone, with the admin and demo users and the catalog;
 - ``nova`` (:mod:`reservation_ext.sandbox.nova`): nova-api with the lease
   API, Placement, the image API, conductor, scheduler with
   ReservationFilter and N fake compute hosts;
+- ``cinder`` (:mod:`reservation_ext.sandbox.cinder`): cinder-api with the
+  reservation extension, scheduler and volume service with a fake driver;
 - ``engine``: ``reservation-engine`` polling every second.
 
 The ports are free ones, bound here before any child starts and inherited
@@ -56,7 +58,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog='reservation-sandbox',
         description='An all-in-one OpenStack cloud (Keystone, Nova, '
-                    'Placement) with reservation-ext enabled, on 127.0.0.1.')
+                    'Placement, Cinder) with reservation-ext enabled, on '
+                    '127.0.0.1.')
     parser.add_argument('--state-dir', default='.sandbox',
                         help='where the state and logs live; reset at '
                              'start (default: %(default)s)')
@@ -208,14 +211,18 @@ class Sandbox:
             self.layout, 'nova', 'reservation_ext.sandbox.nova',
             {name: self.sockets[name] for name in
              ('nova', 'placement', 'image')}, go=True))
+        cinder = self._start(ServiceChild(
+            self.layout, 'cinder', 'reservation_ext.sandbox.cinder',
+            {'cinder': self.sockets['cinder']}))
         for sock in self.sockets.values():
             sock.close()
-        keystone.wait_ready(deadline, others=[nova])
+        keystone.wait_ready(deadline, others=[nova, cinder])
         nova.go()
         self._start(Child(self.layout, 'engine', [
             sys.executable, '-m', 'reservation_ext.cmd.engine',
             '--config-file', self.layout.path('nova.conf')]))
         nova.wait_ready(deadline, others=self.children)
+        cinder.wait_ready(deadline, others=self.children)
         check_apis(self.layout)
 
     def _start(self, child):
@@ -245,7 +252,8 @@ def check_apis(layout):
     session = config.session(layout)
     session.get_token()
     calls = (('compute', '/os-hypervisors'), ('reservation', '/leases'),
-             ('placement', '/'), ('image', '/v2/images'))
+             ('placement', '/'), ('image', '/v2/images'),
+             ('volumev3', '/volumes'))
     for service_type, path in calls:
         response = session.get(path, raise_exc=False, endpoint_filter={
             'service_type': service_type, 'interface': 'public'})
@@ -267,6 +275,7 @@ def prepare(args):
     config.write_keystone_conf(layout)
     config.write_nova_conf(layout)
     config.write_placement_conf(layout)
+    config.write_cinder_conf(layout)
     migration.upgrade(layout.leases_db_url)
     return layout, sockets
 

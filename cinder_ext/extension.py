@@ -1,0 +1,319 @@
+"""The Cinder API extension: volume reservation in cinder-api.
+
+cinder.conf loads it beside Cinder's own extensions::
+
+    osapi_volume_extension = cinder.api.contrib.standard_extensions
+    osapi_volume_extension = cinder_ext.extension.Reservation
+
+A volume create with the hints ``reserved`` and ``lease_params`` (see
+:mod:`reservation_ext.lease_hints`) makes a lease with one
+``virtual:volume`` reservation and a volume in status ``reserved``,
+instead of Cinder's create; bad hints are a 400 and an unfit window a
+409, with nothing created. Every volume view of a leased volume carries
+``reservation:lease_id``. Deleting a reserved volume deletes its lease.
+The engine drives the reservation through two admin actions,
+``os-reservation-start`` and ``os-reservation-end``.
+
+Errors of reservation-ext become HTTP errors in :func:`_http_errors`,
+the one place where they meet Cinder's API.
+"""
+
+import contextlib
+import copy
+import uuid
+
+from cinder.api.contrib import scheduler_hints
+from cinder.api import extensions
+from cinder.api import microversions as mv
+from cinder.api.openstack import wsgi
+from cinder.api.schemas import volumes as schema
+from cinder.api.v3.views import volumes as volume_views
+from cinder.api import validation
+from cinder import context as cinder_context
+from cinder import exception as cinder_exc
+from cinder import objects
+from cinder.policies import volumes as volume_policy
+from cinder.volume import api as volume_api
+from cinder.volume import volume_types
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+import webob
+
+from cinder_ext import reserved_volumes
+from db import api as db_api
+from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext import context as rctx_mod
+from reservation_ext import exceptions
+from reservation_ext import lease_hints
+from reservation_ext import leases
+from reservation_ext import notifications
+from reservation_ext.plugins import virtual_volume
+from reservation_ext import validation as rvalidation
+
+LOG = logging.getLogger(__name__)
+LEASE_KEY = 'reservation:lease_id'
+HINTS_KEY = 'OS-SCH-HNT:scheduler_hints'
+# Sources of a volume's data; a reserved volume starts empty.
+_SOURCES = ('snapshot_id', 'source_volid', 'imageRef', 'image_id',
+            'backup_id', 'consistencygroup_id', 'group_id')
+
+
+class InProcessCinder:
+    """The virtual:volume plugin's Cinder calls, made inside cinder-api.
+
+    Deleting a lease from here (a reserved volume's delete) runs the
+    plugin's clean-up without a round trip through the API.
+    """
+
+    def start_volume(self, volume_id, lease_id):
+        reserved_volumes.start(cinder_context.get_admin_context(),
+                               volume_id, lease_id)
+
+    def end_volume(self, volume_id, lease_id):
+        reserved_volumes.end(cinder_context.get_admin_context(),
+                             volume_id, lease_id)
+
+
+class ReservationController(wsgi.Controller):
+    """Reserved volumes: create, views, delete and the engine's actions."""
+
+    def __init__(self, clock=clock_mod.SYSTEM):
+        super().__init__()
+        self.clock = clock
+        self.volume_api = volume_api.API()
+        self._lease_service = None
+
+    @property
+    def lease_service(self):
+        """The lease service, made at first use from cinder.conf."""
+        if self._lease_service is None:
+            conf = conf_mod.CONF
+            db_api.configure(conf)
+            plugin = virtual_volume.VirtualVolumePlugin(conf, self.clock)
+            plugin.cinder = InProcessCinder()
+            self._lease_service = leases.LeaseService(
+                conf, self.clock, {virtual_volume.RESOURCE_TYPE: plugin},
+                notifications.get_notifier(conf))
+        return self._lease_service
+
+    @wsgi.extends
+    def create(self, req, body):
+        """Answer a reserved create; leave any other to Cinder."""
+        yield self._create_reserved(req, body)
+
+    @wsgi.extends
+    def show(self, req, resp_obj, id):
+        _add_lease_ids([resp_obj.obj['volume']])
+
+    @wsgi.extends
+    def index(self, req, resp_obj):
+        _add_lease_ids(resp_obj.obj['volumes'])
+
+    @wsgi.extends
+    def detail(self, req, resp_obj):
+        _add_lease_ids(resp_obj.obj['volumes'])
+
+    @wsgi.extends
+    def delete(self, req, id):
+        """Delete a reserved volume with its lease; others are Cinder's."""
+        yield self._delete_reserved(req, id)
+
+    @wsgi.response(202)
+    @wsgi.action('os-reservation-start')
+    def _start(self, req, id, body):
+        """Create the reserved volume of a starting lease (the engine)."""
+        ctx = _admin_context(req)
+        with _http_errors():
+            reserved_volumes.start(ctx, id, _lease_id(body,
+                                                      'os-reservation-start'))
+
+    @wsgi.response(202)
+    @wsgi.action('os-reservation-end')
+    def _end(self, req, id, body):
+        """Delete the volume of an ending lease (the engine)."""
+        ctx = _admin_context(req)
+        with _http_errors():
+            reserved_volumes.end(ctx, id, _lease_id(body,
+                                                    'os-reservation-end'))
+
+    def _create_reserved(self, req, body):
+        """The 202 of a reserved create, or None when not reserved."""
+        ctx = req.environ['cinder.context']
+        hints = _hints(req, copy.deepcopy(body))
+        volume_id = str(uuid.uuid4())
+        with _http_errors():
+            lease = lease_hints.parse(
+                hints, self.clock.now(),
+                _lease_name(body.get('volume'), volume_id),
+                _default_duration(), virtual_volume.ON_END, 'delete')
+        if lease is None:
+            return None
+        self._check_volume_body(req, body=body)
+        fields = _volume_fields(body['volume'])
+        volume_type = _volume_type(ctx, fields.get('volume_type'))
+        rctx = _reservation_context(ctx)
+        with _http_errors():
+            view = self.lease_service.create(rctx, lease_hints.lease_body(
+                lease, {'resource_type': virtual_volume.RESOURCE_TYPE,
+                        'size_gb': fields['size'], 'volume_id': volume_id,
+                        'volume_type': volume_type.name,
+                        'availability_zone': fields['availability_zone']}))
+        try:
+            volume = reserved_volumes.create_record(ctx, volume_id, fields,
+                                                    volume_type)
+        except Exception:
+            with _http_errors():
+                self.lease_service.delete(rctx, view['id'])
+            raise
+        return _volume_response(req, volume, view['id'])
+
+    # Cinder's own validation of a volume create, by microversion: the
+    # decorators of cinder.api.v3.volumes.VolumeController.create.
+    @validation.schema(schema.create, mv.BASE_VERSION,
+                       mv.get_prior_version(mv.GROUP_VOLUME))
+    @validation.schema(schema.create_volume_v313, mv.GROUP_VOLUME,
+                       mv.get_prior_version(mv.VOLUME_CREATE_FROM_BACKUP))
+    @validation.schema(schema.create_volume_v347,
+                       mv.VOLUME_CREATE_FROM_BACKUP,
+                       mv.get_prior_version(mv.SUPPORT_VOLUME_SCHEMA_CHANGES))
+    @validation.schema(schema.create_volume_v353,
+                       mv.SUPPORT_VOLUME_SCHEMA_CHANGES)
+    def _check_volume_body(self, req, body):
+        pass
+
+    def _delete_reserved(self, req, volume_id):
+        """The 202 of a reserved volume's delete, or None for others."""
+        ctx = req.environ['cinder.context']
+        try:
+            volume = self.volume_api.get(ctx, volume_id)
+        except cinder_exc.VolumeNotFound:
+            return None
+        if volume.status != reserved_volumes.RESERVED:
+            return None
+        ctx.authorize(volume_policy.DELETE_POLICY, target_obj=volume)
+        lease_id = reserved_volumes.lease_ids([volume_id]).get(volume_id)
+        if lease_id is None:
+            reserved_volumes.destroy_record(volume)
+        else:
+            with _http_errors():
+                # The plugin deletes the reserved record.
+                self.lease_service.delete(_reservation_context(ctx),
+                                          lease_id)
+        return webob.Response(status=202)
+
+
+class Reservation(extensions.ExtensionDescriptor):
+    """Time-based reservation (leases) of volumes."""
+
+    name = 'Reservation'
+    alias = 'os-reservation'
+    updated = '2026-11-23T00:00:00+00:00'
+
+    def get_controller_extensions(self):
+        return [extensions.ControllerExtension(
+            self, 'volumes', ReservationController())]
+
+
+_HTTP_ERRORS = {400: webob.exc.HTTPBadRequest, 403: webob.exc.HTTPForbidden,
+                404: webob.exc.HTTPNotFound, 409: webob.exc.HTTPConflict}
+
+
+@contextlib.contextmanager
+def _http_errors():
+    """Turn reservation-ext's errors into Cinder's HTTP errors."""
+    try:
+        yield
+    except exceptions.ReservationError as exc:
+        LOG.info('Reservation request refused: %s', exc.message)
+        error = _HTTP_ERRORS.get(exc.code, webob.exc.HTTPInternalServerError)
+        raise error(explanation=exc.message) from exc
+
+
+def _hints(req, body):
+    """The scheduler hints of a create, checked by Cinder's schema.
+
+    Cinder's helper moves them into ``body['volume']``: give it a copy.
+    """
+    if not isinstance(body.get('volume'), dict):
+        return {}
+    body = scheduler_hints.create(req, body)
+    return body['volume'].get('scheduler_hints') or {}
+
+
+def _lease_name(volume, volume_id):
+    """The default lease name: the volume's name (if any) and id."""
+    name = volume.get('name') if isinstance(volume, dict) else None
+    return '%s-%s' % ((name or 'volume').strip()[:40] or 'volume',
+                      volume_id)
+
+
+def _default_duration():
+    """``[reservation] default_lease_duration``."""
+    return rvalidation.parse_duration(
+        conf_mod.CONF.reservation.default_lease_duration,
+        'default_lease_duration')
+
+
+def _volume_fields(volume):
+    """The fields of a reserved volume; 400 for what it cannot have."""
+    for key in _SOURCES:
+        if volume.get(key) is not None:
+            raise webob.exc.HTTPBadRequest(
+                explanation='%s: a reserved volume starts empty; it cannot '
+                            'be created from a source' % key)
+    if volume.get('size') is None:
+        raise webob.exc.HTTPBadRequest(
+            explanation='size: is required for a reserved volume')
+    fields = {key: volume.get(key) for key in
+              ('name', 'description', 'volume_type', 'metadata')}
+    fields['size'] = int(volume['size'])
+    fields['availability_zone'] = (
+        volume.get('availability_zone') or
+        cfg.CONF.default_availability_zone or
+        cfg.CONF.storage_availability_zone)
+    return fields
+
+
+def _volume_type(ctx, name_or_id):
+    """The requested volume type, or the default one."""
+    if not name_or_id:
+        name_or_id = volume_types.get_default_volume_type(ctx)['id']
+    return objects.VolumeType.get_by_name_or_id(ctx, name_or_id)
+
+
+def _reservation_context(ctx):
+    return rctx_mod.RequestContext(
+        user_id=ctx.user_id, project_id=ctx.project_id, roles=ctx.roles,
+        is_admin=ctx.is_admin, request_id=ctx.request_id, overwrite=False)
+
+
+def _admin_context(req):
+    ctx = req.environ['cinder.context']
+    if not ctx.is_admin:
+        raise webob.exc.HTTPForbidden(
+            explanation='Only the reservation service starts and ends '
+                        'reserved volumes.')
+    return ctx
+
+
+def _lease_id(body, action):
+    lease_id = (body.get(action) or {}).get('lease_id')
+    if not isinstance(lease_id, str):
+        raise webob.exc.HTTPBadRequest(explanation='lease_id: is required')
+    return lease_id
+
+
+def _add_lease_ids(volumes):
+    leased = reserved_volumes.lease_ids([volume['id'] for volume in volumes])
+    for volume in volumes:
+        if volume['id'] in leased:
+            volume[LEASE_KEY] = leased[volume['id']]
+
+
+def _volume_response(req, volume, lease_id):
+    view = volume_views.ViewBuilder().detail(req, volume)
+    view['volume'][LEASE_KEY] = lease_id
+    return webob.Response(status=202, body=jsonutils.dump_as_bytes(view),
+                          content_type='application/json')

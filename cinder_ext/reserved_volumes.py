@@ -1,0 +1,146 @@
+"""Reserved volumes inside cinder-api: the record, its start and its end.
+
+A reserved volume is a row of Cinder's ``volumes`` table in status
+``reserved``, written directly through Cinder's objects: Cinder's create
+flow would reserve quota, schedule it and let the volume manager set it
+``available``. It holds no backend storage and no quota until its lease
+starts. Then :func:`start` sends the record through the second half of
+Cinder's create flow, the scheduler's ``create_volume`` cast, which the
+volume manager finishes (``creating`` -> ``available``), after
+committing the project's volume quota. :func:`end` deletes it: a
+reserved record directly (Cinder's delete refuses the status), a
+started volume through Cinder's ordinary delete.
+
+Which lease a volume belongs to is the leases DB's knowledge
+(``volume_reservations.volume_id``), read with one statement for any
+number of volumes.
+"""
+
+from cinder.db import api as db
+from cinder import exception as cinder_exc
+from cinder import objects
+from cinder import quota
+from cinder.scheduler import rpcapi as scheduler_rpcapi
+from cinder.volume import api as volume_api
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import context as rctx_mod
+from reservation_ext import exceptions
+
+RESERVED = 'reserved'
+VOLUMES = models.VolumeReservation.__table__
+RESERVATIONS = models.Reservation.__table__
+QUOTAS = quota.QUOTAS
+
+
+def lease_ids(volume_ids):
+    """``{volume_id: lease_id}`` of the volumes that have a lease."""
+    if not volume_ids:
+        return {}
+    with db_api.context_manager.reader.using(
+            rctx_mod.get_admin_context()) as session:
+        return dict(session.execute(
+            sa.select(VOLUMES.c.volume_id, RESERVATIONS.c.lease_id)
+            .join(RESERVATIONS, RESERVATIONS.c.id == VOLUMES.c.reservation_id)
+            .where(VOLUMES.c.volume_id.in_(list(volume_ids)))).all())
+
+
+def create_record(ctx, volume_id, fields, volume_type):
+    """Write the ``reserved`` record of a volume; return the object.
+
+    Through Cinder's DB API: the volume object's create() will not take
+    the id, which the lease has named already.
+    """
+    db.volume_create(ctx, {
+        'id': volume_id, 'size': fields['size'], 'user_id': ctx.user_id,
+        'project_id': ctx.project_id, 'status': RESERVED,
+        'attach_status': 'detached', 'display_name': fields.get('name'),
+        'display_description': fields.get('description'),
+        'availability_zone': fields['availability_zone'],
+        'volume_type_id': volume_type.id,
+        'metadata': fields.get('metadata') or {}})
+    return objects.Volume.get_by_id(ctx, volume_id)
+
+
+def start(ctx, volume_id, lease_id):
+    """Create the reserved volume of ``lease_id`` on a backend.
+
+    A volume that left ``reserved`` already (another engine started it)
+    is left alone.
+
+    :raises InvalidState: the volume is not the lease's.
+    :raises NotFound: there is no such volume.
+    """
+    volume = _lease_volume(ctx, volume_id, lease_id)
+    if volume.status != RESERVED:
+        return
+    reservations = _reserve_quota(ctx, volume)
+    if not volume.conditional_update({'status': 'creating'},
+                                     {'status': RESERVED}):
+        # Another engine started it meanwhile.
+        QUOTAS.rollback(ctx, reservations, project_id=volume.project_id)
+        return
+    QUOTAS.commit(ctx, reservations, project_id=volume.project_id)
+    scheduler_rpcapi.SchedulerAPI().create_volume(
+        ctx, volume, request_spec=_request_spec(volume),
+        filter_properties={})
+
+
+def end(ctx, volume_id, lease_id):
+    """Delete the volume of ``lease_id``; a volume that is gone is fine."""
+    try:
+        volume = _lease_volume(ctx, volume_id, lease_id)
+    except exceptions.NotFound:
+        return
+    if volume.status == RESERVED:
+        volume.destroy()
+    elif volume.status != 'deleting':
+        volume_api.API().delete(ctx, volume)
+
+
+def destroy_record(volume):
+    """Delete a reserved record (its lease is gone or going)."""
+    if volume.status == RESERVED:
+        volume.destroy()
+
+
+def _lease_volume(ctx, volume_id, lease_id):
+    if lease_ids([volume_id]).get(volume_id) != lease_id:
+        raise exceptions.InvalidState(
+            'Volume %s is not reserved for lease %s.' % (volume_id, lease_id))
+    try:
+        return objects.Volume.get_by_id(ctx, volume_id)
+    except cinder_exc.VolumeNotFound:
+        raise exceptions.NotFound(kind='Volume', id=volume_id)
+
+
+def _reserve_quota(ctx, volume):
+    """The quota reservations of the volume (as Cinder's create takes)."""
+    deltas = {'volumes': 1, 'gigabytes': volume.size}
+    QUOTAS.add_volume_type_opts(ctx, deltas, volume.volume_type_id)
+    try:
+        return QUOTAS.reserve(ctx, project_id=volume.project_id, **deltas)
+    except cinder_exc.OverQuota as exc:
+        raise exceptions.Conflict(
+            'The project of volume %s is over its volume quota: %s'
+            % (volume.id, exc))
+
+
+def _request_spec(volume):
+    """What Cinder's create flow hands the scheduler for ``volume``."""
+    properties = objects.VolumeProperties(
+        size=volume.size, availability_zone=volume.availability_zone,
+        project_id=volume.project_id, user_id=volume.user_id,
+        status='creating', attach_status='detached',
+        display_name=volume.display_name,
+        display_description=volume.display_description,
+        volume_type_id=volume.volume_type_id, metadata=volume.metadata,
+        multiattach=False)
+    return objects.RequestSpec(
+        volume=volume, volume_id=volume.id, volume_type=volume.volume_type,
+        volume_properties=properties, snapshot_id=None, image_id=None,
+        source_volid=None, consistencygroup_id=None, cgsnapshot_id=None,
+        group_id=None, backup_id=None,
+        availability_zones=[volume.availability_zone])

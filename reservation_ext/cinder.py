@@ -1,0 +1,90 @@
+"""The calls reservation-ext makes to Cinder's block storage API.
+
+The service user of ``[reservation_client]`` makes them, found through the
+catalog (``volumev3``), as for Nova (:mod:`reservation_ext.nova`). They
+are the two volume actions of the Cinder extension (:mod:`cinder_ext`):
+``os-reservation-start`` creates a ``reserved`` volume on a backend,
+``os-reservation-end`` deletes it (a reserved one: its DB record). Both
+name the lease, which the extension checks against the volume, so that a
+reservation can only act on the volume reserved for its own lease. Both
+are idempotent: starting a volume that is being created or is available,
+or ending one that is gone, succeeds.
+"""
+
+import time
+
+from keystoneauth1 import exceptions as ks_exc
+
+from reservation_ext import exceptions
+from reservation_ext import service_client
+
+START_ACTION = 'os-reservation-start'
+END_ACTION = 'os-reservation-end'
+# Statuses a volume goes through until its backend volume exists.
+STARTING = ('reserved', 'creating')
+
+
+class CinderClient:
+    """Block storage API calls of the reservation service user."""
+
+    def __init__(self, conf):
+        self._adapter = service_client.adapter(conf, 'volumev3')
+
+    def start_volume(self, volume_id, lease_id, timeout=300, interval=1):
+        """Create the reserved volume on a backend; wait until available.
+
+        :raises PluginError: Cinder refused, the volume went to error, or
+            it was not available within ``timeout`` seconds.
+        """
+        self._action(volume_id, START_ACTION, {'lease_id': lease_id})
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self._volume(volume_id)['status']
+            if status == 'available':
+                return
+            if status not in STARTING:
+                raise exceptions.PluginError(
+                    'Volume %s went to status %s instead of available.'
+                    % (volume_id, status))
+            if time.monotonic() > deadline:
+                raise exceptions.PluginError(
+                    'Volume %s was not available within %d s.'
+                    % (volume_id, timeout))
+            time.sleep(interval)
+
+    def end_volume(self, volume_id, lease_id, timeout=300, interval=1):
+        """Delete the volume; wait until it is gone (or it is already)."""
+        self._action(volume_id, END_ACTION, {'lease_id': lease_id},
+                     ok=(404,))
+        deadline = time.monotonic() + timeout
+        while self._call('GET', '/volumes/%s' % volume_id, ok=(404,)):
+            if time.monotonic() > deadline:
+                raise exceptions.PluginError(
+                    'Volume %s was not deleted within %d s.'
+                    % (volume_id, timeout))
+            time.sleep(interval)
+
+    def _volume(self, volume_id):
+        return self._call('GET', '/volumes/%s' % volume_id)['volume']
+
+    def _action(self, volume_id, action, body, ok=()):
+        self._call('POST', '/volumes/%s/action' % volume_id,
+                   json={action: body}, ok=ok)
+
+    def _call(self, method, path, ok=(), **kwargs):
+        """Send a request; return its JSON body (None for ``ok`` codes)."""
+        try:
+            response = self._adapter.request(path, method, **kwargs)
+        except ks_exc.HttpError as exc:
+            if exc.http_status in ok:
+                return None
+            raise exceptions.PluginError(
+                'Cinder refused %s %s: %s %s' % (
+                    method, path, exc.http_status,
+                    exc.details or exc.message))
+        except ks_exc.ClientException as exc:
+            raise exceptions.PluginError(
+                'Cinder call %s %s failed: %s' % (method, path, exc))
+        if response.status_code == 204 or not response.content:
+            return None
+        return response.json()

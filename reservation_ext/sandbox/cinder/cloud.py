@@ -1,0 +1,64 @@
+"""All of Cinder in one process, configured by ``DIR/cinder.conf``:
+
+- cinder-api with Cinder's stock api-paste.ini (keystonemiddleware) and
+  the reservation extension (:mod:`cinder_ext.extension`), on its HTTP
+  port;
+- cinder-scheduler and cinder-volume with Cinder's fake driver (the one
+  of its functional tests: volumes exist in the database only), talking
+  over oslo.messaging's in-memory transport instead of a message broker;
+- Cinder's database as an SQLite file.
+
+Nothing here needs Keystone until a request comes, so the child starts
+beside Keystone and says ready once cinder-api serves.
+"""
+
+from cinder.db import migration
+from cinder import objects
+from cinder import service
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_service import wsgi
+
+from reservation_ext.sandbox import config
+from reservation_ext.sandbox import process
+from reservation_ext.sandbox import wsgi_server
+
+CONF = cfg.CONF
+LOG = logging.getLogger(__name__)
+
+
+def start_services():
+    """cinder-volume first: the scheduler waits for its capabilities.
+
+    As cinder-volume does, the volume service starts the coordinator (a
+    file-based one, in state_path) that its manager takes locks with.
+    """
+    services = []
+    for binary in ('cinder-volume', 'cinder-scheduler'):
+        server = service.Service.create(
+            binary=binary, host=CONF.host,
+            coordination=binary == 'cinder-volume')
+        server.start()
+        services.append(server)
+    return services
+
+
+def main(argv=None):
+    args = process.parse_args(argv, 'The Cinder side of reservation-sandbox.')
+    layout = config.Layout.load(args.state_dir)
+    stop = process.stop_event()
+    objects.register_all()
+    CONF(['--config-file', layout.path('cinder.conf')], project='cinder')
+    logging.setup(CONF, 'cinder')
+    migration.db_sync()
+    services = start_services()
+    api = wsgi_server.Server(
+        'cinder', wsgi.Loader(CONF).load_app('osapi_volume'),
+        args.listen['cinder'])
+    api.start()
+    process.signal_ready(args.ready_fd)
+    stop.wait()
+    LOG.info('Stopping')
+    api.stop()
+    for running in reversed(services):
+        running.stop()

@@ -1,0 +1,83 @@
+"""Volume reservation with the unmodified cinder client against the sandbox.
+
+``cinder create --hint reserved=True --hint lease_params=...`` goes to the
+sandbox's cinder-api with the reservation extension; the sandbox's engine
+starts and ends the lease through Cinder's API.
+"""
+
+import datetime
+import json
+
+from reservation_ext.sandbox import config
+from tests.e2e import base
+
+
+def _date(moment):
+    return moment.strftime('%Y-%m-%d %H:%M:%S')
+
+
+def _lease_params(start, end):
+    return 'lease_params=' + json.dumps({'start': _date(start),
+                                         'end': _date(end)})
+
+
+class TestVolumeReservation(base.SandboxTestCase):
+
+    HOSTS = 1
+
+    def cinder(self, *argv, **kwargs):
+        return self.run_cli(['cinder'] + list(argv), **kwargs)
+
+    def volumes(self):
+        """``{name: status}`` of the demo project's volumes."""
+        rows = [line.split('|') for line in self.cinder(
+            'list', user='demo').splitlines() if line.startswith('| ')]
+        return {row[3].strip(): row[2].strip() for row in rows[1:]}
+
+    def test_reserved_volume_lives_in_its_lease_window(self):
+        now = datetime.datetime.utcnow()
+        out = self.cinder(
+            'create', '--hint', 'reserved=True', '--hint',
+            _lease_params(now + datetime.timedelta(seconds=8),
+                          now + datetime.timedelta(seconds=20)),
+            '--name', 'scratch', '1', user='demo')
+        self.assertRegex(out, r'\| status +\| reserved +\|')
+        self.assertRegex(out, r'\| reservation:lease_id +\| [0-9a-f-]{36} ')
+        self.assertEqual({'scratch': 'reserved'}, self.volumes())
+        self.wait_for(lambda: self.volumes() == {'scratch': 'available'},
+                      timeout=60, interval=0.5)
+        self.wait_for(lambda: self.volumes() == {}, timeout=60,
+                      interval=0.5)
+
+    def test_over_capacity_is_409_and_creates_nothing(self):
+        start = datetime.datetime.utcnow() + datetime.timedelta(days=30)
+        err = self.cinder(
+            'create', '--hint', 'reserved=True', '--hint',
+            _lease_params(start, start + datetime.timedelta(days=1)),
+            '--name', 'big', str(config.VOLUME_RESERVABLE_GB + 1),
+            user='demo', expect_failure=True)
+        self.assertIn('Not enough volume capacity', err)
+        self.assertIn('HTTP 409', err)
+        self.assertNotIn('big', self.volumes())
+
+    def test_bad_hints_are_400_and_create_nothing(self):
+        start = datetime.datetime.utcnow() + datetime.timedelta(days=30)
+        for hints, field in (
+                (['reserved=maybe'], 'reserved'),
+                (['reserved=True', 'lease_params={"start": "soon"}'],
+                 'lease_params.start'),
+                (['reserved=True', _lease_params(
+                    start, start - datetime.timedelta(days=1))],
+                 'lease_params.end')):
+            argv = ['create', '--name', 'bad']
+            for hint in hints:
+                argv += ['--hint', hint]
+            err = self.cinder(*(argv + ['1']), user='demo',
+                              expect_failure=True)
+            self.assertIn(field + ':', err)
+            self.assertIn('HTTP 400', err)
+        self.assertNotIn('bad', self.volumes())
+        leases = self.run_json(['openstack', 'reservation', 'lease', 'list'],
+                               user='demo')
+        self.assertEqual([], [lease for lease in leases
+                              if lease['name'].startswith('bad-')])
