@@ -12,8 +12,6 @@ other failures raise :class:`~reservation_ext.exceptions.PluginError`.
 
 import time
 
-from keystoneauth1 import exceptions as ks_exc
-
 from reservation_ext import exceptions
 from reservation_ext import service_client
 
@@ -137,18 +135,5 @@ class NovaClient:
                           ok=(404,) if missing_ok else ())
 
     def _call(self, method, path, ok=(), **kwargs):
-        """Send a request; return its JSON body (None for ``ok`` codes)."""
-        try:
-            response = self._adapter.request(path, method, **kwargs)
-        except ks_exc.HttpError as exc:
-            if exc.http_status in ok:
-                return None
-            raise exceptions.PluginError(
-                'Nova refused %s %s: %s %s' % (method, path, exc.http_status,
-                                               exc.details or exc.message))
-        except ks_exc.ClientException as exc:
-            raise exceptions.PluginError(
-                'Nova call %s %s failed: %s' % (method, path, exc))
-        if response.status_code == 204 or not response.content:
-            return None
-        return response.json()
+        return service_client.call(self._adapter, 'Nova', method, path, ok,
+                                   **kwargs)

@@ -6,9 +6,11 @@ connections and 5xx answers are retried with backoff (the adapter's
 ``connect_retries`` and ``status_code_retries``, 3 unless configured).
 """
 
+from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 
 from reservation_ext import conf as conf_mod
+from reservation_ext import exceptions
 
 DEFAULT_RETRIES = 3
 RETRIED_STATUS_CODES = (500, 502, 503, 504)
@@ -28,3 +30,25 @@ def adapter(conf, service_type, **kwargs):
             setattr(result, option, DEFAULT_RETRIES)
     result.retriable_status_codes = list(RETRIED_STATUS_CODES)
     return result
+
+
+def call(adapter, service, method, path, ok=(), **kwargs):
+    """Send a request; return its JSON body (None for ``ok`` codes).
+
+    :param service: the service's name for error messages (``Nova``).
+    :raises PluginError: any other failure, with what the service said.
+    """
+    try:
+        response = adapter.request(path, method, **kwargs)
+    except ks_exc.HttpError as exc:
+        if exc.http_status in ok:
+            return None
+        raise exceptions.PluginError('%s refused %s %s: %s %s' % (
+            service, method, path, exc.http_status,
+            exc.details or exc.message))
+    except ks_exc.ClientException as exc:
+        raise exceptions.PluginError('%s call %s %s failed: %s' % (
+            service, method, path, exc))
+    if response.status_code == 204 or not response.content:
+        return None
+    return response.json()
