@@ -19,6 +19,7 @@ Nova aggregates show the same pools to operators and to Nova's own
 aggregate filters.
 """
 
+import functools
 import json
 
 import sqlalchemy as sa
@@ -54,16 +55,10 @@ _OPTIONAL_COLUMNS = ('availability_zone',) + tuple(_MINIMUMS)
 class PhysicalHostPlugin(base.ResourcePlugin):
     """Lease whole Nova compute hosts."""
 
-    def __init__(self, conf, clock):
-        super().__init__(conf, clock)
-        self._nova = None
-
-    @property
+    @functools.cached_property
     def nova(self):
         """The Nova client, made at first use (the API may never call)."""
-        if self._nova is None:
-            self._nova = nova.NovaClient(self.conf)
-        return self._nova
+        return nova.NovaClient(self.conf)
 
     def validate(self, values):
         unknown = sorted(set(values) - KEYS)

@@ -17,6 +17,7 @@ start Cinder creates the volume on a backend (``reserved`` ->
 the reserved record.
 """
 
+import functools
 import uuid
 
 import sqlalchemy as sa
@@ -43,24 +44,14 @@ _OPTIONAL = ('volume_type', 'availability_zone')
 class VirtualVolumePlugin(base.ResourcePlugin):
     """Reserve block storage capacity and the Cinder volume that uses it."""
 
-    def __init__(self, conf, clock):
-        super().__init__(conf, clock)
-        self._cinder = None
-
-    @property
+    @functools.cached_property
     def cinder(self):
         """The Cinder client, made at first use (the API may never call).
 
         cinder-api sets one that acts in-process instead
         (:class:`cinder_ext.extension.InProcessCinder`).
         """
-        if self._cinder is None:
-            self._cinder = cinder.CinderClient(self.conf)
-        return self._cinder
-
-    @cinder.setter
-    def cinder(self, client):
-        self._cinder = client
+        return cinder.CinderClient(self.conf)
 
     def validate(self, values):
         unknown = sorted(set(values) - KEYS)
