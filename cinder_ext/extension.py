@@ -10,7 +10,7 @@ A volume create with the hints ``reserved`` and ``lease_params`` (see
 ``virtual:volume`` reservation and a volume in status ``reserved``,
 instead of Cinder's create; bad hints are a 400 and an unfit window a
 409, with nothing created. Every volume view of a leased volume carries
-``reservation:lease_id``. Deleting a reserved volume deletes its lease.
+``reservation:lease_id``. Deleting a leased volume deletes its lease.
 The engine drives the reservation through two admin actions,
 ``os-reservation-start`` and ``os-reservation-end``.
 
@@ -33,6 +33,7 @@ from cinder import context as cinder_context
 from cinder import exception as cinder_exc
 from cinder import objects
 from cinder.policies import volumes as volume_policy
+from cinder import utils
 from cinder.volume import api as volume_api
 from cinder.volume import volume_types
 from oslo_config import cfg
@@ -71,9 +72,11 @@ class InProcessCinder:
         reserved_volumes.start(cinder_context.get_admin_context(),
                                volume_id, lease_id)
 
-    def end_volume(self, volume_id, lease_id):
+    def end_volume(self, volume_id, lease_id, snapshot=False):
+        # Only a reserved or deleted volume's lease is deleted from
+        # cinder-api: there is nothing to upload.
         reserved_volumes.end(cinder_context.get_admin_context(),
-                             volume_id, lease_id)
+                             volume_id, lease_id, snapshot)
 
 
 class ReservationController(wsgi.Controller):
@@ -117,8 +120,8 @@ class ReservationController(wsgi.Controller):
 
     @wsgi.extends
     def delete(self, req, id):
-        """Delete a reserved volume with its lease; others are Cinder's."""
-        yield self._delete_reserved(req, id)
+        """Delete a leased volume with its lease; others are Cinder's."""
+        yield self._delete_leased(req, id)
 
     @wsgi.response(202)
     @wsgi.action('os-reservation-start')
@@ -132,11 +135,21 @@ class ReservationController(wsgi.Controller):
     @wsgi.response(202)
     @wsgi.action('os-reservation-end')
     def _end(self, req, id, body):
-        """Delete the volume of an ending lease (the engine)."""
+        """Delete the volume of an ending lease (the engine).
+
+        With ``"snapshot": true`` the volume is uploaded to an image
+        first; the engine calls again until ``deleting`` is true.
+        """
         ctx = _admin_context(req)
+        args = body.get('os-reservation-end') or {}
+        snapshot = args.get('snapshot', False)
+        if not isinstance(snapshot, bool):
+            raise webob.exc.HTTPBadRequest(
+                explanation='snapshot: must be a boolean')
         with _http_errors():
-            reserved_volumes.end(ctx, id, _lease_id(body,
-                                                    'os-reservation-end'))
+            deleting = reserved_volumes.end(
+                ctx, id, _lease_id(body, 'os-reservation-end'), snapshot)
+        return {'deleting': deleting}
 
     def _create_reserved(self, req, body):
         """The 202 of a reserved create, or None when not reserved."""
@@ -183,25 +196,42 @@ class ReservationController(wsgi.Controller):
     def _check_volume_body(self, req, body):
         pass
 
-    def _delete_reserved(self, req, volume_id):
-        """The 202 of a reserved volume's delete, or None for others."""
+    def _delete_leased(self, req, volume_id):
+        """The 202 of a leased volume's delete, or None for others.
+
+        A reserved volume goes with its lease (the plugin deletes the
+        record); a started one is Cinder's to delete, and its lease is
+        deleted once Cinder accepted.
+        """
         ctx = req.environ['cinder.context']
         try:
             volume = self.volume_api.get(ctx, volume_id)
         except cinder_exc.VolumeNotFound:
             return None
-        if volume.status != reserved_volumes.RESERVED:
-            return None
-        ctx.authorize(volume_policy.DELETE_POLICY, target_obj=volume)
         lease_id = reserved_volumes.lease_ids([volume_id]).get(volume_id)
-        if lease_id is None:
-            reserved_volumes.destroy_record(volume)
-        else:
+        if volume.status == reserved_volumes.RESERVED:
+            ctx.authorize(volume_policy.DELETE_POLICY, target_obj=volume)
+            if lease_id is None:
+                reserved_volumes.destroy_record(volume)
+                return webob.Response(status=202)
             with _http_errors():
-                # The plugin deletes the reserved record.
                 self.lease_service.delete(_reservation_context(ctx),
                                           lease_id)
+        elif lease_id is not None:
+            _cinder_delete(req, self.volume_api, volume)
+            self._delete_lease_of_deleted(ctx, lease_id, volume_id)
+        else:
+            return None
         return webob.Response(status=202)
+
+    def _delete_lease_of_deleted(self, ctx, lease_id, volume_id):
+        try:
+            self.lease_service.delete(_reservation_context(ctx), lease_id)
+        except exceptions.ReservationError as exc:
+            # The volume is being deleted all the same; the lease ends at
+            # its end date.
+            LOG.warning('Lease %s of deleted volume %s stays: %s',
+                        lease_id, volume_id, exc.message)
 
 
 class Reservation(extensions.ExtensionDescriptor):
@@ -229,6 +259,20 @@ def _http_errors():
         LOG.info('Reservation request refused: %s', exc.message)
         error = _HTTP_ERRORS.get(exc.code, webob.exc.HTTPInternalServerError)
         raise error(explanation=exc.message) from exc
+
+
+def _cinder_delete(req, api, volume):
+    """Cinder's delete of a started volume, as its API does it.
+
+    As ``cinder.api.v3.volumes``: ``cascade``, and ``force`` from 3.23.
+    """
+    ctx = req.environ['cinder.context']
+    cascade = utils.get_bool_param('cascade', req.params)
+    force = (req.api_version_request.matches(mv.VOLUME_DELETE_FORCE) and
+             utils.get_bool_param('force', req.params))
+    if force:
+        ctx.authorize(volume_policy.FORCE_DELETE_POLICY, target_obj=volume)
+    api.delete(ctx, volume, cascade=cascade, force=force)
 
 
 def _hints(req, body):

@@ -9,7 +9,10 @@ Cinder's create flow, the scheduler's ``create_volume`` cast, which the
 volume manager finishes (``creating`` -> ``available``), after
 committing the project's volume quota. :func:`end` deletes it: a
 reserved record directly (Cinder's delete refuses the status), a
-started volume through Cinder's ordinary delete.
+started volume through Cinder's ordinary delete. With ``snapshot`` it
+first uploads the volume to an image owned by the volume's project
+(Cinder's ``os-volume_upload_image``): a Cinder snapshot cannot outlive
+its volume, an image can.
 
 Which lease a volume belongs to is the leases DB's knowledge
 (``volume_reservations.volume_id``), read with one statement for any
@@ -18,6 +21,7 @@ number of volumes.
 
 from cinder.db import api as db
 from cinder import exception as cinder_exc
+from cinder.image import glance
 from cinder import objects
 from cinder import quota
 from cinder.scheduler import rpcapi as scheduler_rpcapi
@@ -30,6 +34,9 @@ from reservation_ext import context as rctx_mod
 from reservation_ext import exceptions
 
 RESERVED = 'reserved'
+# The volume's admin metadata (hidden from its users) names the image
+# its end uploads to.
+END_IMAGE_KEY = 'reservation_end_image_id'
 VOLUMES = models.VolumeReservation.__table__
 RESERVATIONS = models.Reservation.__table__
 QUOTAS = quota.QUOTAS
@@ -88,16 +95,74 @@ def start(ctx, volume_id, lease_id):
         filter_properties={})
 
 
-def end(ctx, volume_id, lease_id):
-    """Delete the volume of ``lease_id``; a volume that is gone is fine."""
+def end(ctx, volume_id, lease_id, snapshot=False):
+    """Delete the volume of ``lease_id``; a volume that is gone is fine.
+
+    With ``snapshot``, a started volume is uploaded to an image first:
+    the first call starts the upload, and the volume is deleted by a
+    call made once the image is active. Call again while this is False.
+
+    :returns: True once the volume is deleted or being deleted.
+    :raises Conflict: the volume cannot be uploaded, or its upload failed
+        (the next call starts another).
+    """
     try:
         volume = _lease_volume(ctx, volume_id, lease_id)
     except exceptions.NotFound:
-        return
+        return True
     if volume.status == RESERVED:
         volume.destroy()
-    elif volume.status != 'deleting':
-        volume_api.API().delete(ctx, volume)
+        return True
+    if volume.status == 'deleting':
+        return True
+    if snapshot and not _uploaded(ctx, volume):
+        return False
+    volume_api.API().delete(ctx, volume)
+    return True
+
+
+def _uploaded(ctx, volume):
+    """Whether ``volume`` has its end image; start its upload if not."""
+    image_id = volume.admin_metadata.get(END_IMAGE_KEY)
+    if volume.status == 'uploading':
+        return False
+    if volume.status != 'available':
+        raise exceptions.Conflict(
+            'Volume %s is %s: only an available volume can be uploaded to '
+            'an image at the end of its lease; detach it.'
+            % (volume.id, volume.status))
+    if image_id is None:
+        _upload(ctx, volume)
+        return False
+    status = _image_status(ctx, image_id)
+    if status == 'active':
+        return True
+    db.volume_admin_metadata_delete(ctx, volume.id, END_IMAGE_KEY)
+    raise exceptions.Conflict(
+        'The upload of volume %s to image %s failed (image %s).'
+        % (volume.id, image_id, status))
+
+
+def _upload(ctx, volume):
+    metadata = {'name': '%s-snapshot' % (volume.display_name or volume.id),
+                'container_format': 'bare', 'disk_format': 'raw',
+                'visibility': 'private', 'owner': volume.project_id}
+    try:
+        image = volume_api.API().copy_volume_to_image(ctx, volume, metadata,
+                                                      force=False)
+    except cinder_exc.InvalidVolume:
+        # Another engine's call started the upload.
+        return
+    db.volume_admin_metadata_update(
+        ctx, volume.id, {END_IMAGE_KEY: image['image_id']}, False)
+
+
+def _image_status(ctx, image_id):
+    try:
+        return glance.get_default_image_service().show(ctx, image_id)[
+            'status']
+    except cinder_exc.ImageNotFound:
+        return 'deleted'
 
 
 def destroy_record(volume):

@@ -4,7 +4,8 @@ The service user of ``[reservation_client]`` makes them, found through the
 catalog (``volumev3``), as for Nova (:mod:`reservation_ext.nova`). They
 are the two volume actions of the Cinder extension (:mod:`cinder_ext`):
 ``os-reservation-start`` creates a ``reserved`` volume on a backend,
-``os-reservation-end`` deletes it (a reserved one: its DB record). Both
+``os-reservation-end`` deletes it (a reserved one: its DB record), after
+uploading it to an image with ``snapshot``. Both
 name the lease, which the extension checks against the volume, so that a
 reservation can only act on the volume reserved for its own lease. Both
 are idempotent: starting a volume that is being created or is available,
@@ -44,30 +45,38 @@ class CinderClient:
                 raise exceptions.PluginError(
                     'Volume %s went to status %s instead of available.'
                     % (volume_id, status))
-            if time.monotonic() > deadline:
-                raise exceptions.PluginError(
-                    'Volume %s was not available within %d s.'
-                    % (volume_id, timeout))
-            time.sleep(interval)
+            self._wait(volume_id, 'available', deadline, interval)
 
-    def end_volume(self, volume_id, lease_id, timeout=300, interval=1):
-        """Delete the volume; wait until it is gone (or it is already)."""
-        self._action(volume_id, END_ACTION, {'lease_id': lease_id},
-                     ok=(404,))
+    def end_volume(self, volume_id, lease_id, snapshot=False, timeout=900,
+                   interval=1):
+        """Delete the volume; wait until it is gone (or it is already).
+
+        With ``snapshot``, Cinder uploads it to an image first: the end
+        action is repeated until Cinder deletes it.
+        """
         deadline = time.monotonic() + timeout
+        body = {'lease_id': lease_id, 'snapshot': snapshot}
+        while True:
+            answer = self._action(volume_id, END_ACTION, body, ok=(404,))
+            if not answer or answer['deleting']:
+                break
+            self._wait(volume_id, 'uploaded', deadline, interval)
         while self._call('GET', '/volumes/%s' % volume_id, ok=(404,)):
-            if time.monotonic() > deadline:
-                raise exceptions.PluginError(
-                    'Volume %s was not deleted within %d s.'
-                    % (volume_id, timeout))
-            time.sleep(interval)
+            self._wait(volume_id, 'deleted', deadline, interval)
+
+    @staticmethod
+    def _wait(volume_id, what, deadline, interval):
+        if time.monotonic() > deadline:
+            raise exceptions.PluginError(
+                'Volume %s was not %s in time.' % (volume_id, what))
+        time.sleep(interval)
 
     def _volume(self, volume_id):
         return self._call('GET', '/volumes/%s' % volume_id)['volume']
 
     def _action(self, volume_id, action, body, ok=()):
-        self._call('POST', '/volumes/%s/action' % volume_id,
-                   json={action: body}, ok=ok)
+        return self._call('POST', '/volumes/%s/action' % volume_id,
+                          json={action: body}, ok=ok)
 
     def _call(self, method, path, ok=(), **kwargs):
         return service_client.call(self._adapter, 'Cinder', method, path, ok,

@@ -44,11 +44,23 @@ def call(adapter, service, method, path, ok=(), **kwargs):
         if exc.http_status in ok:
             return None
         raise exceptions.PluginError('%s refused %s %s: %s %s' % (
-            service, method, path, exc.http_status,
-            exc.details or exc.message))
+            service, method, path, exc.http_status, _error_message(exc)))
     except ks_exc.ClientException as exc:
         raise exceptions.PluginError('%s call %s %s failed: %s' % (
             service, method, path, exc))
     if response.status_code == 204 or not response.content:
         return None
     return response.json()
+
+
+def _error_message(exc):
+    """What the service said.
+
+    The ``message`` of Nova's and Cinder's ``{"<fault>": {"message":
+    ...}}`` bodies, which keystoneauth1 does not read.
+    """
+    try:
+        [fault] = exc.response.json().values()
+        return fault['message']
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return exc.details or exc.message

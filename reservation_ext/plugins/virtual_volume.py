@@ -13,8 +13,10 @@ booked when the lease is created, against ``[reservation]
 volume_reservable_gb`` (see :mod:`reservation_ext.volume_capacity`). At
 start Cinder creates the volume on a backend (``reserved`` ->
 ``creating`` -> ``available``); at end it is deleted (``on_end``:
-``delete``, the only choice). Deleting the lease before its start deletes
-the reserved record.
+``delete``), or uploaded to an image of the volume's project and then
+deleted (``snapshot_delete``: a Cinder snapshot cannot outlive its
+volume, an image can). Deleting the lease before its start deletes the
+reserved record.
 """
 
 import functools
@@ -31,9 +33,7 @@ from reservation_ext import volume_capacity
 
 RESOURCE_TYPE = 'virtual:volume'
 REQUESTS = models.VolumeReservation.__table__
-# Cinder refuses to delete a volume that has snapshots, so there is no
-# "snapshot, then delete" that keeps the snapshot.
-ON_END = ('delete',)
+ON_END = ('delete', 'snapshot_delete')
 KEYS = frozenset(('size_gb', 'volume_id', 'volume_type', 'availability_zone',
                   'on_end'))
 _COLUMNS = ('size_gb', 'volume_id', 'volume_type', 'availability_zone',
@@ -102,7 +102,9 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         self.cinder.start_volume(reservation['volume_id'], lease['id'])
 
     def on_end(self, ctx, lease, reservation):
-        self.cinder.end_volume(reservation['volume_id'], lease['id'])
+        self.cinder.end_volume(
+            reservation['volume_id'], lease['id'],
+            snapshot=reservation['on_end'] == 'snapshot_delete')
 
     def on_delete(self, ctx, lease, reservation):
         # Before start this deletes the reserved record; after the end the

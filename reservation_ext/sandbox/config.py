@@ -59,7 +59,10 @@ ENGINE_POLL_INTERVAL = 1.0
 VOLUME_RESERVABLE_GB = 100
 CINDER_EXTENSIONS = ('cinder.api.contrib.standard_extensions',
                      'cinder_ext.extension.Reservation')
-FAKE_VOLUME_DRIVER = 'cinder.tests.fake_driver.FakeLoggingVolumeDriver'
+# Sparse files under cinder's state_path: volumes have data that Cinder's
+# own code can upload to the image API (on_end snapshot_delete).
+FAKE_VOLUME_DRIVER = (
+    'reservation_ext.sandbox.cinder.volume_driver.SparseFileVolumeDriver')
 # The one image of the image API (metadata only: the fake hypervisor
 # needs no image data).
 IMAGE_ID = '4e0a2c5e-0b6f-4c43-9d51-3f0c6a2b7d10'

@@ -16,9 +16,9 @@ def _date(moment):
     return moment.strftime('%Y-%m-%d %H:%M:%S')
 
 
-def _lease_params(start, end):
-    return 'lease_params=' + json.dumps({'start': _date(start),
-                                         'end': _date(end)})
+def _lease_params(start, end, **params):
+    return 'lease_params=' + json.dumps(dict(params, start=_date(start),
+                                             end=_date(end)))
 
 
 class TestVolumeReservation(base.SandboxTestCase):
@@ -48,6 +48,25 @@ class TestVolumeReservation(base.SandboxTestCase):
                       timeout=60, interval=0.5)
         self.wait_for(lambda: self.volumes() == {}, timeout=60,
                       interval=0.5)
+
+    def test_snapshot_delete_leaves_an_image_of_the_volume(self):
+        now = datetime.datetime.utcnow()
+        self.cinder(
+            'create', '--hint', 'reserved=True', '--hint',
+            _lease_params(now, now + datetime.timedelta(seconds=10),
+                          on_end='snapshot_delete'),
+            '--name', 'results', '1', user='demo')
+        self.wait_for(lambda: self.volumes() == {'results': 'available'},
+                      timeout=60, interval=0.5)
+        self.wait_for(lambda: self.volumes() == {}, timeout=120,
+                      interval=0.5)
+        image = self.run_json(['openstack', 'image', 'show',
+                               'results-snapshot'], user='demo')
+        project = self.run_json(['openstack', 'project', 'show', 'demo'])
+        self.assertEqual(('active', 'raw', project['id']),
+                         (image['status'], image['disk_format'],
+                          image['owner']))
+        self.assertEqual(1024 ** 3, image['size'])
 
     def test_over_capacity_is_409_and_creates_nothing(self):
         start = datetime.datetime.utcnow() + datetime.timedelta(days=30)

@@ -3,7 +3,9 @@
 Real Cinder: the API on a real port (the project's
 ``etc/cinder/api-paste.ini``, noauth as in Cinder's harness, with the
 reservation extension loaded beside the standard ones), the scheduler and
-a volume service with Cinder's fake driver, over the fake RPC transport.
+a volume service with the sandbox's driver (Cinder's fake driver with a
+sparse file per volume), over the fake RPC transport. Glance is
+:class:`ImageStore`, in-process.
 The leases DB is an SQLite file. The service user of
 ``[reservation_client]`` reaches this cinder-api with a noauth token
 (keystoneauth1's ``admin_token`` plugin), so the real
@@ -14,8 +16,13 @@ configuration clashes with Nova's: these tests run in a child process of
 their own (see :mod:`tests.functional.test_cinder_extension`).
 """
 
+import copy
 import os
+import threading
+import uuid
 
+from cinder import exception as cinder_exc
+from cinder.image import glance
 from cinder import service
 from cinder.tests.functional import functional_helpers
 from cinder.tests.unit import fake_notifier
@@ -25,6 +32,7 @@ from oslo_config import cfg
 from oslo_service import wsgi
 
 from reservation_ext import conf as conf_mod
+from reservation_ext.sandbox.cinder import volume_driver
 from tests import fixtures
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -33,6 +41,46 @@ API_PASTE = os.path.join(TOP, 'etc', 'cinder', 'api-paste.ini')
 EXTENSION = 'cinder_ext.extension.Reservation'
 # What cinder-api answers to the noauth token of this user and project.
 ADMIN_TOKEN = 'admin:admin'
+DRIVER = '%s.%s' % (volume_driver.__name__,
+                    volume_driver.SparseFileVolumeDriver.__name__)
+CHUNK = 65536
+
+
+class ImageStore:
+    """Glance as Cinder's image service sees it.
+
+    Created images are ``queued`` and become ``active`` with the data they
+    are given, which is read in chunks, counted and dropped.
+    """
+
+    def __init__(self):
+        self.images = {}
+        self._lock = threading.Lock()
+
+    def create(self, context, metadata, data=None):
+        image = dict(copy.deepcopy(metadata), id=str(uuid.uuid4()),
+                     status='queued', size=None)
+        with self._lock:
+            self.images[image['id']] = image
+        return copy.deepcopy(image)
+
+    def update(self, context, image_id, metadata, data=None, **kwargs):
+        image = self.images[image_id]
+        image.update(metadata)
+        if data is not None:
+            image['size'] = sum(len(chunk) for chunk in
+                                iter(lambda: data.read(CHUNK), b''))
+            image['status'] = 'active'
+        return copy.deepcopy(image)
+
+    def show(self, context, image_id):
+        try:
+            return copy.deepcopy(self.images[image_id])
+        except KeyError:
+            raise cinder_exc.ImageNotFound(image_id=image_id)
+
+    def delete(self, context, image_id):
+        self.images.pop(image_id, None)
 
 
 class CinderTestCase(functional_helpers._FunctionalTestBase):
@@ -44,7 +92,13 @@ class CinderTestCase(functional_helpers._FunctionalTestBase):
 
     def setUp(self):
         self.database = self.useFixture(fixtures.Database())
+        self.images = ImageStore()
         super().setUp()
+        self.mock_object(glance, 'get_remote_image_service',
+                         lambda context, image_href: (self.images,
+                                                      image_href))
+        self.mock_object(glance, 'get_default_image_service',
+                         lambda: self.images)
         # Cinder's harness replaces oslo.messaging's Notifier by a fake
         # that predates Notifier.is_enabled(), which the lease service's
         # notifications ask.
@@ -65,6 +119,9 @@ class CinderTestCase(functional_helpers._FunctionalTestBase):
         flags = super()._get_flags()
         flags['osapi_volume_extension'] = {'v': [
             'cinder.api.contrib.standard_extensions', EXTENSION]}
+        flags['volume_driver'] = {'v': DRIVER, 'g': 'backend_defaults'}
+        flags['state_path'] = {'v': self.useFixture(
+            lib_fixtures.TempDir()).path}
         return flags
 
     def _start_api_service(self):

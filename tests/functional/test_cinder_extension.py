@@ -44,13 +44,17 @@ class CinderHarness(base.TestCase):
 if IN_CINDER:
     import datetime
     import json
+    import time
 
     from cinder.tests.functional.api import client
+    from cinder.tests.unit import fake_constants as cinder_fake
     from oslo_config import cfg
+    from oslo_utils import units
     import sqlalchemy as sa
 
     from db import models
     from reservation_ext import clock as clock_mod
+    from reservation_ext import exceptions
     from reservation_ext.plugins import virtual_volume
     from tests.functional import cinder_base
 
@@ -170,21 +174,85 @@ if IN_CINDER:
                                    {'start': _later(3600),
                                     'end': _later(7200)}))
 
-        def test_start_and_end_through_the_plugin(self):
+        def started(self, on_end):
+            """A started volume; its plugin, lease and reservation."""
             volume = self.reserve(size=1, start=_later(3600))
-            lease_id = volume['reservation:lease_id']
             plugin = virtual_volume.VirtualVolumePlugin(cfg.CONF,
                                                         clock_mod.SYSTEM)
-            reservation = {'volume_id': volume['id'], 'status': 'active'}
-            lease = {'id': lease_id}
+            reservation = {'volume_id': volume['id'], 'status': 'active',
+                           'on_end': on_end}
+            lease = {'id': volume['reservation:lease_id']}
             plugin.on_start(None, lease, reservation)
-            self.assertEqual('available',
-                             self.api.get_volume(volume['id'])['status'])
+            return plugin, lease, reservation
+
+        def test_start_and_end_through_the_plugin(self):
+            plugin, lease, reservation = self.started('delete')
+            self.assertEqual('available', self.api.get_volume(
+                reservation['volume_id'])['status'])
             # Idempotent: another engine may run it again.
             plugin.on_start(None, lease, reservation)
             plugin.on_end(None, lease, reservation)
             self.assertEqual([], self.cinder_volumes())
+            self.assertEqual({}, self.images.images)
             plugin.on_end(None, lease, reservation)
+
+        def test_snapshot_delete_uploads_to_an_image_then_deletes(self):
+            plugin, lease, reservation = self.started('snapshot_delete')
+            plugin.on_end(None, lease, reservation)
+            self.assertEqual([], self.cinder_volumes())
+            [image] = self.images.images.values()
+            self.assertEqual(
+                ('scratch-snapshot', 'active', units.Gi, 'raw',
+                 cinder_fake.PROJECT_ID),
+                (image['name'], image['status'], image['size'],
+                 image['disk_format'], image['owner']))
+            # Done once: the volume is gone.
+            plugin.on_end(None, lease, reservation)
+            self.assertEqual(1, len(self.images.images))
+
+        def test_a_failed_upload_is_a_conflict_and_is_retried(self):
+            plugin, lease, reservation = self.started('snapshot_delete')
+            end = {'os-reservation-end': {'lease_id': lease['id'],
+                                          'snapshot': True}}
+            path = '/volumes/%s/action' % reservation['volume_id']
+            self.api.api_post(path, end, check_response_status=[202])
+            self.wait_for('available', reservation['volume_id'])
+            # As Cinder does when the upload fails: the image goes.
+            self.images.images.clear()
+            error = self.assertRaises(
+                client.OpenStackApiException, self.api.api_post, path, end,
+                check_response_status=[202])
+            self.assertEqual(409, error.response.status_code)
+            self.assertIn('upload', error.response.text)
+            self.assertEqual(
+                {'deleting': False},
+                self.api.api_post(path, end, check_response_status=[202]))
+            self.assertEqual(1, len(self.images.images))
+            self.wait_for('available', reservation['volume_id'])
+
+        def test_an_attached_volume_is_not_uploaded(self):
+            plugin, lease, reservation = self.started('snapshot_delete')
+            self.api.api_post(
+                '/volumes/%s/action' % reservation['volume_id'],
+                {'os-reserve': {}}, check_response_status=[202])
+            error = self.assertRaises(
+                exceptions.PluginError, plugin.on_end, None, lease,
+                reservation)
+            self.assertIn('only an available volume', str(error))
+            self.assertEqual({}, self.images.images)
+
+        def wait_for(self, status, volume_id):
+            for _ in range(100):
+                if self.api.get_volume(volume_id)['status'] == status:
+                    return
+                time.sleep(0.1)
+            self.fail('volume %s never became %s' % (volume_id, status))
+
+        def test_deleting_a_started_volume_deletes_its_lease(self):
+            plugin, lease, reservation = self.started('snapshot_delete')
+            self.api.delete_volume(reservation['volume_id'])
+            self.assertEqual([], self.rows(models.Lease.__table__))
+            self.assertEqual({}, self.images.images)
 
         def test_actions_of_other_leases_are_refused(self):
             volume = self.reserve()

@@ -31,7 +31,7 @@ class ValidateTest(base.TestCase):
     def test_all_fields(self):
         values = {'size_gb': 1, 'volume_id': VOLUME.upper(),
                   'volume_type': 'fast', 'availability_zone': 'nova',
-                  'on_end': 'delete'}
+                  'on_end': 'snapshot_delete'}
         self.assertEqual(dict(values, volume_id=VOLUME),
                          self.plugin.validate(values))
 
@@ -49,8 +49,6 @@ class ValidateTest(base.TestCase):
                            availability_zone=3)
         self.assertInvalid('on_end', size_gb=1, volume_id=VOLUME,
                            on_end='shelve')
-        self.assertInvalid('on_end', size_gb=1, volume_id=VOLUME,
-                           on_end='snapshot_delete')
         self.assertInvalid('colour', size_gb=1, volume_id=VOLUME,
                            colour='red')
 

@@ -3,9 +3,10 @@
 - cinder-api with Cinder's stock api-paste.ini (keystonemiddleware) and
   the reservation extension (:mod:`cinder_ext.extension`), on its HTTP
   port;
-- cinder-scheduler and cinder-volume with Cinder's fake driver (the one
-  of its functional tests: volumes exist in the database only), talking
-  over oslo.messaging's in-memory transport instead of a message broker;
+- cinder-scheduler and cinder-volume with the sandbox's volume driver
+  (:mod:`reservation_ext.sandbox.cinder.volume_driver`: Cinder's fake
+  driver with a sparse file per volume), talking over oslo.messaging's
+  in-memory transport instead of a message broker;
 - Cinder's database as an SQLite file.
 
 Nothing here needs Keystone until a request comes, so the child starts
@@ -27,6 +28,21 @@ CONF = cfg.CONF
 LOG = logging.getLogger(__name__)
 
 
+class SharedProcessService(service.Service):
+    """A Cinder service that shares its process with another one.
+
+    Cinder keeps the database id of "the" service of a process in a class
+    attribute, which the service created last overwrites; the heartbeat
+    reads it, so cinder-volume would keep the scheduler's row alive and
+    go down after ``service_down_time``. Each heartbeat here first puts
+    back the id of its own service (nothing yields in between).
+    """
+
+    def report_state(self):
+        service.Service.service_id = self.origin_service_id
+        super().report_state()
+
+
 def start_services():
     """cinder-volume first: the scheduler waits for its capabilities.
 
@@ -35,7 +51,7 @@ def start_services():
     """
     services = []
     for binary in ('cinder-volume', 'cinder-scheduler'):
-        server = service.Service.create(
+        server = SharedProcessService.create(
             binary=binary, host=CONF.host,
             coordination=binary == 'cinder-volume')
         server.start()

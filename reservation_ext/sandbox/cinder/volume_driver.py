@@ -1,0 +1,57 @@
+"""The sandbox's volume driver: Cinder's fake driver, with volume data.
+
+Cinder's fake driver (the one of its functional tests) keeps volumes in
+the database only. This one gives each volume a sparse file of its size
+under ``[DEFAULT] state_path``, so that what reads a volume, such as the
+upload to an image that ends a ``snapshot_delete`` lease, runs through
+Cinder's own code (the LVM driver's ``copy_volume_to_image``, which this
+driver inherits) on real bytes.
+
+Nothing in the sandbox writes into a volume (the fake hypervisor attaches
+nothing), so every volume holds zeros: a clone or a volume made from a
+snapshot is a new sparse file of its size, like its source.
+"""
+
+import contextlib
+import os
+
+from cinder.tests import fake_driver
+from oslo_config import cfg
+from oslo_utils import units
+
+CONF = cfg.CONF
+VOLUMES_DIR = 'volumes'
+
+
+class SparseFileVolumeDriver(fake_driver.FakeLoggingVolumeDriver):
+    """Cinder's fake driver with a sparse file for each volume."""
+
+    def local_path(self, volume, vg=None):
+        return os.path.join(CONF.state_path, VOLUMES_DIR, volume.name)
+
+    def create_volume(self, volume):
+        self._write_file(volume, volume.size)
+        return super().create_volume(volume)
+
+    def create_cloned_volume(self, volume, src_vref):
+        self._write_file(volume, volume.size)
+        return super().create_cloned_volume(volume, src_vref)
+
+    def create_volume_from_snapshot(self, volume, snapshot):
+        self._write_file(volume, volume.size)
+        return super().create_volume_from_snapshot(volume, snapshot)
+
+    def extend_volume(self, volume, new_size):
+        self._write_file(volume, new_size)
+        return super().extend_volume(volume, new_size)
+
+    def delete_volume(self, volume):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.local_path(volume))
+        return super().delete_volume(volume)
+
+    def _write_file(self, volume, size_gb):
+        path = self.local_path(volume)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'ab') as data:
+            data.truncate(size_gb * units.Gi)
