@@ -108,6 +108,9 @@ class InstanceReservation(Base):
     """The request of a virtual:instance reservation (a server's flavor)."""
 
     __tablename__ = 'instance_reservations'
+    __table_args__ = (
+        sa.Index('instance_reservations_server_id_idx', 'server_id'),
+    )
 
     id = sa.Column(ID, primary_key=True)
     reservation_id = _reservation_fk()
@@ -122,6 +125,10 @@ class InstanceReservation(Base):
     server_group_id = sa.Column(sa.String(36), nullable=True)
     aggregate_id = sa.Column(sa.Integer, nullable=True)
     on_end = sa.Column(sa.String(36), nullable=True)
+    # What nova-api keeps of a server whose build waits for the lease's
+    # start (JSON); NULL once the build was started, or for a server that
+    # started at once in the shared pool.
+    build_args = sa.Column(sa.Text, nullable=True)
 
 
 class VolumeReservation(Base):

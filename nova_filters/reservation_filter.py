@@ -17,7 +17,10 @@ from oslo_log import log as logging
 
 from db import api as db_api
 from reservation_ext import conf as conf_mod
+from reservation_ext import context
 from reservation_ext import host_pools
+from reservation_ext import lease_hints
+from reservation_ext.servers import records
 
 LOG = logging.getLogger(__name__)
 
@@ -27,8 +30,10 @@ HINT = 'reservation'
 class ReservationFilter(filters.BaseHostFilter):
     """Keep reserved hosts for the leases that hold them.
 
-    A request without a ``reservation`` hint passes only hosts outside
-    every reservation pool (neither in the free pool nor in a lease). A
+    A reserved server (``reserved`` or ``lease_params`` hint) that the
+    planner booked a host for passes only that host. Otherwise, a request
+    without a ``reservation`` hint passes only hosts outside every
+    reservation pool (neither in the free pool nor in a lease). A
     request with ``reservation=<id>`` passes only the hosts of that active
     reservation, and only when it comes from the lease's project or a
     project the lease is shared with.
@@ -44,6 +49,10 @@ class ReservationFilter(filters.BaseHostFilter):
 
     def filter_all(self, filter_obj_list, spec_obj):
         """The hosts that pass, deciding once for the whole request."""
+        booked = _booked_host(spec_obj)
+        if booked is not None:
+            return [host for host in filter_obj_list
+                    if host.nodename == booked]
         snapshot = self._pools.get()
         reservation_id = spec_obj.get_scheduler_hint(HINT)
         if reservation_id is None:
@@ -59,3 +68,16 @@ class ReservationFilter(filters.BaseHostFilter):
     def host_passes(self, host_state, spec_obj):
         """Whether one host passes (Nova calls :meth:`filter_all`)."""
         return bool(self.filter_all([host_state], spec_obj))
+
+
+def _booked_host(spec_obj):
+    """The host booked for a reserved server, or None.
+
+    Only servers booted with reservation hints can have one, so other
+    requests cost no query.
+    """
+    if all(spec_obj.get_scheduler_hint(hint) is None
+           for hint in (lease_hints.RESERVED, lease_hints.LEASE_PARAMS)):
+        return None
+    return records.booked_host(context.get_admin_context(),
+                               spec_obj.instance_uuid)

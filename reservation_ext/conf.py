@@ -58,6 +58,19 @@ reservation_opts = [
                     'reservable. Keep it below the capacity of the '
                     'backends that serve reserved volumes, less what '
                     'ordinary volumes need.'),
+    cfg.StrOpt('instance_on_end', default='delete',
+               choices=[('delete', 'delete the server'),
+                        ('snapshot_delete', 'snapshot the server to an '
+                         'image of its project, then delete it'),
+                        ('shelve', 'shelve the server (offloaded: it '
+                         'keeps no compute resources)')],
+               help='What happens to a reserved server at the end of its '
+                    'lease when lease_params gives no on_end.'),
+    cfg.BoolOpt('reserve_all_instances', default=False,
+                help='Give every server booted without reservation hints a '
+                     'default lease: starting now, in the shared pool, for '
+                     'default_lease_duration (a "default reservation", for '
+                     'developer labs where servers must not live forever).'),
     cfg.StrOpt('freepool_name', default='freepool',
                help='Name of the Nova host aggregate that holds the '
                     'reservable hosts not in an active lease. No ordinary '

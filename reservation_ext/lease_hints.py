@@ -29,7 +29,8 @@ def parse(hints, now, default_name, default_duration, on_end_choices,
 
     :param hints: the create call's scheduler hints; a value may be a
         list of one value, as Nova keeps them.
-    :param default_name: the lease name when ``lease_params`` has none.
+    :param default_name: the lease name when ``lease_params`` has none
+        (None: the caller names it later).
     :param default_duration: a timedelta, when neither ``end`` nor
         ``duration`` is given.
     :param on_end_choices: the accepted ``on_end`` values.
@@ -101,8 +102,10 @@ def _lease(params, now, default_name, default_duration, on_end_choices,
         raise exceptions.InvalidInput(
             _field('on_end'), 'must be one of: %s' % ', '.join(
                 on_end_choices))
-    return {'name': validation.validate_name(
-                params.get('name', default_name), _field('name')),
+    name = params.get('name', default_name)
+    if name is not None:
+        name = validation.validate_name(name, _field('name'))
+    return {'name': name,
             'start_date': start, 'end_date': end,
             'before_end_date': before_end, 'on_end': on_end}
 

@@ -10,9 +10,11 @@ that is not, or deleting what is gone, succeeds. Failed connections and
 other failures raise :class:`~reservation_ext.exceptions.PluginError`.
 """
 
+import functools
 import time
 
 from reservation_ext import exceptions
+from reservation_ext import image
 from reservation_ext import service_client
 
 # 2.53: hypervisors by UUID and hostname pattern; 2.87 is the last
@@ -21,12 +23,16 @@ MICROVERSION = '2.87'
 # Metadata keys of a lease aggregate.
 OWNER_KEY = 'reservation:owner'
 RESERVATION_KEY = 'reservation:id'
+# The server action of nova-api's middleware that builds a reserved server.
+START_ACTION = 'os-reservation-start'
+SHELVED = ('SHELVED', 'SHELVED_OFFLOADED')
 
 
 class NovaClient:
     """Compute API calls of the reservation service user."""
 
     def __init__(self, conf):
+        self._conf = conf
         self._adapter = service_client.adapter(
             conf, 'compute', default_microversion=MICROVERSION)
 
@@ -117,6 +123,66 @@ class NovaClient:
                     % (', '.join(pending), timeout))
             if pending:
                 time.sleep(interval)
+
+    def start_server(self, server_id, lease_id, timeout=600, interval=1):
+        """Build a server reserved for ``lease_id``; wait until ACTIVE."""
+        self._call('POST', '/servers/%s/action' % server_id,
+                   json={START_ACTION: {'lease_id': lease_id}})
+        self._wait_for_server(server_id, ('ACTIVE',), timeout, interval)
+
+    def end_server(self, server_id, on_end, timeout=900, interval=1):
+        """End a server as ``on_end`` says (a server that is gone is fine).
+
+        ``snapshot_delete`` makes one image of the server (named
+        ``<server name>-snapshot``; Nova shares an admin's snapshot with
+        the server's project) and deletes the server once it is active.
+        """
+        server = self._get('/servers/%s' % server_id, missing_ok=True)
+        if server is None:
+            return
+        server = server['server']
+        if on_end == 'shelve':
+            if server['status'] not in SHELVED:
+                self._call('POST', '/servers/%s/action' % server_id,
+                           json={'shelve': None}, ok=(409,))
+            self._wait_for_server(server_id, SHELVED, timeout, interval)
+            return
+        if on_end == 'snapshot_delete':
+            self._snapshot(server, timeout, interval)
+        self.delete_servers([server_id], timeout, interval)
+
+    def _snapshot(self, server, timeout, interval):
+        """One active image of ``server`` (an earlier try's, if any)."""
+        images = self._images.find(instance_uuid=server['id'])
+        if images:
+            image_id = images[0]['id']
+        else:
+            image_id = self._call(
+                'POST', '/servers/%s/action' % server['id'],
+                json={'createImage': {'name': server['name'] + '-snapshot'}}
+            )['image_id']
+        self._images.wait_active(image_id, timeout, interval)
+
+    @functools.cached_property
+    def _images(self):
+        return image.ImageClient(self._conf)
+
+    def _wait_for_server(self, server_id, statuses, timeout, interval):
+        deadline = time.monotonic() + timeout
+        while True:
+            server = self._get('/servers/%s' % server_id)['server']
+            if server['status'] in statuses:
+                return
+            if server['status'] == 'ERROR':
+                raise exceptions.PluginError(
+                    'Server %s went to ERROR: %s' % (
+                        server_id, server.get('fault', {}).get('message')))
+            if time.monotonic() > deadline:
+                raise exceptions.PluginError(
+                    'Server %s was not %s within %d s (status %s).' % (
+                        server_id, ' or '.join(statuses), timeout,
+                        server['status']))
+            time.sleep(interval)
 
     def find_aggregate(self, name):
         """The aggregate called ``name``, or None."""

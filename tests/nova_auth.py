@@ -6,14 +6,17 @@ request context from ``X-Auth-User``, ``X-Auth-Project-Id`` and
 (``auth_type = reservation_test_headers``, registered by
 ``tests.fixtures.TestPlugins``) the service user of
 ``[reservation_client]`` sends those headers, so that the real
-``NovaClient`` reaches the real Nova API in tests; the endpoint is the
-adapter's ``endpoint_override``.
+``NovaClient`` reaches the real Nova API in tests. The endpoints are
+those of :data:`ENDPOINTS` (a catalog the tests fill in) unless the
+adapter has an ``endpoint_override``.
 """
 
 from keystoneauth1 import loading
 from keystoneauth1 import plugin
 
 NAME = 'reservation_test_headers'
+# {service_type: URL}
+ENDPOINTS = {}
 
 
 class HeaderAuth(plugin.BaseAuthPlugin):
@@ -29,6 +32,9 @@ class HeaderAuth(plugin.BaseAuthPlugin):
         return {'X-Auth-User': self.user_id,
                 'X-Auth-Project-Id': self.project_id,
                 'X-Roles': self.roles}
+
+    def get_endpoint(self, session, service_type=None, **kwargs):
+        return ENDPOINTS.get(service_type)
 
     def get_user_id(self, session, **kwargs):
         return self.user_id

@@ -6,11 +6,12 @@ clients (``nova boot --image``, ``openstack server create --image``,
 ``openstack image list``) look images up through the catalog's ``image``
 endpoint. This app serves the same fake's images there, so both always
 see the same images, snapshots included. It answers what the clients
-need: the version document, ``GET /v2/images`` (with the ``name``
-filter) and ``GET /v2/images/{id}``; and what Cinder's upload of a volume
-to an image needs: the image schema, ``POST /v2/images``, ``PUT
-/v2/images/{id}/file`` (the data is counted and checksummed, not kept)
-and ``DELETE /v2/images/{id}``. keystonemiddleware checks the tokens.
+need: the version document, ``GET /v2/images`` (filtered by name or
+any other property) and ``GET /v2/images/{id}``; and what Cinder's
+upload of a volume to an image needs: the image schema, ``POST
+/v2/images``, ``PUT /v2/images/{id}/file`` (the data is counted and
+checksummed, not kept) and ``DELETE /v2/images/{id}``.
+keystonemiddleware checks the tokens.
 """
 
 import datetime
@@ -80,8 +81,13 @@ class ImageAPI:
 
     def _list(self, req):
         images = [_glance_view(image) for image in self._store.detail(None)]
-        if 'name' in req.GET:
-            images = [i for i in images if i['name'] == req.GET['name']]
+        # As in Glance, any other key filters on a property's value.
+        filters = {key: value for key, value in req.GET.items()
+                   if key not in ('marker', 'limit', 'sort_key',
+                                  'sort_dir', 'sort')}
+        images = [image for image in images
+                  if all(str(image.get(key)) == value
+                         for key, value in filters.items())]
         if 'marker' in req.GET:
             # Everything fits in the first page.
             images = []

@@ -12,11 +12,13 @@ import logging
 import os
 import warnings
 
+import fixtures as fixtures_lib
 from nova.tests.functional.api import client
 from nova.tests.functional import integrated_helpers
 from oslo_utils.fixture import uuidsentinel
 import requests
 from sqlalchemy import exc as sqla_exc
+from wsgi_intercept import interceptor
 
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
@@ -24,6 +26,7 @@ from reservation_ext import engine as engine_mod
 from reservation_ext import notifications
 from reservation_ext import plugins as plugins_mod
 from reservation_ext import policy
+from reservation_ext.sandbox import image_api
 from tests import fixtures
 from tests import nova_auth
 
@@ -37,6 +40,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
 API_PASTE = os.path.join(TOP, 'etc', 'nova', 'api-paste.ini')
 # OSAPIFixture serves Nova at this wsgi-intercept address.
 NOVA_URL = 'http://%s:80' % uuidsentinel.osapi_host
+IMAGE_URL = 'http://%s:80' % uuidsentinel.image_host
 # The fake compute hosts and their drivers (vcpus, memory_mb, local_gb):
 # SmallFakeDriver 2/8192/1028, MediumFakeDriver 10/8192/1028,
 # FakeDriver 1000/800000/600000.
@@ -62,8 +66,10 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             'nova.scheduler.filters.all_filters',
             'nova_filters.reservation_filter.ReservationFilter'],
             enabled_filters=FILTERS, group='filter_scheduler')
-        self.flags(auth_type=nova_auth.NAME, endpoint_override=NOVA_URL +
-                   '/v2.1', group=conf_mod.CLIENT_GROUP)
+        self.flags(auth_type=nova_auth.NAME, group=conf_mod.CLIENT_GROUP)
+        self.useFixture(fixtures_lib.MonkeyPatch(
+            'tests.nova_auth.ENDPOINTS',
+            {'compute': NOVA_URL + '/v2.1', 'image': IMAGE_URL}))
         self.flags(connect_retries=0, group=conf_mod.CLIENT_GROUP)
         # Before Nova's setUp, which loads the API and so the lease API.
         self.useFixture(fixtures.TestPlugins())
@@ -76,6 +82,12 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
                                 category=sqla_exc.SADeprecationWarning)
         policy.reset()
         self.addCleanup(policy.reset)
+        # The image API of the sandbox over the harness's fake Glance, for
+        # the engine's image calls.
+        intercept = interceptor.RequestsInterceptor(
+            lambda: image_api.ImageAPI(self.glance), url=IMAGE_URL)
+        intercept.install_intercept()
+        self.addCleanup(intercept.uninstall_intercept)
         for host, driver in COMPUTES:
             self.flags(compute_driver=driver)
             self._start_compute(host)

@@ -1,0 +1,127 @@
+"""Builds that wait for their lease: a RESERVED server is a BuildRequest.
+
+Nova creates a server in two steps: nova-api writes the BuildRequest,
+RequestSpec and InstanceMapping, then casts ``schedule_and_build_instances``
+to the conductor, which schedules, claims in Placement and builds. Nova has
+no way to stop after the first step, so :func:`install` wraps the
+conductor API's method: inside :func:`capture`, the cast's arguments are
+recorded and, for a deferred build, the cast is not made. The server is
+then what Nova shows while it boots (a BuildRequest: no host, no cell, no
+Placement allocation) until :func:`start` makes the cast, pinned to the
+booked host. Outside :func:`capture` the wrapper only calls Nova's method.
+
+What the cast needs and Nova does not keep (the image, the requested
+networks and resources, the block device mappings and tags as the cast
+has them, request-level scheduling parameters) is serialized by
+:func:`dump` into the leases DB. The admin password and injected files are
+not kept: a server built later gets neither.
+"""
+
+import contextlib
+import contextvars
+import dataclasses
+import functools
+
+from nova.conductor import api as conductor_api
+from nova import objects
+from oslo_serialization import jsonutils
+
+# What the cast and the RequestSpec carry that Nova does not keep.
+# (Class names: Nova registers its objects at start-up.)
+_CAST_OBJECTS = {'requested_networks': 'NetworkRequestList',
+                 'block_device_mapping': 'BlockDeviceMappingList',
+                 'tags': 'TagList'}
+_SPEC_OBJECTS = {'network_metadata': 'NetworkMetadata',
+                 'request_level_params': 'RequestLevelParams'}
+_CAPTURE = contextvars.ContextVar('reservation_build_capture', default=None)
+_WRAPPED = '_reservation_wrapped'
+
+
+@dataclasses.dataclass
+class Capture:
+    """The builds a create asked for; held back when ``deferred``."""
+
+    deferred: bool
+    builds: list = dataclasses.field(default_factory=list)
+
+
+@contextlib.contextmanager
+def capture(deferred):
+    """Record (and, if ``deferred``, hold back) the builds of a create."""
+    token = _CAPTURE.set(Capture(deferred))
+    try:
+        yield _CAPTURE.get()
+    finally:
+        _CAPTURE.reset(token)
+
+
+def install():
+    """Wrap Nova's ``ComputeTaskAPI.schedule_and_build_instances`` once."""
+    cls = conductor_api.ComputeTaskAPI
+    original = cls.schedule_and_build_instances
+    if getattr(original, _WRAPPED, False):
+        return
+
+    @functools.wraps(original)
+    def schedule_and_build_instances(self, context, build_requests,
+                                     request_spec, image, *args, **kwargs):
+        current = _CAPTURE.get()
+        if current is not None:
+            current.builds.append(dict(kwargs, build_requests=build_requests,
+                                       request_spec=request_spec))
+            current.builds[-1]['image'] = image
+            if current.deferred:
+                return None
+        return original(self, context, build_requests, request_spec, image,
+                        *args, **kwargs)
+
+    setattr(schedule_and_build_instances, _WRAPPED, True)
+    cls.schedule_and_build_instances = schedule_and_build_instances
+
+
+def dump(captured):
+    """The JSON text that :func:`start` needs of a captured build."""
+    [spec] = captured['request_spec']
+    args = {'image': captured['image']}
+    for name in _CAST_OBJECTS:
+        args[name] = _primitive(captured.get(name))
+    for name in _SPEC_OBJECTS:
+        args[name] = _primitive(spec.obj_attr_is_set(name) and
+                                getattr(spec, name))
+    args['requested_resources'] = [
+        group.obj_to_primitive() for group in spec.requested_resources or ()]
+    return jsonutils.dumps(args)
+
+
+def start(ctx, server_id, build_args, host, node):
+    """Cast the held-back build of ``server_id`` to the conductor.
+
+    :param build_args: what :func:`dump` returned.
+    :param host: the compute service host it must land on; ``node`` its
+        hypervisor hostname.
+    :raises BuildRequestNotFound: the server is not waiting any more.
+    """
+    args = jsonutils.loads(build_args)
+    build_request = objects.BuildRequest.get_by_instance_uuid(ctx, server_id)
+    spec = objects.RequestSpec.get_by_instance_uuid(ctx, server_id)
+    spec.requested_destination = objects.Destination(host=host, node=node)
+    for name, cls in _SPEC_OBJECTS.items():
+        if args[name]:
+            setattr(spec, name, _object(cls, args[name]))
+    spec.requested_resources = [_object('RequestGroup', group)
+                                for group in args['requested_resources']]
+    cast = {name: _object(cls, args[name]) if args[name] else None
+            for name, cls in _CAST_OBJECTS.items()}
+    if cast['requested_networks'] is not None:
+        spec.requested_networks = cast['requested_networks']
+    conductor_api.ComputeTaskAPI().schedule_and_build_instances(
+        ctx, build_requests=[build_request], request_spec=[spec],
+        image=args['image'], admin_password=None, injected_files=[], **cast)
+
+
+def _primitive(obj):
+    return obj.obj_to_primitive() if obj else None
+
+
+def _object(cls_name, primitive):
+    return getattr(objects, cls_name).obj_from_primitive(primitive)

@@ -1,0 +1,81 @@
+"""What the leases DB knows of reserved servers.
+
+Each query is one SQL statement on ``instance_reservations`` (indexed by
+``server_id``) joined with its reservation, lease and booked host.
+"""
+
+import collections
+
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+
+REQUESTS = models.InstanceReservation.__table__
+RESERVATIONS = models.Reservation.__table__
+LEASES = models.Lease.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+HOSTS = models.ComputeHost.__table__
+
+# A leased server: its lease, whether it waits for the start (RESERVED),
+# the lease's status and start, and the host booked for it (or None).
+LeasedServer = collections.namedtuple('LeasedServer', (
+    'server_id', 'lease_id', 'reserved', 'lease_status', 'start_date',
+    'build_args', 'service_host', 'hypervisor_hostname'))
+
+
+def leased_servers(ctx, server_ids):
+    """``{server_id: LeasedServer}`` of the leased ones of ``server_ids``."""
+    if not server_ids:
+        return {}
+    with db_api.context_manager.reader.using(ctx) as session:
+        rows = session.execute(_select().where(
+            REQUESTS.c.server_id.in_(list(server_ids))))
+        return {row.server_id: LeasedServer(*row) for row in rows}
+
+
+def leased_server(ctx, server_id):
+    """The :class:`LeasedServer` of ``server_id``, or None."""
+    return leased_servers(ctx, [server_id]).get(server_id)
+
+
+def save_build_args(ctx, server_id, build_args):
+    """Keep a deferred build's arguments (:func:`builds.dump`)."""
+    with db_api.context_manager.writer.using(ctx) as session:
+        session.execute(sa.update(REQUESTS).where(
+            REQUESTS.c.server_id == server_id).values(build_args=build_args))
+
+
+def take_build_args(ctx, server_id):
+    """Forget a deferred build's arguments; return them (None if gone).
+
+    Of two concurrent starts, only one gets them.
+    """
+    with db_api.context_manager.writer.using(ctx) as session:
+        args = session.execute(sa.select(REQUESTS.c.build_args).where(
+            REQUESTS.c.server_id == server_id)).scalar()
+        if args is None:
+            return None
+        taken = session.execute(sa.update(REQUESTS).where(
+            REQUESTS.c.server_id == server_id,
+            REQUESTS.c.build_args.is_not(None)).values(build_args=None))
+        return args if taken.rowcount else None
+
+
+def booked_host(ctx, server_id):
+    """The hypervisor hostname booked for ``server_id``, or None."""
+    server = leased_server(ctx, server_id)
+    return server.hypervisor_hostname if server else None
+
+
+def _select():
+    return (sa.select(REQUESTS.c.server_id, LEASES.c.id,
+                      REQUESTS.c.build_args.is_not(None), LEASES.c.status,
+                      LEASES.c.start_date, REQUESTS.c.build_args,
+                      HOSTS.c.service_name, HOSTS.c.hypervisor_hostname)
+            .join(RESERVATIONS,
+                  RESERVATIONS.c.id == REQUESTS.c.reservation_id)
+            .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+            .outerjoin(ALLOCATIONS, ALLOCATIONS.c.reservation_id ==
+                       REQUESTS.c.reservation_id)
+            .outerjoin(HOSTS, HOSTS.c.id == ALLOCATIONS.c.host_id))

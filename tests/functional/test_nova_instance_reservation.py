@@ -1,0 +1,193 @@
+"""Server reservation through ``POST /servers`` hints, in Nova's harness.
+
+Real nova-api with the server middleware, conductor, scheduler with
+ReservationFilter, Placement and fake computes; the engine's actions run
+through the real Nova API (:meth:`NovaTestCase.run_engine`).
+"""
+
+import datetime
+import json
+
+from nova.tests.functional.api import client
+
+from reservation_ext import validation
+from tests.functional import nova_base
+
+HOUR = datetime.timedelta(hours=1)
+LEASE_KEY = 'reservation:lease_id'
+
+
+def _hints(start, end, **params):
+    return {'reserved': 'True', 'lease_params': json.dumps(dict(
+        params, start=validation.format_date(start),
+        end=validation.format_date(end)))}
+
+
+class InstanceReservationTest(nova_base.NovaTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.api_user = self.user_api(nova_base.OWNER)
+        self.start = (datetime.datetime.utcnow() + HOUR).replace(
+            microsecond=0)
+        self.end = self.start + HOUR
+        self.flavor = self._create_flavor(memory_mb=4096, vcpu=1, disk=1,
+                                          ephemeral=0)
+
+    def reserve(self, name='vm1', flavor=None, **params):
+        """A RESERVED server, booked from ``self.start`` to ``self.end``."""
+        server = self.post_server(_hints(self.start, self.end, **params),
+                                  name=name, flavor=flavor)
+        return self._wait_for_state_change(server, 'RESERVED')
+
+    def post_server(self, hints, name='vm1', flavor=None, expect=None):
+        request = {'server': self._build_server(
+            name=name, flavor_id=flavor or self.flavor, networks='none')}
+        if hints is not None:
+            request['os:scheduler_hints'] = hints
+        if expect is None:
+            return self.api_user.post_server(request)
+        error = self.assertRaises(client.OpenStackApiException,
+                                  self.api_user.post_server, request)
+        self.assertEqual(expect, error.response.status_code,
+                         error.response.text)
+        return error.response.json()
+
+    def leases(self):
+        return self.lease_api('GET', '/leases')['leases']
+
+    def servers(self):
+        return self.api_user.get_servers()
+
+    def lease_of(self, server):
+        return self.lease_api('GET', '/leases/' + server[LEASE_KEY])['lease']
+
+    def admin_server(self, server):
+        return self.admin_api.get_server(server['id'])
+
+    def test_future_lease_is_reserved_then_built_on_its_booked_host(self):
+        self.add_reservable_host('compute-2')
+        server = self.reserve()
+        lease = self.lease_of(server)
+        [reservation] = lease['reservations']
+        self.assertEqual(('virtual:instance', server['id'], 'compute-2', 1,
+                          4096, 1),
+                         tuple(reservation[key] for key in (
+                             'resource_type', 'server_id', 'host', 'vcpus',
+                             'memory_mb', 'disk_gb')))
+        # Every view shows it RESERVED; it holds nothing in Placement.
+        [listed] = self.api_user.api_get('/servers').body['servers']
+        [detailed] = self.servers()
+        for view in (listed, detailed, self.api_user.get_server(
+                server['id'])):
+            self.assertEqual(('RESERVED', lease['id']),
+                             (view['status'], view[LEASE_KEY]))
+        self.assertEqual({}, self._get_allocations_by_server_uuid(
+            server['id']))
+        self.run_engine(at=self.start + datetime.timedelta(seconds=1))
+        server = self._wait_for_state_change(server, 'ACTIVE')
+        self.assertEqual('compute-2',
+                         self.admin_server(server)['OS-EXT-SRV-ATTR:host'])
+        self.assertEqual(lease['id'], server[LEASE_KEY])
+        self.assertIn(self._get_provider_uuid_by_host('compute-2'),
+                      self._get_allocations_by_server_uuid(server['id']))
+        self.assertEqual('ACTIVE', self.lease_of(server)['status'])
+
+    def test_snapshot_delete_at_end(self):
+        self.add_reservable_host('compute-2')
+        server = self.reserve(on_end='snapshot_delete')
+        self.run_engine(at=self.start + datetime.timedelta(seconds=1))
+        self.run_engine(at=self.end + datetime.timedelta(seconds=1))
+        self._wait_until_deleted(server)
+        [image] = [image for image in self.glance.detail(None)
+                   if image['name'] == 'vm1-snapshot']
+        self.assertEqual(server['id'],
+                         image['properties'].get('instance_uuid'))
+        self.assertEqual('TERMINATED', self.lease_of(server)['status'])
+
+    def test_actions_on_a_reserved_server_are_409(self):
+        self.add_reservable_host('compute-2')
+        server = self.reserve()
+        for action in ({'reboot': {'type': 'SOFT'}}, {'pause': None},
+                       {'resize': {'flavorRef': '1'}}):
+            error = self.assertRaises(
+                client.OpenStackApiException, self.api_user.post_server_action,
+                server['id'], action)
+            self.assertEqual(409, error.response.status_code)
+            self.assertIn('is reserved', error.response.text)
+
+    def test_no_room_is_409_and_creates_nothing(self):
+        # compute-1 has 8192 MB of RAM (ratio 1.0): two 4096 MB servers.
+        self.add_reservable_host('compute-1')
+        self.reserve(name='a')
+        self.reserve(name='b')
+        fault = self.post_server(_hints(self.start, self.end), name='c',
+                                 expect=409)
+        self.assertIn('No reservable host has 1 vCPU(s), 4096 MB',
+                      fault['conflictingRequest']['message'])
+        self.assertEqual(['a', 'b'],
+                         sorted(server['name'] for server in self.servers()))
+        self.assertEqual(2, len(self.leases()))
+        # After the others' window there is room again.
+        self.post_server(_hints(self.end, self.end + HOUR), name='later')
+
+    def test_bad_hints_are_400_and_create_nothing(self):
+        past = datetime.datetime.utcnow() - HOUR
+        for hints, field in (
+                ({'reserved': 'maybe'}, 'reserved'),
+                ({'reserved': 'True', 'lease_params': '{not json'},
+                 'lease_params'),
+                ({'reserved': 'True', 'lease_params': '{"colour": 1}'},
+                 'lease_params.colour'),
+                ({'reserved': 'True', 'lease_params': '{"start": "soon"}'},
+                 'lease_params.start'),
+                (_hints(self.end, self.start), 'lease_params.end'),
+                (_hints(past, self.end), 'lease_params.start'),
+                ({'reserved': 'True', 'lease_params': '{"duration": "0"}'},
+                 'lease_params.duration'),
+                ({'reserved': 'True',
+                  'lease_params': json.dumps({'name': 'x' * 300})},
+                 'lease_params.name')):
+            fault = self.post_server(hints, expect=400)
+            self.assertTrue(fault['badRequest']['message'].startswith(
+                field + ':'), (hints, fault))
+        self.assertEqual([], self.servers())
+        self.assertEqual([], self.leases())
+
+    def test_seed_line_starts_now_in_the_shared_pool(self):
+        self.add_reservable_host('compute-2')
+        server = self.post_server({
+            'reserved': 'True', 'lease_params': json.dumps({
+                'name': 'lease1', 'start': 'now', 'end': '2027-12-1 16:07'})})
+        server = self._wait_for_state_change(server, 'ACTIVE')
+        self.assertNotEqual('compute-2',
+                            self.admin_server(server)['OS-EXT-SRV-ATTR:host'])
+        lease = self.lease_of(server)
+        self.assertEqual('lease1', lease['name'])
+        self.assertEqual('2027-12-01T16:07:00.000000', lease['end_date'])
+        self.assertEqual(server['id'], lease['reservations'][0]['server_id'])
+        self.assertTrue(lease['reservations'][0]['shared_pool'])
+        # Deleting the server deletes its lease.
+        self._delete_server(server)
+        self.assertEqual([], self.leases())
+
+    def test_deleting_the_lease_before_start_deletes_the_server(self):
+        self.add_reservable_host('compute-2')
+        server = self.reserve()
+        self.lease_api('DELETE', '/leases/' + server[LEASE_KEY])
+        self._wait_until_deleted(server)
+        self.assertEqual([], self.servers())
+
+    def test_deleting_a_reserved_server_deletes_its_lease(self):
+        self.add_reservable_host('compute-2')
+        server = self.reserve()
+        self._delete_server(server)
+        self.assertEqual([], self.leases())
+
+    def test_reserve_all_instances(self):
+        self.flags(reserve_all_instances=True, group='reservation')
+        server = self._wait_for_state_change(self.post_server(None),
+                                             'ACTIVE')
+        [lease] = self.leases()
+        self.assertEqual(lease['id'], server[LEASE_KEY])
+        self.assertEqual('vm1-' + server['id'], lease['name'])

@@ -1,0 +1,67 @@
+"""The virtual:instance plugin's request validation and Nova's ratios."""
+
+from oslo_config import cfg
+
+from reservation_ext import clock
+from reservation_ext import exceptions
+from reservation_ext.plugins import virtual_instance
+from tests import base
+
+SERVER = '0b6a4f1e-8c2d-4e3f-9a1b-2c3d4e5f6071'
+SIZE = {'vcpus': 2, 'memory_mb': 4096, 'disk_gb': 40}
+
+
+class ValidateTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.plugin = virtual_instance.VirtualInstancePlugin(cfg.CONF,
+                                                             clock.SYSTEM)
+
+    def assertInvalid(self, field, **values):
+        error = self.assertRaises(exceptions.InvalidInput,
+                                  self.plugin.validate,
+                                  dict(dict(SIZE, server_id=SERVER),
+                                       **values))
+        self.assertEqual(field, error.field)
+
+    def test_defaults(self):
+        self.assertEqual(
+            dict(SIZE, server_id=SERVER, flavor_id=None, shared_pool=False,
+                 on_end='delete'),
+            self.plugin.validate(dict(SIZE, server_id=SERVER.upper())))
+
+    def test_on_end_defaults_to_the_option(self):
+        cfg.CONF.set_override('instance_on_end', 'shelve',
+                              group='reservation')
+        self.assertEqual('shelve', self.plugin.validate(
+            dict(SIZE, server_id=SERVER))['on_end'])
+
+    def test_bad_input_names_the_field(self):
+        self.assertInvalid('server_id', server_id=None)
+        self.assertInvalid('server_id', server_id='vm1')
+        self.assertInvalid('vcpus', vcpus=None)
+        self.assertInvalid('vcpus', vcpus=-1)
+        self.assertInvalid('memory_mb', memory_mb='4096')
+        self.assertInvalid('disk_gb', disk_gb=True)
+        self.assertInvalid('flavor_id', flavor_id=1)
+        self.assertInvalid('shared_pool', shared_pool='yes')
+        self.assertInvalid('on_end', on_end='release')
+        self.assertInvalid('colour', colour='red')
+
+
+class AllocationRatiosTest(base.TestCase):
+
+    def test_nova_defaults_without_nova_options(self):
+        self.assertEqual((4.0, 1.0, 1.0),
+                         virtual_instance.allocation_ratios(cfg.ConfigOpts()))
+
+    def test_set_ratio_wins_over_initial_ratio(self):
+        conf = cfg.ConfigOpts()
+        conf.register_opts([
+            cfg.FloatOpt('cpu_allocation_ratio', default=2.0),
+            cfg.FloatOpt('ram_allocation_ratio'),
+            cfg.FloatOpt('initial_ram_allocation_ratio', default=1.5)])
+        conf([])
+        self.assertEqual((2.0, 1.5, 1.0),
+                         virtual_instance.allocation_ratios(conf))
