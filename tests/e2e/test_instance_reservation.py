@@ -84,9 +84,8 @@ class TestInstanceReservation(base.SandboxTestCase):
         self.assertIn('HTTP 409', error)
         self.wait_for(lambda: self.statuses()['vm2'] == 'ACTIVE',
                       timeout=60, interval=0.5)
-        self.assertEqual(
-            RESERVABLE,
-            self.run_json(['openstack', 'server', 'show', 'vm2'])[
+        self.assertEqual(RESERVABLE, self.run_json(
+            ['openstack', 'server', 'show', self.show('vm2')['id']])[
                 'OS-EXT-SRV-ATTR:hypervisor_hostname'])
         self.wait_for(lambda: 'vm2' not in self.statuses(), timeout=90)
         images = self.run_json(['openstack', 'image', 'list'], user='demo')

@@ -92,6 +92,11 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         self.assertIn(self._get_provider_uuid_by_host('compute-2'),
                       self._get_allocations_by_server_uuid(server['id']))
         self.assertEqual('ACTIVE', self.lease_of(server)['status'])
+        # A started server's lease extends on its host.
+        self.lease_api('PUT', '/leases/' + lease['id'], {
+            'end_date': validation.format_date(self.end + HOUR)})
+        self.assertEqual('compute-2', self.lease_of(server)[
+            'reservations'][0]['host'])
 
     def test_snapshot_delete_at_end(self):
         self.add_reservable_host('compute-2')
@@ -191,3 +196,56 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         [lease] = self.leases()
         self.assertEqual(lease['id'], server[LEASE_KEY])
         self.assertEqual('vm1-' + server['id'], lease['name'])
+
+    def test_lease_update_rebooks_the_server(self):
+        # compute-1 has room for two 4096 MB servers at a time.
+        self.add_reservable_host('compute-1')
+        server = self.reserve(name='a')
+        self.reserve(name='b')
+        later = self.end + HOUR
+        self.post_server(_hints(self.end, later), name='c')
+        # Extended, a's window would overlap both b and c: the planner
+        # counts the slices overlapping a window together, 3 x 4096 MB.
+        body = {'end_date': validation.format_date(later)}
+        self.lease_api('PUT', '/leases/' + server[LEASE_KEY], body,
+                       expect=409)
+        self.lease_api('PUT', '/leases/' + server[LEASE_KEY], {
+            'start_date': validation.format_date(later),
+            'end_date': validation.format_date(later + HOUR)})
+        lease = self.lease_of(server)
+        self.assertEqual(validation.format_date(later), lease['start_date'])
+        self.assertEqual('compute-1', lease['reservations'][0]['host'])
+        self.assertEqual('RESERVED', self.api_user.get_server(
+            server['id'])['status'])
+
+    def test_shelve_at_end_with_openstackclient_hints(self):
+        self.add_reservable_host('compute-2')
+        hints = _hints(self.start, self.end, on_end='shelve')
+        request = {'server': self._build_server(
+            name='vm1', flavor_id=self.flavor, networks='none'),
+            'OS-SCH-HNT:scheduler_hints': hints}
+        server = self._wait_for_state_change(
+            self.api_user.post_server(request), 'RESERVED')
+        self.run_engine(at=self.start + datetime.timedelta(seconds=1))
+        self._wait_for_state_change(server, 'ACTIVE')
+        self.run_engine(at=self.end + datetime.timedelta(seconds=1))
+        self._wait_for_state_change(server, 'SHELVED_OFFLOADED')
+        self.assertEqual({}, self._get_allocations_by_server_uuid(
+            server['id']))
+
+    def test_a_host_is_never_leased_whole_and_booked_for_servers(self):
+        self.add_reservable_host('compute-2')
+        server = self.reserve()
+        host_request = {
+            'name': 'whole', 'start_date': validation.format_date(
+                self.start - HOUR / 2),
+            'end_date': validation.format_date(self.start + HOUR / 2),
+            'reservations': [{'resource_type': 'physical:host', 'min': 1,
+                              'max': 1, 'hosts': ['compute-2']}]}
+        self.lease_api('POST', '/leases', host_request, expect=409)
+        # Once the host is leased whole, no server is booked on it.
+        self.lease_api('DELETE', '/leases/' + server[LEASE_KEY])
+        self.lease_api('POST', '/leases', host_request)
+        fault = self.post_server(_hints(self.start, self.end), expect=409)
+        self.assertIn('No reservable host', fault['conflictingRequest'][
+            'message'])
