@@ -120,6 +120,14 @@ class InstanceReservationTest(nova_base.NovaTestCase):
                 server['id'], action)
             self.assertEqual(409, error.response.status_code)
             self.assertIn('is reserved', error.response.text)
+        # Only the reservation service (an admin) starts it.
+        error = self.assertRaises(
+            client.OpenStackApiException, self.api_user.post_server_action,
+            server['id'], {'os-reservation-start': {
+                'lease_id': server[LEASE_KEY]}})
+        self.assertEqual(403, error.response.status_code)
+        self.assertEqual('RESERVED', self.api_user.get_server(
+            server['id'])['status'])
 
     def test_no_room_is_409_and_creates_nothing(self):
         # compute-1 has 8192 MB of RAM (ratio 1.0): two 4096 MB servers.
@@ -249,3 +257,18 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         fault = self.post_server(_hints(self.start, self.end), expect=409)
         self.assertIn('No reservable host', fault['conflictingRequest'][
             'message'])
+
+    def test_reserved_alone_lasts_the_default_duration_then_deletes(self):
+        before = datetime.datetime.utcnow()
+        server = self._wait_for_state_change(
+            self.post_server({'reserved': 'True'}), 'ACTIVE')
+        lease = self.lease_of(server)
+        end = datetime.datetime.fromisoformat(lease['end_date'])
+        start = datetime.datetime.fromisoformat(lease['start_date'])
+        self.assertEqual(datetime.timedelta(days=30), end - start)
+        self.assertLessEqual(before, start)
+        self.assertEqual('delete', lease['reservations'][0]['on_end'])
+        self.run_engine(at=start + datetime.timedelta(seconds=1))
+        self.run_engine(at=end + datetime.timedelta(seconds=1))
+        self._wait_until_deleted(server)
+        self.assertEqual('TERMINATED', self.lease_of(server)['status'])
