@@ -51,7 +51,6 @@ from reservation_ext import lease_hints
 from reservation_ext import leases
 from reservation_ext import notifications
 from reservation_ext.plugins import virtual_volume
-from reservation_ext import validation as rvalidation
 
 LOG = logging.getLogger(__name__)
 LEASE_KEY = 'reservation:lease_id'
@@ -160,7 +159,8 @@ class ReservationController(wsgi.Controller):
             lease = lease_hints.parse(
                 hints, self.clock.now(),
                 _lease_name(body.get('volume'), volume_id),
-                _default_duration(), virtual_volume.ON_END, 'delete')
+                lease_hints.default_duration(conf_mod.CONF),
+                virtual_volume.ON_END, 'delete')
         if lease is None:
             return None
         self._check_volume_body(req, body=body)
@@ -291,13 +291,6 @@ def _lease_name(volume, volume_id):
     name = volume.get('name') if isinstance(volume, dict) else None
     return '%s-%s' % ((name or 'volume').strip()[:40] or 'volume',
                       volume_id)
-
-
-def _default_duration():
-    """``[reservation] default_lease_duration``."""
-    return rvalidation.parse_duration(
-        conf_mod.CONF.reservation.default_lease_duration,
-        'default_lease_duration')
 
 
 def _volume_fields(volume):

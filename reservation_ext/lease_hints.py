@@ -49,6 +49,12 @@ def parse(hints, now, default_name, default_duration, on_end_choices,
                   on_end_choices, default_on_end)
 
 
+def default_duration(conf):
+    """``[reservation] default_lease_duration`` as a timedelta."""
+    return validation.parse_duration(
+        conf.reservation.default_lease_duration, 'default_lease_duration')
+
+
 def _single(value):
     """A hint's value: Nova keeps every hint as a list."""
     if isinstance(value, list) and len(value) == 1:

@@ -7,6 +7,7 @@ user wrote it. Times are naive UTC datetimes, as everywhere else.
 
 import datetime
 import re
+import uuid
 
 from reservation_ext import exceptions
 
@@ -155,6 +156,22 @@ def check_keys(body, allowed, field_prefix=''):
     if unknown:
         raise exceptions.InvalidInput(field_prefix + str(unknown[0]),
                                       'unknown key')
+
+
+def resource_uuid(value, field, kind, reserve_command):
+    """The UUID of the reserved ``kind`` (server, volume) a request names.
+
+    Only the Nova and Cinder extensions know the resource they reserved;
+    a lease made through the lease API alone would have none to start, so
+    a missing one points at ``reserve_command``.
+    """
+    if value is None:
+        raise exceptions.InvalidInput(field, 'is required: reserve a %s '
+                                      'with "%s"' % (kind, reserve_command))
+    try:
+        return str(uuid.UUID(str(value)))
+    except ValueError:
+        raise exceptions.InvalidInput(field, 'must be a %s UUID' % kind)
 
 
 def check_start(start, now, field='start_date'):

@@ -31,6 +31,7 @@ from reservation_ext import exceptions
 from reservation_ext import nova
 from reservation_ext import planner
 from reservation_ext.plugins import base
+from reservation_ext import validation
 
 RESOURCE_TYPE = 'physical:host'
 REQUESTS = models.HostReservation.__table__
@@ -61,9 +62,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return nova.NovaClient(self.conf)
 
     def validate(self, values):
-        unknown = sorted(set(values) - KEYS)
-        if unknown:
-            raise exceptions.InvalidInput(unknown[0], 'unknown key')
+        validation.check_keys(values, KEYS)
         out = {key: _query(values, key) for key in _QUERIES}
         out['hosts'] = _requested_hosts(values.get('hosts'))
         default = len(out['hosts']) or None

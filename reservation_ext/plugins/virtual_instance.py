@@ -21,7 +21,6 @@ first) or ``shelve``.
 """
 
 import functools
-import uuid
 
 import sqlalchemy as sa
 
@@ -31,6 +30,7 @@ from reservation_ext import nova
 from reservation_ext import planner
 from reservation_ext.plugins import base
 from reservation_ext.status import ReservationStatus
+from reservation_ext import validation
 
 RESOURCE_TYPE = 'virtual:instance'
 REQUESTS = models.InstanceReservation.__table__
@@ -57,11 +57,11 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return nova.NovaClient(self.conf)
 
     def validate(self, values):
-        unknown = sorted(set(values) - KEYS)
-        if unknown:
-            raise exceptions.InvalidInput(unknown[0], 'unknown key')
+        validation.check_keys(values, KEYS)
         out = {key: _count(values, key) for key in SIZE_KEYS}
-        out['server_id'] = _server_id(values.get('server_id'))
+        out['server_id'] = validation.resource_uuid(
+            values.get('server_id'), 'server_id', 'server',
+            'nova boot --hint reserved=True')
         flavor_id = values.get('flavor_id')
         if flavor_id is not None and not isinstance(flavor_id, str):
             raise exceptions.InvalidInput('flavor_id', 'must be a string')
@@ -177,16 +177,3 @@ def _count(values, key):
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise exceptions.InvalidInput(key, 'must be an integer >= 0')
     return value
-
-
-def _server_id(value):
-    # Only nova-api's middleware knows the server of a reservation; a
-    # lease made through the lease API alone would have nothing to start.
-    if value is None:
-        raise exceptions.InvalidInput(
-            'server_id', 'is required: reserve a server with '
-            '"nova boot --hint reserved=True"')
-    try:
-        return str(uuid.UUID(str(value)))
-    except ValueError:
-        raise exceptions.InvalidInput('server_id', 'must be a server UUID')

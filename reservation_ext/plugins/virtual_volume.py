@@ -20,7 +20,6 @@ reserved record.
 """
 
 import functools
-import uuid
 
 import sqlalchemy as sa
 
@@ -29,6 +28,7 @@ from reservation_ext import cinder
 from reservation_ext import exceptions
 from reservation_ext.plugins import base
 from reservation_ext.status import ReservationStatus
+from reservation_ext import validation
 from reservation_ext import volume_capacity
 
 RESOURCE_TYPE = 'virtual:volume'
@@ -54,11 +54,11 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         return cinder.CinderClient(self.conf)
 
     def validate(self, values):
-        unknown = sorted(set(values) - KEYS)
-        if unknown:
-            raise exceptions.InvalidInput(unknown[0], 'unknown key')
+        validation.check_keys(values, KEYS)
         out = {'size_gb': _size(values.get('size_gb')),
-               'volume_id': _volume_id(values.get('volume_id'))}
+               'volume_id': validation.resource_uuid(
+                   values.get('volume_id'), 'volume_id', 'volume',
+                   'cinder create --hint reserved=True')}
         for key in _OPTIONAL:
             out[key] = _optional_text(values, key)
         on_end = values.get('on_end', 'delete')
@@ -126,19 +126,6 @@ def _size(value):
     if size < 1:
         raise exceptions.InvalidInput('size_gb', 'must be at least 1')
     return size
-
-
-def _volume_id(value):
-    # The Cinder extension names the volume it reserved; a lease made
-    # through the lease API alone would have no volume to start.
-    if value is None:
-        raise exceptions.InvalidInput(
-            'volume_id', 'is required: reserve a volume with '
-            '"cinder create --hint reserved=True"')
-    try:
-        return str(uuid.UUID(str(value)))
-    except ValueError:
-        raise exceptions.InvalidInput('volume_id', 'must be a volume UUID')
 
 
 def _optional_text(values, key):

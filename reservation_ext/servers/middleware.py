@@ -136,9 +136,7 @@ class ServerReservations:
         hints = _hints(body)
         now = self.clock.now()
         lease = lease_hints.parse(
-            hints, now, None, validation.parse_duration(
-                self.conf.reservation.default_lease_duration,
-                'default_lease_duration'),
+            hints, now, None, lease_hints.default_duration(self.conf),
             virtual_instance.ON_END, self.conf.reservation.instance_on_end,
             reserve_all=(self.conf.reservation.reserve_all_instances and
                          'reservation' not in hints))
