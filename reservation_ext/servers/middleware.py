@@ -104,8 +104,9 @@ class ServerReservations:
         self.clock = clock
         db_api.configure(conf)
         builds.install()
+        self.nova = InProcessNova()
         found = plugins.load_plugins(conf, clock)
-        found[virtual_instance.RESOURCE_TYPE].nova = InProcessNova()
+        found[virtual_instance.RESOURCE_TYPE].nova = self.nova
         self.lease_service = leases.LeaseService(
             conf, clock, found, notifications.get_notifier(conf))
 
@@ -167,7 +168,7 @@ class ServerReservations:
                             flavor_id=spec.flavor.flavorid,
                             shared_pool=not deferred)))
         except Exception:
-            InProcessNova().delete_servers([server_id])
+            self.nova.delete_servers([server_id])
             raise
         if deferred:
             try:
