@@ -19,6 +19,8 @@ view with the type's fields from :meth:`get_details` merged in.
 
 import abc
 
+from reservation_ext import exceptions
+
 
 class ResourcePlugin(metaclass=abc.ABCMeta):
     """Base class of resource plugins."""
@@ -78,3 +80,15 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         """
         if reservation['status'] == 'active':
             self.on_end(ctx, lease, reservation)
+
+
+def check_unchanged(values, resource_type):
+    """Refuse an update that changes a reservation's own fields.
+
+    :param values: the fields of the reservation that an update changes.
+    :raises InvalidInput: naming the first of them.
+    """
+    if values:
+        raise exceptions.InvalidInput(
+            sorted(values)[0], 'cannot be changed on a %s reservation; '
+            'create a new lease instead' % resource_type)

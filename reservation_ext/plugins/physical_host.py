@@ -108,10 +108,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return details
 
     def update(self, session, ctx, lease, reservation, values):
-        if values:
-            raise exceptions.InvalidInput(
-                sorted(values)[0], 'cannot be changed on a %s reservation; '
-                'create a new lease instead' % RESOURCE_TYPE)
+        base.check_unchanged(values, RESOURCE_TYPE)
         planner.move_allocations(
             session, reservation['id'], lease['start_date'],
             lease['end_date'],

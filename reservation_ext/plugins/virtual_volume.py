@@ -88,10 +88,7 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         return details
 
     def update(self, session, ctx, lease, reservation, values):
-        if values:
-            raise exceptions.InvalidInput(
-                sorted(values)[0], 'cannot be changed on a %s reservation; '
-                'create a new lease instead' % RESOURCE_TYPE)
+        base.check_unchanged(values, RESOURCE_TYPE)
         # The lease row has the new window already: count the others.
         volume_capacity.check(
             session, self.conf.reservation.volume_reservable_gb,
