@@ -21,7 +21,7 @@ import uuid
 import sqlalchemy as sa
 
 from db import models
-from reservation_ext import hosts as hosts_mod
+from reservation_ext.hosts import records as host_records
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SHARED = os.path.join(os.path.dirname(TOP), 'shared')
@@ -142,7 +142,7 @@ def load_workload(engine, workload):
                   h['caps']) for h in workload['hosts']]
     with engine.begin() as conn:
         ids = dict(zip([h['id'] for h in workload['hosts']],
-                       hosts_mod.bulk_load(conn, host_rows)))
+                       host_records.bulk_load(conn, host_rows)))
         leases, reservations, allocations = _lease_rows(workload, ids)
         conn.execute(sa.insert(models.Lease.__table__), leases)
         conn.execute(sa.insert(models.Reservation.__table__), reservations)

@@ -29,10 +29,10 @@ from db import models
 from reservation_ext import clock
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
-from reservation_ext import engine as engine_mod
-from reservation_ext import notifications
+from reservation_ext.engine import runner
+from reservation_ext.leases import notifications
+from reservation_ext.leases import states
 from reservation_ext.plugins import base
-from reservation_ext import status
 
 RESOURCE_TYPE = 'bench:noop'
 PG_URL = ('postgresql+psycopg2://openstack_citest:openstack_citest@'
@@ -82,16 +82,16 @@ def _create_events(engine, count):
         leases.append(dict(
             id=lease_id, name=lease_id, project_id='bench',
             start_date=now, end_date=now, created_at=now,
-            status=status.LeaseStatus.PENDING))
+            status=states.LeaseStatus.PENDING))
         reservations.append(dict(
             id='res-%d' % i, lease_id=lease_id, resource_type=RESOURCE_TYPE,
-            status=status.ReservationStatus.PENDING, created_at=now))
-        for event_type in (status.EventType.START_LEASE,
-                           status.EventType.END_LEASE):
+            status=states.ReservationStatus.PENDING, created_at=now))
+        for event_type in (states.EventType.START_LEASE,
+                           states.EventType.END_LEASE):
             events.append(dict(
                 id='%s-%s' % (event_type, i), lease_id=lease_id,
                 event_type=event_type, time=now - datetime.timedelta(
-                    seconds=1), status=status.EventStatus.UNDONE,
+                    seconds=1), status=states.EventStatus.UNDONE,
                 attempts=0, created_at=now))
     with engine.begin() as conn:
         conn.execute(sa.insert(models.Lease.__table__), leases)
@@ -108,15 +108,15 @@ def _unfinished():
             context.get_admin_context()) as session:
         return session.scalar(
             sa.select(sa.func.count()).select_from(models.Event).where(
-                models.Event.status.not_in(status.EventStatus.FINISHED)))
+                models.Event.status.not_in(states.EventStatus.FINISHED)))
 
 
 def _engine_process(url, ready, go, results):
     """Run one engine until no event is left; report its actions."""
     conf = _configure(url)
     plugin = NoopPlugin(conf, clock.SYSTEM)
-    engine = engine_mod.Engine(conf, clock.SYSTEM, {RESOURCE_TYPE: plugin},
-                               notifications.get_notifier(conf))
+    engine = runner.Engine(conf, clock.SYSTEM, {RESOURCE_TYPE: plugin},
+                           notifications.get_notifier(conf))
     ready.release()
     go.wait()
     # Events of a lease wait for the lease's earlier events, which another
@@ -156,7 +156,7 @@ def _run(url, count, engines):
     with db_engine.connect() as conn:
         done = conn.scalar(sa.select(sa.func.count()).select_from(
             models.Event).where(
-                models.Event.status == status.EventStatus.DONE))
+                models.Event.status == states.EventStatus.DONE))
     models.Base.metadata.drop_all(db_engine)
     db_engine.dispose()
     return dict(events=count, seconds=round(seconds, 3),

@@ -47,8 +47,8 @@ from nova_filters import reservation_filter
 from reservation_ext import clock
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
-from reservation_ext import host_pools
-from reservation_ext import hosts as hosts_mod
+from reservation_ext.hosts import records as host_records
+from reservation_ext.planning import pool_snapshot
 
 # Generator options of blazar_filter.py: the peer run must get the same
 # workload as ours.
@@ -99,12 +99,12 @@ def load(workload):
     with db_api.context_manager.writer.using(ctx) as session:
         models.Base.metadata.create_all(session.connection())
         names = [h for pool in pools for h in pool['hosts']]
-        ids = dict(zip(names, hosts_mod.bulk_load(session.connection(), [
+        ids = dict(zip(names, host_records.bulk_load(session.connection(), [
             ({'hypervisor_hostname': name, 'service_name': name,
               'vcpus': 32, 'memory_mb': 131072, 'local_gb': 1000}, {})
             for name in names])))
         _insert_leases(session, leased, ids)
-        host_pools.bump(session)
+        pool_snapshot.bump(session)
     return {'reservable_hosts': len(ids), 'active_leases': len(leased)}
 
 

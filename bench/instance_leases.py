@@ -65,16 +65,16 @@ from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
-from reservation_ext import hosts as hosts_mod
-from reservation_ext import lease_hints
-from reservation_ext import leases
-from reservation_ext import notifications
+from reservation_ext.hosts import records as host_records
+from reservation_ext.leases import hints as lease_hints
+from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
+from reservation_ext.leases.states import LeaseStatus
+from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.nova_api import server_records
 from reservation_ext import plugins
 from reservation_ext.plugins import virtual_instance
 from reservation_ext.sandbox import config as sandbox_config
-from reservation_ext.servers import records
-from reservation_ext.status import LeaseStatus
-from reservation_ext.status import ReservationStatus
 from reservation_ext import validation
 
 E2E = common.import_script(os.path.join(common.TOP, 'tests', 'e2e',
@@ -194,7 +194,7 @@ def booking_rows(bookings, host_ids):
 def load(engine, hosts, bookings):
     """Insert the hosts and bookings in one transaction; the host ids."""
     with engine.begin() as conn:
-        ids = hosts_mod.bulk_load(conn, host_rows(hosts))
+        ids = host_records.bulk_load(conn, host_rows(hosts))
         for table, rows in zip(TABLES, booking_rows(bookings, ids)):
             conn.execute(sa.insert(table), rows)
     common.analyze(engine)
@@ -385,12 +385,13 @@ def configure(url):
     db_api.configure(conf_mod.CONF)
 
 
-def lease_service():
+def make_lease_service():
     """The lease service as nova-api's server middleware makes it."""
     conf = conf_mod.CONF
-    return leases.LeaseService(conf, clock_mod.SYSTEM,
-                               plugins.load_plugins(conf, clock_mod.SYSTEM),
-                               notifications.get_notifier(conf))
+    return lease_service.LeaseService(conf, clock_mod.SYSTEM,
+                                      plugins.load_plugins(
+                                          conf, clock_mod.SYSTEM),
+                                      notifications.get_notifier(conf))
 
 
 def book(service, ctx, hints):
@@ -407,7 +408,7 @@ def book(service, ctx, hints):
         vcpus=vcpus, memory_mb=memory_mb, disk_gb=disk_gb,
         server_id=server_id, resource_type=virtual_instance.RESOURCE_TYPE,
         flavor_id=FLAVOR, shared_pool=False)))
-    records.save_build_args(ctx, server_id, json.dumps(
+    server_records.save_build_args(ctx, server_id, json.dumps(
         {'image': sandbox_config.IMAGE_ID}))
 
 
@@ -446,7 +447,7 @@ def statement_lines(args, begin):
             configure(url)
             engine = db_api.get_engine()
             counter = StatementKinds(engine)
-            service = lease_service()
+            service = make_lease_service()
             lines = [statement_line(engine, counter, service, args, hosts,
                                     bookings, begin)
                      for hosts, bookings in args.scales]

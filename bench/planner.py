@@ -32,7 +32,7 @@ import sqlalchemy as sa
 import common
 from db import api as db_api
 from reservation_ext import context
-from reservation_ext import planner
+from reservation_ext.planning import planner
 
 # blazar_alloc.py options that shape the workload and the timed calls.
 PEER_OPTIONS = ('hosts', 'allocs', 'want', 'reps', 'warmup', 'seed',
@@ -134,7 +134,7 @@ def main(argv=None):
         engine.dispose()
     peer = peer_results(args, params) if args.peer else {}
     for line in lines:
-        out = {'bench': 'reservation_ext.planner.find_free_hosts',
+        out = {'bench': 'reservation_ext.planning.planner.find_free_hosts',
                'db': engine.dialect.name, 'python': platform.python_version(),
                'sqlalchemy': sa.__version__, 'hosts': params['hosts'],
                'allocs': params['allocs'], 'leases': len(workload['leases']),

@@ -6,7 +6,7 @@ cinder.conf loads it beside Cinder's own extensions::
     osapi_volume_extension = cinder_ext.extension.Reservation
 
 A volume create with the hints ``reserved`` and ``lease_params`` (see
-:mod:`reservation_ext.lease_hints`) makes a lease with one
+:mod:`reservation_ext.leases.hints`) makes a lease with one
 ``virtual:volume`` reservation and a volume in status ``reserved``,
 instead of Cinder's create; bad hints are a 400 and an unfit window a
 409, with nothing created. Every volume view of a leased volume carries
@@ -47,9 +47,9 @@ from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context as rctx_mod
 from reservation_ext import exceptions
-from reservation_ext import lease_hints
-from reservation_ext import leases
-from reservation_ext import notifications
+from reservation_ext.leases import hints as lease_hints
+from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
 from reservation_ext.plugins import virtual_volume
 
 LOG = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ class ReservationController(wsgi.Controller):
             db_api.configure(conf)
             plugin = virtual_volume.VirtualVolumePlugin(conf, self.clock)
             plugin.cinder = InProcessCinder()
-            self._lease_service = leases.LeaseService(
+            self._lease_service = lease_service.LeaseService(
                 conf, self.clock, {virtual_volume.RESOURCE_TYPE: plugin},
                 notifications.get_notifier(conf))
         return self._lease_service

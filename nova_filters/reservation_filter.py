@@ -18,9 +18,9 @@ from oslo_log import log as logging
 from db import api as db_api
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
-from reservation_ext import host_pools
-from reservation_ext import lease_hints
-from reservation_ext.servers import records
+from reservation_ext.leases import hints as lease_hints
+from reservation_ext.nova_api import server_records
+from reservation_ext.planning import pool_snapshot
 
 LOG = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class ReservationFilter(filters.BaseHostFilter):
 
     def __init__(self):
         db_api.configure(conf_mod.CONF)
-        self._pools = host_pools.SnapshotCache()
+        self._pools = pool_snapshot.SnapshotCache()
 
     def filter_all(self, filter_obj_list, spec_obj):
         """The hosts that pass, deciding once for the whole request."""
@@ -79,5 +79,5 @@ def _booked_host(spec_obj):
     if all(spec_obj.get_scheduler_hint(hint) is None
            for hint in (lease_hints.RESERVED, lease_hints.LEASE_PARAMS)):
         return None
-    return records.booked_host(context.get_admin_context(),
-                               spec_obj.instance_uuid)
+    return server_records.booked_host(context.get_admin_context(),
+                                      spec_obj.instance_uuid)

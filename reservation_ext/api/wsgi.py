@@ -22,16 +22,16 @@ import webob
 import webob.dec
 
 from db import api as db_api
-from reservation_ext.api import hosts as hosts_api
-from reservation_ext.api import leases as leases_api
+from reservation_ext.api.handlers import hosts as host_handlers
+from reservation_ext.api.handlers import leases as lease_handlers
+from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext import exceptions
-from reservation_ext import inventory
-from reservation_ext import leases
-from reservation_ext import notifications
-from reservation_ext import nova
+from reservation_ext.hosts import inventory
+from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins
 
 LOG = logging.getLogger(__name__)
@@ -41,34 +41,34 @@ LOG = logging.getLogger(__name__)
 # matches wins: fixed paths come before ``{host_id}``.
 ROUTES = [
     ('/v1/leases', 'leases', {
-        'GET': leases_api.list_leases,
-        'POST': leases_api.create_lease,
+        'GET': lease_handlers.list_leases,
+        'POST': lease_handlers.create_lease,
     }),
     ('/v1/leases/{lease_id}', 'leases', {
-        'GET': leases_api.show_lease,
-        'PUT': leases_api.update_lease,
-        'DELETE': leases_api.delete_lease,
+        'GET': lease_handlers.show_lease,
+        'PUT': lease_handlers.update_lease,
+        'DELETE': lease_handlers.delete_lease,
     }),
     ('/v1/os-hosts', 'hosts', {
-        'GET': hosts_api.list_hosts,
-        'POST': hosts_api.create_host,
+        'GET': host_handlers.list_hosts,
+        'POST': host_handlers.create_host,
     }),
     ('/v1/os-hosts/allocations', 'hosts', {
-        'GET': hosts_api.list_allocations,
+        'GET': host_handlers.list_allocations,
     }),
     ('/v1/os-hosts/properties', 'hosts', {
-        'GET': hosts_api.list_properties,
+        'GET': host_handlers.list_properties,
     }),
     ('/v1/os-hosts/properties/{property_name}', 'hosts', {
-        'PATCH': hosts_api.update_property,
+        'PATCH': host_handlers.update_property,
     }),
     ('/v1/os-hosts/{host_id}', 'hosts', {
-        'GET': hosts_api.show_host,
-        'PUT': hosts_api.update_host,
-        'DELETE': hosts_api.delete_host,
+        'GET': host_handlers.show_host,
+        'PUT': host_handlers.update_host,
+        'DELETE': host_handlers.delete_host,
     }),
     ('/v1/os-hosts/{host_id}/allocation', 'hosts', {
-        'GET': hosts_api.show_allocation,
+        'GET': host_handlers.show_allocation,
     }),
 ]
 
@@ -116,8 +116,8 @@ class Request(webob.Request):
 class App:
     """Route requests to the handlers and the services they take.
 
-    ``leases`` is a :class:`~reservation_ext.leases.LeaseService`,
-    ``hosts`` a :class:`~reservation_ext.inventory.HostInventory`.
+    ``leases`` is a :class:`~reservation_ext.leases.service.LeaseService`,
+    ``hosts`` a :class:`~reservation_ext.hosts.inventory.HostInventory`.
     """
 
     def __init__(self, leases, hosts):
@@ -175,9 +175,9 @@ def app_factory(global_conf, **local_conf):
     """Paste factory: the lease API configured from ``cfg.CONF``."""
     conf = conf_mod.CONF
     db_api.configure(conf)
-    lease_service = leases.LeaseService(
+    leases = lease_service.LeaseService(
         conf, clock.SYSTEM, plugins.load_plugins(conf, clock.SYSTEM),
         notifications.get_notifier(conf))
     hosts = inventory.HostInventory(conf.reservation, clock.SYSTEM,
-                                    nova.NovaClient(conf))
-    return App(lease_service, hosts)
+                                    compute_client.NovaClient(conf))
+    return App(leases, hosts)

@@ -15,8 +15,8 @@ from oslo_log import log as logging
 from db import api as db_api
 from reservation_ext import clock
 from reservation_ext import conf as conf_mod
-from reservation_ext import engine as engine_mod
-from reservation_ext import notifications
+from reservation_ext.engine import runner
+from reservation_ext.leases import notifications
 from reservation_ext import plugins
 
 PROG = 'reservation-engine'
@@ -41,9 +41,9 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
 
-    engine = engine_mod.Engine(conf, clock.SYSTEM,
-                               plugins.load_plugins(conf, clock.SYSTEM),
-                               notifications.get_notifier(conf))
+    engine = runner.Engine(conf, clock.SYSTEM,
+                           plugins.load_plugins(conf, clock.SYSTEM),
+                           notifications.get_notifier(conf))
     LOG.info('Engine %s started', engine.engine_id)
     engine.run(stop)
     LOG.info('Engine %s stopped', engine.engine_id)

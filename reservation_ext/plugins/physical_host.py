@@ -26,10 +26,10 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
-from reservation_ext import capabilities
+from reservation_ext.clients import compute as compute_client
 from reservation_ext import exceptions
-from reservation_ext import nova
-from reservation_ext import planner
+from reservation_ext.planning import capabilities
+from reservation_ext.planning import planner
 from reservation_ext.plugins import base
 from reservation_ext import validation
 
@@ -59,7 +59,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
     @functools.cached_property
     def nova(self):
         """The Nova client, made at first use (the API may never call)."""
-        return nova.NovaClient(self.conf)
+        return compute_client.NovaClient(self.conf)
 
     def validate(self, values):
         validation.check_keys(values, KEYS)
@@ -115,8 +115,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             cleaning_time=self.conf.reservation.cleaning_time)
 
     def on_start(self, ctx, lease, reservation):
-        metadata = {nova.OWNER_KEY: lease['project_id'],
-                    nova.RESERVATION_KEY: reservation['id']}
+        metadata = {compute_client.OWNER_KEY: lease['project_id'],
+                    compute_client.RESERVATION_KEY: reservation['id']}
         metadata.update({project: 'true' for project in lease['projects']})
         aggregate = self.nova.ensure_aggregate(reservation['id'], metadata)
         freepool = self.nova.ensure_aggregate(

@@ -6,13 +6,14 @@ A request::
      "vcpus": 1, "memory_mb": 512, "disk_gb": 1, "flavor_id": "1",
      "shared_pool": false, "on_end": "delete"}
 
-nova-api's server middleware (:mod:`reservation_ext.servers`) makes these
+nova-api's server middleware (:mod:`reservation_ext.nova_api`) makes these
 requests: ``nova boot --hint reserved=True`` creates the server and a
 lease with one such reservation naming it and carrying its flavor's size.
 
 A lease that starts later books a slice of one reservable host for its
-window with the planner (:func:`reservation_ext.planner.allocate_slice`),
-so that the capacity is there at the start; the server waits unbuilt
+window with the planner
+(:func:`reservation_ext.planning.planner.allocate_slice`), so that the
+capacity is there at the start; the server waits unbuilt
 (RESERVED) until the engine starts it on that host. A lease that starts
 now (``shared_pool``) books nothing: its server is built at once in the
 shared pool, where host leases never reach. At the end, ``on_end`` says
@@ -25,11 +26,11 @@ import functools
 import sqlalchemy as sa
 
 from db import models
+from reservation_ext.clients import compute as compute_client
 from reservation_ext import exceptions
-from reservation_ext import nova
-from reservation_ext import planner
+from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.planning import planner
 from reservation_ext.plugins import base
-from reservation_ext.status import ReservationStatus
 from reservation_ext import validation
 
 RESOURCE_TYPE = 'virtual:instance'
@@ -54,7 +55,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
 
         nova-api's server middleware sets one that acts in-process.
         """
-        return nova.NovaClient(self.conf)
+        return compute_client.NovaClient(self.conf)
 
     def validate(self, values):
         validation.check_keys(values, KEYS)

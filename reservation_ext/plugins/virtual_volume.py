@@ -10,8 +10,9 @@ The Cinder extension (:mod:`cinder_ext`) makes these requests: ``cinder
 create --hint reserved=True`` writes a volume record in status
 ``reserved`` and a lease with one such reservation naming it. The GB are
 booked when the lease is created, against ``[reservation]
-volume_reservable_gb`` (see :mod:`reservation_ext.volume_capacity`). At
-start Cinder creates the volume on a backend (``reserved`` ->
+volume_reservable_gb`` (see
+:mod:`reservation_ext.planning.volume_capacity`). At start Cinder creates
+the volume on a backend (``reserved`` ->
 ``creating`` -> ``available``); at end it is deleted (``on_end``:
 ``delete``), or uploaded to an image of the volume's project and then
 deleted (``snapshot_delete``: a Cinder snapshot cannot outlive its
@@ -24,12 +25,12 @@ import functools
 import sqlalchemy as sa
 
 from db import models
-from reservation_ext import cinder
+from reservation_ext.clients import block_storage as block_storage_client
 from reservation_ext import exceptions
+from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.planning import volume_capacity
 from reservation_ext.plugins import base
-from reservation_ext.status import ReservationStatus
 from reservation_ext import validation
-from reservation_ext import volume_capacity
 
 RESOURCE_TYPE = 'virtual:volume'
 REQUESTS = models.VolumeReservation.__table__
@@ -51,7 +52,7 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         cinder-api sets one that acts in-process instead
         (:class:`cinder_ext.extension.InProcessCinder`).
         """
-        return cinder.CinderClient(self.conf)
+        return block_storage_client.CinderClient(self.conf)
 
     def validate(self, values):
         validation.check_keys(values, KEYS)

@@ -1,8 +1,5 @@
-"""Server reservation in nova-api: the ``reserved`` and ``lease_params``
-hints of ``POST /servers``, RESERVED servers, and their start.
+"""The former name of :mod:`reservation_ext.nova_api`.
 
-:mod:`.middleware` is the paste filter of the compute API pipelines;
-:mod:`.builds` holds a reserved server's build back until its lease
-starts; :mod:`.records` reads and writes what the leases DB knows of
-reserved servers.
+Kept so that an api-paste.ini written for an earlier release, which names
+``reservation_ext.servers.middleware:filter_factory``, keeps working.
 """

@@ -9,7 +9,8 @@ sparse file per volume), over the fake RPC transport. Glance is
 The leases DB is an SQLite file. The service user of
 ``[reservation_client]`` reaches this cinder-api with a noauth token
 (keystoneauth1's ``admin_token`` plugin), so the real
-:class:`reservation_ext.cinder.CinderClient` is what the plugin uses.
+:class:`reservation_ext.clients.block_storage.CinderClient` is what the
+plugin uses.
 
 Cinder monkey patches the process with eventlet, and its global
 configuration clashes with Nova's: these tests run in a child process of

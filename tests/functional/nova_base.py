@@ -22,8 +22,8 @@ from wsgi_intercept import interceptor
 
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
-from reservation_ext import engine as engine_mod
-from reservation_ext import notifications
+from reservation_ext.engine import runner
+from reservation_ext.leases import notifications
 from reservation_ext import plugins as plugins_mod
 from reservation_ext import policy
 from reservation_ext.sandbox import image_api
@@ -120,7 +120,7 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     def run_engine(self, at):
         """Run the due events as of ``at`` (UTC) with a real engine."""
         clock = clock_mod.ManualClock(at)
-        engine = engine_mod.Engine(
+        engine = runner.Engine(
             conf_mod.CONF, clock, plugins_mod.load_plugins(conf_mod.CONF,
                                                            clock),
             notifications.get_notifier(conf_mod.CONF))

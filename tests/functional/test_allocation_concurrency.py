@@ -15,7 +15,7 @@ import multiprocessing
 from db import api as db_api
 from reservation_ext import context
 from reservation_ext import exceptions
-from reservation_ext import planner
+from reservation_ext.planning import planner
 from tests import base
 from tests import fixtures
 from tests.functional import test_planner

@@ -17,12 +17,12 @@ import webob
 from wsgi_intercept import interceptor
 
 from reservation_ext.api import wsgi
+from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
-from reservation_ext import inventory
-from reservation_ext import leases
-from reservation_ext import notifications
-from reservation_ext import nova
+from reservation_ext.hosts import inventory
+from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins as plugins_mod
 from tests import base
 from tests import fixtures
@@ -62,10 +62,10 @@ class _LeaseAPITests:
         service_plugins = plugins_mod.load_plugins(conf, clock)
         service_plugins['test:broken'] = BrokenPlugin(conf, clock)
         self.app = wsgi.App(
-            leases.LeaseService(conf, clock, service_plugins,
-                                notifications.get_notifier(conf)),
+            lease_service.LeaseService(conf, clock, service_plugins,
+                                       notifications.get_notifier(conf)),
             inventory.HostInventory(conf.reservation, clock,
-                                    nova.NovaClient(conf)))
+                                    compute_client.NovaClient(conf)))
 
     def request(self, method, path, body=None, project='p1',
                 roles='member'):

@@ -22,10 +22,10 @@ from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext import exceptions
-from reservation_ext import leases
-from reservation_ext import notifications
+from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
+from reservation_ext.planning import volume_capacity
 from reservation_ext.plugins import virtual_volume
-from reservation_ext import volume_capacity
 from tests import base
 from tests import fixtures
 
@@ -46,8 +46,8 @@ def make_service(clock=None):
     conf.set_override('volume_reservable_gb', CAPACITY, group='reservation')
     clock = clock or clock_mod.ManualClock(NOW)
     plugin = virtual_volume.VirtualVolumePlugin(conf, clock)
-    return leases.LeaseService(conf, clock, {'virtual:volume': plugin},
-                               notifications.get_notifier(conf))
+    return lease_service.LeaseService(conf, clock, {'virtual:volume': plugin},
+                                      notifications.get_notifier(conf))
 
 
 def body(start, end, size=SIZE, name=None):
@@ -142,8 +142,8 @@ class CapacityMixin:
     def test_ended_reservations_hold_nothing(self):
         lease = self.service.create(user(), body(1, 10, size=100))
         with self.engine.begin() as conn:
-            conn.execute(leases.RESERVATIONS.update().where(
-                leases.RESERVATIONS.c.lease_id == lease['id']).values(
+            conn.execute(lease_service.RESERVATIONS.update().where(
+                lease_service.RESERVATIONS.c.lease_id == lease['id']).values(
                     status='deleted'))
         self.service.create(user(), body(1, 10, size=100))
 

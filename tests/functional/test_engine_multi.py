@@ -22,11 +22,11 @@ from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
-from reservation_ext import engine as engine_mod
-from reservation_ext import notifications
+from reservation_ext.engine import runner
+from reservation_ext.leases import notifications
+from reservation_ext.leases.states import EventStatus
+from reservation_ext.leases.states import LeaseStatus
 from reservation_ext import plugins
-from reservation_ext.status import EventStatus
-from reservation_ext.status import LeaseStatus
 from tests import base
 from tests import fixtures as test_fixtures
 from tests import plugins as test_plugins
@@ -151,7 +151,7 @@ class ThreadsSQLiteTest(_MultiEngineMixin, base.TestCase):
         conf.set_override('event_poll_interval', 0.01, group='reservation')
         conf.set_override('event_batch_size', 5, group='reservation')
         stop = threading.Event()
-        threads = [threading.Thread(target=engine_mod.Engine(
+        threads = [threading.Thread(target=runner.Engine(
             conf, clock_mod.SYSTEM,
             plugins.load_plugins(conf, clock_mod.SYSTEM),
             notifications.get_notifier(conf),

@@ -12,11 +12,11 @@ from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext import exceptions
-from reservation_ext import leases
-from reservation_ext import notifications
+from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
+from reservation_ext.leases.states import EventStatus
+from reservation_ext.leases.states import LeaseStatus
 from reservation_ext import plugins as plugins_mod
-from reservation_ext.status import EventStatus
-from reservation_ext.status import LeaseStatus
 from tests import base
 from tests import fixtures
 from tests import plugins as test_plugins
@@ -85,7 +85,7 @@ class _LeaseServiceTests:
         self.plugins = plugins_mod.load_plugins(self.conf, self.clock)
         self.scarce = self.plugins[SCARCE] = ScarcePlugin(self.conf,
                                                           self.clock)
-        self.service = leases.LeaseService(
+        self.service = lease_service.LeaseService(
             self.conf, self.clock, self.plugins,
             notifications.get_notifier(self.conf))
         self.user = context.RequestContext(project_id='p1', user_id='u1')
@@ -117,19 +117,19 @@ class _LeaseServiceTests:
 
     def _set_status(self, lease_id, status):
         with self.engine.begin() as conn:
-            conn.execute(leases.LEASES.update().where(
-                leases.LEASES.c.id == lease_id).values(status=status))
+            conn.execute(lease_service.LEASES.update().where(
+                lease_service.LEASES.c.id == lease_id).values(status=status))
 
     def _activate(self, lease):
         """Put ``lease`` where the engine leaves it after start_lease."""
         self._set_status(lease['id'], LeaseStatus.ACTIVE)
         with self.engine.begin() as conn:
-            conn.execute(leases.RESERVATIONS.update().where(
-                leases.RESERVATIONS.c.lease_id == lease['id']).values(
+            conn.execute(lease_service.RESERVATIONS.update().where(
+                lease_service.RESERVATIONS.c.lease_id == lease['id']).values(
                     status='active'))
-            conn.execute(leases.EVENTS.update().where(
-                leases.EVENTS.c.lease_id == lease['id'],
-                leases.EVENTS.c.event_type == 'start_lease').values(
+            conn.execute(lease_service.EVENTS.update().where(
+                lease_service.EVENTS.c.lease_id == lease['id'],
+                lease_service.EVENTS.c.event_type == 'start_lease').values(
                     status=EventStatus.DONE))
 
     def _times(self, view):

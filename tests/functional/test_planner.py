@@ -10,8 +10,8 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import exceptions
-from reservation_ext import hosts
-from reservation_ext import planner
+from reservation_ext.hosts import records as host_records
+from reservation_ext.planning import planner
 from tests import base
 
 T0 = datetime.datetime(2030, 1, 1)
@@ -29,7 +29,7 @@ def add_hosts(session, count, first=0):
 
     Every third host has a gpu.
     """
-    return [hosts.add_host(
+    return [host_records.add_host(
         session, {'hypervisor_hostname': 'host%d' % i, 'vcpus': 8,
                   'memory_mb': 8192, 'local_gb': 100},
         {'gpu': 'true'} if i % 3 == 0 else {})

@@ -16,8 +16,8 @@ from db import api as db_api
 from db import models
 from nova_filters import reservation_filter
 from reservation_ext import context
-from reservation_ext import host_pools
-from reservation_ext import hosts
+from reservation_ext.hosts import records as host_records
+from reservation_ext.planning import pool_snapshot
 from tests import base
 from tests import fixtures
 
@@ -37,7 +37,7 @@ class _FilterTests:
         self.host_states = [host_manager.HostState(name, name, 'cell')
                             for name in NAMES]
         with self.writer() as session:
-            self.host_ids = {name: hosts.add_host(session, {
+            self.host_ids = {name: host_records.add_host(session, {
                 'hypervisor_hostname': name, 'vcpus': 8, 'memory_mb': 8192,
                 'local_gb': 100}) for name in NAMES[:4]}
         self.filter = reservation_filter.ReservationFilter()
@@ -63,7 +63,7 @@ class _FilterTests:
             for other in shared:
                 session.execute(sa.insert(PROJECTS).values(
                     lease_id=lease_id, project_id=other))
-            host_pools.bump(session)
+            pool_snapshot.bump(session)
         return lease_id, reservation_id
 
     def passing(self, project='owner', reservation=None):
@@ -100,13 +100,13 @@ class _FilterTests:
         with self.writer() as session:
             session.execute(sa.update(LEASES).where(LEASES.c.id == lease_id)
                             .values(status='TERMINATING'))
-            host_pools.bump(session)
+            pool_snapshot.bump(session)
         self.assertEqual([], self.passing('owner', reservation))
         with self.writer() as session:
             session.execute(sa.delete(ALLOCATIONS))
             session.execute(sa.delete(models.ComputeHost.__table__).where(
                 models.ComputeHost.hypervisor_hostname == 'compute-0'))
-            host_pools.bump(session)
+            pool_snapshot.bump(session)
         self.assertEqual(['compute-0', 'compute-4', 'compute-5'],
                          self.passing())
 
@@ -116,7 +116,7 @@ class _FilterTests:
         self.passing()
         self.assertIs(snapshot, self.filter._pools.get())
         with self.writer() as session:
-            host_pools.bump(session)
+            pool_snapshot.bump(session)
         self.assertIsNot(snapshot, self.filter._pools.get())
 
 

@@ -3,9 +3,9 @@
 import sqlalchemy as sa
 
 from db import api as db_api
-from reservation_ext import capabilities
 from reservation_ext import exceptions
-from reservation_ext import hosts
+from reservation_ext.hosts import records as host_records
+from reservation_ext.planning import capabilities
 from tests import base
 
 HOSTS = [
@@ -116,7 +116,7 @@ class CapabilitiesMixin:
         super().setUp()
         with db_api.context_manager.writer.using(self.ctx) as session:
             self.names = {
-                hosts.add_host(session, values, caps):
+                host_records.add_host(session, values, caps):
                 values['hypervisor_hostname']
                 for values, caps in HOSTS}
 
@@ -159,7 +159,7 @@ class CapabilitiesMixin:
     def test_set_capabilities_replaces_them(self):
         host_id = {name: id_ for id_, name in self.names.items()}['h1']
         with db_api.context_manager.writer.using(self.ctx) as session:
-            hosts.set_capabilities(session, host_id, {'cores': 'many'})
+            host_records.set_capabilities(session, host_id, {'cores': 'many'})
         self.assertEqual({'h2'}, self.matching({'cores': '= 1'}))
         self.assertEqual({'h1'}, self.matching({'cores': 'many'}))
         self.assertEqual(set(), self.matching({'gpu': 'true'}))

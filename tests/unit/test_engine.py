@@ -14,12 +14,12 @@ from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
-from reservation_ext import engine as engine_mod
-from reservation_ext import notifications
+from reservation_ext.engine import runner
+from reservation_ext.leases import notifications
+from reservation_ext.leases.states import EventStatus
+from reservation_ext.leases.states import EventType
+from reservation_ext.leases.states import LeaseStatus
 from reservation_ext import plugins
-from reservation_ext.status import EventStatus
-from reservation_ext.status import EventType
-from reservation_ext.status import LeaseStatus
 from tests import base
 from tests import fixtures as test_fixtures
 from tests import plugins as test_plugins
@@ -98,7 +98,7 @@ class EngineTestMixin:
         self.clock = clock_mod.ManualClock(T0 - HOUR)
         self.conf = make_conf(self, event_max_attempts=3,
                               event_retry_backoff=10, event_batch_size=10)
-        self.engine = engine_mod.Engine(
+        self.engine = runner.Engine(
             self.conf, self.clock, plugins.load_plugins(self.conf, self.clock),
             notifications.get_notifier(self.conf), engine_id='test')
 

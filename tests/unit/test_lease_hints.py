@@ -3,7 +3,7 @@
 import datetime
 
 from reservation_ext import exceptions
-from reservation_ext import lease_hints
+from reservation_ext.leases import hints as lease_hints
 from tests import base
 
 NOW = datetime.datetime(2027, 1, 1, 12, 0)

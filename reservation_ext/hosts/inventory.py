@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import exceptions
-from reservation_ext import host_pools
-from reservation_ext import hosts as hosts_mod
+from reservation_ext.hosts import records as host_records
+from reservation_ext.planning import pool_snapshot
 from reservation_ext import policy
 from reservation_ext import validation
 
@@ -100,7 +100,7 @@ class HostInventory:
             row = _get_row(session, host_id)
             current = _capabilities_of(session, [row.id]).get(row.id, {})
             current.update(body)
-            hosts_mod.set_capabilities(session, row.id, {
+            host_records.set_capabilities(session, row.id, {
                 key: value for key, value in current.items()
                 if value is not None})
             session.execute(sa.update(HOSTS).where(HOSTS.c.id == row.id)
@@ -168,8 +168,8 @@ class HostInventory:
         with db_api.context_manager.writer.using(ctx) as session:
             db_api.lock_for_write(session)
             _check_new(session, values['hypervisor_hostname'])
-            host_id = hosts_mod.add_host(session, values, capabilities)
-            host_pools.bump(session)
+            host_id = host_records.add_host(session, values, capabilities)
+            pool_snapshot.bump(session)
             return host_id
 
     @db_api.retry_on_conflict()
@@ -181,7 +181,7 @@ class HostInventory:
             session.execute(sa.delete(ALLOCATIONS).where(
                 ALLOCATIONS.c.host_id == host_id))
             session.execute(sa.delete(HOSTS).where(HOSTS.c.id == host_id))
-            host_pools.bump(session)
+            pool_snapshot.bump(session)
 
 
 def _check_capabilities(body, removable=False):

@@ -21,8 +21,8 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import context
-from reservation_ext.status import LeaseStatus
-from reservation_ext.status import ReservationStatus
+from reservation_ext.leases.states import LeaseStatus
+from reservation_ext.leases.states import ReservationStatus
 
 POOL_STATE = models.PoolState.__table__
 HOSTS = models.ComputeHost.__table__

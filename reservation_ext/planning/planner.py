@@ -23,8 +23,8 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
-from reservation_ext import capabilities
 from reservation_ext import exceptions
+from reservation_ext.planning import capabilities
 
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__

@@ -1,8 +1,9 @@
 """Handlers of ``/v1/leases``: Blazar v1 lease list, create, show, update
 and delete.
 
-Every handler takes the :class:`~reservation_ext.leases.LeaseService`, the
-request (a :class:`reservation_ext.api.wsgi.Request`) and the arguments of
+Every handler takes the
+:class:`~reservation_ext.leases.service.LeaseService`, the request (a
+:class:`reservation_ext.api.wsgi.Request`) and the arguments of
 its path, and returns ``(status, body)``; errors are raised as
 :class:`~reservation_ext.exceptions.ReservationError` and turned into
 responses by the application.

@@ -7,8 +7,8 @@ catalog (``image``): the engine waits there for the snapshots that end
 
 import time
 
+from reservation_ext.clients import service_user
 from reservation_ext import exceptions
-from reservation_ext import service_client
 
 FAILED = ('killed', 'deleted', 'deactivated')
 
@@ -17,7 +17,7 @@ class ImageClient:
     """Image API calls of the reservation service user."""
 
     def __init__(self, conf):
-        self._adapter = service_client.adapter(conf, 'image')
+        self._adapter = service_user.adapter(conf, 'image')
 
     def find(self, **properties):
         """The images whose properties have these values."""
@@ -39,5 +39,5 @@ class ImageClient:
             time.sleep(interval)
 
     def _call(self, method, path, **kwargs):
-        return service_client.call(self._adapter, 'The image API', method,
-                                   path, **kwargs)
+        return service_user.call(self._adapter, 'The image API', method,
+                                 path, **kwargs)

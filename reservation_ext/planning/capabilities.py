@@ -38,7 +38,7 @@ from sqlalchemy.sql import visitors
 
 from db import models
 from reservation_ext import exceptions
-from reservation_ext import hosts
+from reservation_ext.hosts import records as host_records
 
 HOSTS = models.ComputeHost.__table__
 CAPS = models.HostCapability.__table__
@@ -227,7 +227,7 @@ class _Compiler:
     def _json_one_of(self, name, values):
         if not _numeric_operands(name, values):
             return self._one_of(name, values)
-        numbers = [hosts.as_number(value) for value in values]
+        numbers = [host_records.as_number(value) for value in values]
         return _where(name, lambda col: col.in_(numbers), numeric=True)
 
     def _capability_op(self, name, op, value):
@@ -240,7 +240,7 @@ class _Compiler:
 
     def _compare(self, name, compare, value, numeric):
         if numeric:
-            number = hosts.as_number(value)
+            number = host_records.as_number(value)
             if number is None:
                 raise self.error('%s: %r is not a number', name, value)
             if not _is_numeric(name):
@@ -259,7 +259,7 @@ class _Compiler:
 def _numeric_operands(name, values):
     """Whether JsonFilter operators compare ``values`` as numbers."""
     return _is_numeric(name) and all(
-        hosts.as_number(value) is not None for value in values)
+        host_records.as_number(value) is not None for value in values)
 
 
 def _is_numeric(name):

@@ -13,9 +13,9 @@ other failures raise :class:`~reservation_ext.exceptions.PluginError`.
 import functools
 import time
 
+from reservation_ext.clients import image as image_client
+from reservation_ext.clients import service_user
 from reservation_ext import exceptions
-from reservation_ext import image
-from reservation_ext import service_client
 
 # 2.53: hypervisors by UUID and hostname pattern; 2.87 is the last
 # version that shows hypervisor sizes (vcpus, memory_mb, local_gb).
@@ -33,7 +33,7 @@ class NovaClient:
 
     def __init__(self, conf):
         self._conf = conf
-        self._adapter = service_client.adapter(
+        self._adapter = service_user.adapter(
             conf, 'compute', default_microversion=MICROVERSION)
 
     def find_hypervisor(self, name):
@@ -165,7 +165,7 @@ class NovaClient:
 
     @functools.cached_property
     def _images(self):
-        return image.ImageClient(self._conf)
+        return image_client.ImageClient(self._conf)
 
     def _wait_for_server(self, server_id, statuses, timeout, interval):
         deadline = time.monotonic() + timeout
@@ -201,5 +201,5 @@ class NovaClient:
                           ok=(404,) if missing_ok else ())
 
     def _call(self, method, path, ok=(), **kwargs):
-        return service_client.call(self._adapter, 'Nova', method, path, ok,
-                                   **kwargs)
+        return service_user.call(self._adapter, 'Nova', method, path, ok,
+                                 **kwargs)

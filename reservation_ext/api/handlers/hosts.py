@@ -1,7 +1,8 @@
 """Handlers of ``/v1/os-hosts``: the reservable hosts (admin only).
 
-Every handler takes the :class:`~reservation_ext.inventory.HostInventory`,
-the request and the arguments of its path, and returns ``(status, body)``.
+Every handler takes the
+:class:`~reservation_ext.hosts.inventory.HostInventory`, the request and
+the arguments of its path, and returns ``(status, body)``.
 """
 
 

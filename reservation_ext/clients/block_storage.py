@@ -1,8 +1,9 @@
 """The calls reservation-ext makes to Cinder's block storage API.
 
 The service user of ``[reservation_client]`` makes them, found through the
-catalog (``volumev3``), as for Nova (:mod:`reservation_ext.nova`). They
-are the two volume actions of the Cinder extension (:mod:`cinder_ext`):
+catalog (``volumev3``), as for Nova
+(:mod:`reservation_ext.clients.compute`). They are the two volume actions
+of the Cinder extension (:mod:`cinder_ext`):
 ``os-reservation-start`` creates a ``reserved`` volume on a backend,
 ``os-reservation-end`` deletes it (a reserved one: its DB record), after
 uploading it to an image with ``snapshot``. Both
@@ -14,8 +15,8 @@ or ending one that is gone, succeeds.
 
 import time
 
+from reservation_ext.clients import service_user
 from reservation_ext import exceptions
-from reservation_ext import service_client
 
 START_ACTION = 'os-reservation-start'
 END_ACTION = 'os-reservation-end'
@@ -27,7 +28,7 @@ class CinderClient:
     """Block storage API calls of the reservation service user."""
 
     def __init__(self, conf):
-        self._adapter = service_client.adapter(conf, 'volumev3')
+        self._adapter = service_user.adapter(conf, 'volumev3')
 
     def start_volume(self, volume_id, lease_id, timeout=300, interval=1):
         """Create the reserved volume on a backend; wait until available.
@@ -79,5 +80,5 @@ class CinderClient:
                           json={action: body}, ok=ok)
 
     def _call(self, method, path, ok=(), **kwargs):
-        return service_client.call(self._adapter, 'Cinder', method, path, ok,
-                                   **kwargs)
+        return service_user.call(self._adapter, 'Cinder', method, path, ok,
+                                 **kwargs)

@@ -21,15 +21,15 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import exceptions
-from reservation_ext import host_pools
-from reservation_ext import notifications
+from reservation_ext.leases import notifications
+from reservation_ext.leases.states import EventStatus
+from reservation_ext.leases.states import EventType
+from reservation_ext.leases.states import LeaseStatus
+from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.leases import views
+from reservation_ext.planning import pool_snapshot
 from reservation_ext import policy
-from reservation_ext.status import EventStatus
-from reservation_ext.status import EventType
-from reservation_ext.status import LeaseStatus
-from reservation_ext.status import ReservationStatus
 from reservation_ext import validation
-from reservation_ext import views
 
 LEASES = models.Lease.__table__
 PROJECTS = models.LeaseProject.__table__
@@ -50,7 +50,7 @@ class LeaseService:
     """Lease operations on behalf of a request context.
 
     ``plugins`` is ``{resource_type: ResourcePlugin}``; ``notifier`` is
-    what :func:`reservation_ext.notifications.get_notifier` returns.
+    what :func:`reservation_ext.leases.notifications.get_notifier` returns.
     """
 
     def __init__(self, conf, clock, plugins, notifier):
@@ -343,7 +343,7 @@ class LeaseService:
                 LEASES.c.id == lease_id).values(
                     status=LeaseStatus.ERROR, status_reason=reason,
                     updated_at=self.clock.now()))
-            host_pools.bump(session)
+            pool_snapshot.bump(session)
 
     @_retry
     def _remove(self, ctx, lease_id):
@@ -420,13 +420,13 @@ def _set_status(session, lease_id, current, status, now):
             status=status, updated_at=now))
     if not result.rowcount:
         raise exceptions.ConcurrentUpdate()
-    host_pools.bump(session)
+    pool_snapshot.bump(session)
 
 
 def _delete_rows(session, lease_id):
     """Delete the lease; the schema cascades to every row under it."""
     session.execute(LEASES.delete().where(LEASES.c.id == lease_id))
-    host_pools.bump(session)
+    pool_snapshot.bump(session)
 
 
 @contextlib.contextmanager

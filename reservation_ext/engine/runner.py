@@ -35,10 +35,10 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import context
-from reservation_ext import host_pools
-from reservation_ext import notifications
-from reservation_ext import status
-from reservation_ext import views
+from reservation_ext.leases import notifications
+from reservation_ext.leases import states
+from reservation_ext.leases import views
+from reservation_ext.planning import pool_snapshot
 
 LOG = logging.getLogger(__name__)
 
@@ -46,10 +46,10 @@ EVENTS = models.Event.__table__
 LEASES = models.Lease.__table__
 RESERVATIONS = models.Reservation.__table__
 
-EventStatus = status.EventStatus
-EventType = status.EventType
-LeaseStatus = status.LeaseStatus
-ReservationStatus = status.ReservationStatus
+EventStatus = states.EventStatus
+EventType = states.EventType
+LeaseStatus = states.LeaseStatus
+ReservationStatus = states.ReservationStatus
 
 # Leases whose events wait: a user action (update, delete) is under way.
 _BUSY_LEASE = (LeaseStatus.UPDATING, LeaseStatus.DELETING)
@@ -149,7 +149,8 @@ class Engine:
     :param conf: a ConfigOpts with the ``[reservation]`` options
     :param clock: the source of "now" (:mod:`reservation_ext.clock`)
     :param plugins: ``{resource_type: ResourcePlugin}``
-    :param notifier: from :func:`reservation_ext.notifications.get_notifier`
+    :param notifier: from
+        :func:`reservation_ext.leases.notifications.get_notifier`
     :param engine_id: who claims events (default: host name and process id)
     """
 
@@ -238,7 +239,7 @@ class Engine:
         # An ending lease's hosts take no more instances. The pool_state
         # row comes last in every writer, so writers never deadlock on it.
         if any(e['event_type'] == EventType.END_LEASE for e in events):
-            host_pools.bump(session)
+            pool_snapshot.bump(session)
 
     def _load(self, session, token, events):
         lease_ids = {e['lease_id'] for e in events}
@@ -331,7 +332,7 @@ class Engine:
                     .values(status=EventStatus.UNDONE, claimed_by=None,
                             claim_expires_at=None))
             if _changes_pools(outcomes):
-                host_pools.bump(session)
+                pool_snapshot.bump(session)
         return done
 
     @staticmethod

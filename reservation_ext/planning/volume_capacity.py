@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import exceptions
-from reservation_ext.status import ReservationStatus
+from reservation_ext.leases.states import ReservationStatus
 
 VOLUMES = models.VolumeReservation.__table__
 RESERVATIONS = models.Reservation.__table__

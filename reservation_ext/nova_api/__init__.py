@@ -1,0 +1,11 @@
+"""The nova-api side of server reservation.
+
+Everything here runs inside nova-api's compute API and uses Nova's own
+objects: :mod:`.server_middleware` is the paste filter of the v2.1
+pipelines that reads the ``reserved`` / ``lease_params`` hints of ``POST
+/servers``, shows RESERVED servers and serves the engine's start action;
+:mod:`.held_builds` holds a reserved server's build back until its lease
+starts; :mod:`.server_records` reads and writes what the leases DB knows
+of reserved servers (the scheduler filter reads the booked host there
+too).
+"""

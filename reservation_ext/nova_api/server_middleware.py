@@ -1,0 +1,341 @@
+"""The server reservation middleware of nova-api's compute API.
+
+The project's api-paste.ini puts it after ``keystonecontext`` in both v2.1
+pipelines, so it sees Nova's request context of every compute call:
+
+``POST /servers`` with the hints ``reserved`` / ``lease_params`` (see
+:mod:`reservation_ext.leases.hints`), or any boot with ``[reservation]
+reserve_all_instances``
+    The hints are checked first (400 naming the field; nothing created).
+    Nova then creates the server as usual, except that the build of a
+    server whose lease starts later is held back (:mod:`.builds`); then
+    the lease is created with one ``virtual:instance`` reservation
+    carrying the server's flavor, which books a host for a later start
+    (409 when none fits). If the lease cannot be created, the server is
+    deleted: the user gets the error and nothing remains.
+``GET /servers``, ``/servers/detail``, ``/servers/{id}``
+    Leased servers carry ``reservation:lease_id``; those waiting for
+    their start show ``"status": "RESERVED"``.
+Any other change to a RESERVED server
+    409, except its delete.
+``DELETE /servers/{id}``
+    Nova deletes the server, then its lease is deleted.
+``POST /servers/{id}/action {"os-reservation-start": {"lease_id": ...}}``
+    (admin: the engine) builds a RESERVED server on its booked host.
+
+Errors of reservation-ext become Nova-style fault bodies in
+:func:`_fault`, the one place where they meet the compute API.
+"""
+
+import math
+import re
+
+from nova.compute import api as compute_api
+from nova.compute import task_states
+from nova import context as nova_context
+from nova import exception as nova_exc
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+import webob
+import webob.dec
+
+from db import api as db_api
+from reservation_ext.clients import compute as compute_client
+from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext import context as rctx_mod
+from reservation_ext import exceptions
+from reservation_ext.leases import hints as lease_hints
+from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
+from reservation_ext.leases.states import LeaseStatus
+from reservation_ext.nova_api import held_builds
+from reservation_ext.nova_api import server_records
+from reservation_ext import plugins
+from reservation_ext.plugins import virtual_instance
+from reservation_ext import validation
+
+LOG = logging.getLogger(__name__)
+LEASE_KEY = 'reservation:lease_id'
+RESERVED = 'RESERVED'
+HINT_KEYS = ('os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints')
+# A server path below the optional project id: /servers[/{id}[/...]];
+# /os-volumes_boot is Nova's other name of /servers.
+SERVER_PATH = re.compile(
+    r'^(?:/[^/]+)?/(?:servers|os-volumes_boot)'
+    r'(?:/(?P<id>[^/]+)(?P<sub>/.*)?)?/?$')
+LIST_IDS = ('detail',)
+_FAULTS = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
+           409: 'conflictingRequest'}
+
+
+class InProcessNova:
+    """The virtual:instance plugin's Nova calls from inside nova-api.
+
+    The middleware deletes the lease of a server that Nova deletes or
+    could not be given a lease: deleting the server again here (not
+    through the API, which would come back to the middleware) is enough.
+    """
+
+    def __init__(self):
+        self.compute_api = compute_api.API()
+
+    def delete_servers(self, server_ids):
+        ctx = nova_context.get_admin_context()
+        for server_id in server_ids:
+            try:
+                instance = self.compute_api.get(ctx, server_id)
+                if instance.task_state != task_states.DELETING:
+                    self.compute_api.delete(ctx, instance)
+            except nova_exc.InstanceNotFound:
+                pass
+
+    def end_server(self, server_id, on_end):
+        self.delete_servers([server_id])
+
+
+class ServerReservations:
+    """The paste filter (see the module doc)."""
+
+    def __init__(self, application, conf=conf_mod.CONF,
+                 clock=clock_mod.SYSTEM):
+        self.application = application
+        self.conf = conf
+        self.clock = clock
+        db_api.configure(conf)
+        held_builds.install()
+        self.nova = InProcessNova()
+        found = plugins.load_plugins(conf, clock)
+        found[virtual_instance.RESOURCE_TYPE].nova = self.nova
+        self.lease_service = lease_service.LeaseService(
+            conf, clock, found, notifications.get_notifier(conf))
+
+    @webob.dec.wsgify
+    def __call__(self, req):
+        match = SERVER_PATH.match(req.path_info)
+        if match is None:
+            return self.application
+        server_id, sub = match.group('id'), match.group('sub')
+        try:
+            if server_id is None and req.method == 'POST':
+                return self._create(req)
+            if req.method == 'GET' and sub is None:
+                return self._view(req)
+            if server_id is not None and server_id not in LIST_IDS:
+                return self._change(req, server_id, sub)
+        except exceptions.ReservationError as exc:
+            return _fault(exc)
+        return self.application
+
+    # POST /servers
+
+    def _create(self, req):
+        body = _json(req)
+        server = body.get('server') if isinstance(body, dict) else None
+        if not isinstance(server, dict):
+            return self.application
+        hints = _hints(body)
+        now = self.clock.now()
+        lease = lease_hints.parse(
+            hints, now, None, lease_hints.default_duration(self.conf),
+            virtual_instance.ON_END, self.conf.reservation.instance_on_end,
+            reserve_all=(self.conf.reservation.reserve_all_instances and
+                         'reservation' not in hints))
+        if lease is None:
+            return self.application
+        deferred = lease['start_date'] > now
+        _check_reservable(server, hints, deferred)
+        with held_builds.capture(deferred) as captured:
+            response = req.get_response(self.application)
+        if response.status_int != 202 or len(captured.builds) != 1:
+            return response
+        lease_id = self._lease_server(req, lease, captured.builds[0], server,
+                                      deferred)
+        return _created(response, lease_id, deferred)
+
+    def _lease_server(self, req, lease, build, server, deferred):
+        """Create the lease of a created server; delete it on failure."""
+        rctx = _reservation_context(req)
+        [spec] = build['request_spec']
+        server_id = spec.instance_uuid
+        if lease['name'] is None:
+            lease['name'] = '%s-%s' % (str(server.get('name'))[:40],
+                                       server_id)
+        try:
+            view = self.lease_service.create(rctx, lease_hints.lease_body(
+                lease, dict(_size(spec), server_id=server_id,
+                            resource_type=virtual_instance.RESOURCE_TYPE,
+                            flavor_id=spec.flavor.flavorid,
+                            shared_pool=not deferred)))
+        except Exception:
+            self.nova.delete_servers([server_id])
+            raise
+        if deferred:
+            try:
+                server_records.save_build_args(
+                    rctx, server_id, held_builds.dump(build))
+            except Exception:
+                self.lease_service.delete(rctx, view['id'])
+                raise
+        return view['id']
+
+    # GET /servers, /servers/detail, /servers/{id}
+
+    def _view(self, req):
+        response = req.get_response(self.application)
+        if response.status_int != 200:
+            return response
+        body = response.json_body
+        servers = body.get('servers') or [body.get('server') or {}]
+        leased = server_records.leased_servers(
+            _reservation_context(req),
+            [server['id'] for server in servers if 'id' in server])
+        if leased:
+            for server in servers:
+                _show_lease(server, leased.get(server.get('id')))
+            response.json_body = body
+        return response
+
+    # Changes to /servers/{id}
+
+    def _change(self, req, server_id, sub):
+        if req.method == 'DELETE' and sub is None:
+            return self._delete(req, server_id)
+        action = _json(req) if sub == '/action' else None
+        if isinstance(action, dict) and compute_client.START_ACTION in action:
+            return self._start(req, server_id,
+                               action[compute_client.START_ACTION])
+        if req.method in ('GET', 'HEAD'):
+            return self.application
+        leased = server_records.leased_server(
+            _reservation_context(req), server_id)
+        if leased is not None and leased.reserved:
+            raise exceptions.Conflict(
+                'Server %s is reserved: it is built when lease %s starts at '
+                '%s; until then it can only be shown or deleted.' % (
+                    server_id, leased.lease_id,
+                    validation.format_date(leased.start_date)))
+        return self.application
+
+    def _delete(self, req, server_id):
+        rctx = _reservation_context(req)
+        leased = server_records.leased_server(rctx, server_id)
+        response = req.get_response(self.application)
+        if (leased is None or response.status_int != 204 or
+                leased.lease_status not in LeaseStatus.STABLE):
+            return response
+        try:
+            self.lease_service.delete(rctx, leased.lease_id)
+        except exceptions.ReservationError as exc:
+            # The server is deleted all the same; the lease ends at its
+            # end date.
+            LOG.warning('Lease %s of deleted server %s stays: %s',
+                        leased.lease_id, server_id, exc.message)
+        return response
+
+    def _start(self, req, server_id, args):
+        ctx = req.environ['nova.context']
+        if not ctx.is_admin:
+            raise exceptions.Forbidden(
+                'Only the reservation service starts reserved servers.')
+        rctx = _reservation_context(req)
+        leased = server_records.leased_server(rctx, server_id)
+        lease_id = args.get('lease_id') if isinstance(args, dict) else None
+        if leased is None or leased.lease_id != lease_id:
+            raise exceptions.Conflict('Server %s is not reserved for lease '
+                                      '%s.' % (server_id, lease_id))
+        build_args = server_records.take_build_args(rctx, server_id)
+        if build_args is not None:
+            try:
+                held_builds.start(ctx, server_id, build_args,
+                                  leased.service_host,
+                                  leased.hypervisor_hostname)
+            except Exception:
+                server_records.save_build_args(rctx, server_id, build_args)
+                raise
+        return webob.Response(status=202)
+
+
+def filter_factory(global_conf, **local_conf):
+    """Paste factory of the middleware, configured from ``cfg.CONF``."""
+    return ServerReservations
+
+
+def _json(req):
+    try:
+        return jsonutils.loads(req.body)
+    except ValueError:
+        return None
+
+
+def _hints(body):
+    for key in HINT_KEYS:
+        if isinstance(body.get(key), dict):
+            return body[key]
+    return {}
+
+
+def _check_reservable(server, hints, deferred):
+    """400 for what a reserved boot cannot have, naming the field."""
+    if 'reservation' in hints:
+        raise exceptions.InvalidInput(
+            'reservation', 'a server in a host lease cannot have a lease of '
+            'its own; give reserved/lease_params or reservation, not both')
+    for key in ('min_count', 'max_count'):
+        if str(server.get(key, 1)) != '1':
+            raise exceptions.InvalidInput(
+                key, 'a reserved boot makes one server; boot one at a time')
+    if deferred and server.get('personality'):
+        raise exceptions.InvalidInput(
+            'personality', 'files are not kept until the lease starts; '
+            'pass them in user_data')
+
+
+def _size(spec):
+    """The slice of a host the server's flavor takes, as Placement counts.
+
+    A volume-backed server's root disk is not on the host.
+    """
+    flavor = spec.flavor
+    root = 0 if spec.obj_attr_is_set('is_bfv') and spec.is_bfv \
+        else flavor.root_gb
+    return {'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
+            'disk_gb': root + flavor.ephemeral_gb +
+            math.ceil(flavor.swap / 1024)}
+
+
+def _created(response, lease_id, deferred):
+    body = response.json_body
+    body['server'][LEASE_KEY] = lease_id
+    if deferred:
+        # No password is set on a server built later.
+        body['server'].pop('adminPass', None)
+    response.json_body = body
+    return response
+
+
+def _show_lease(server, leased):
+    if leased is None:
+        return
+    server[LEASE_KEY] = leased.lease_id
+    if leased.reserved:
+        server['status'] = RESERVED
+        # Nova shows a build request as being scheduled; it is not yet.
+        if 'OS-EXT-STS:task_state' in server:
+            server['OS-EXT-STS:task_state'] = None
+
+
+def _reservation_context(req):
+    ctx = req.environ['nova.context']
+    return rctx_mod.RequestContext(
+        user_id=ctx.user_id, project_id=ctx.project_id, roles=ctx.roles,
+        is_admin=ctx.is_admin, request_id=ctx.request_id, overwrite=False)
+
+
+def _fault(exc):
+    """A reservation-ext error as Nova's fault body."""
+    LOG.info('Server reservation request refused: %s', exc.message)
+    name = _FAULTS.get(exc.code, 'computeFault')
+    return webob.Response(
+        status=exc.code, content_type='application/json',
+        json_body={name: {'code': exc.code, 'message': exc.message}})
