@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Helpers shared by the benchmark scripts of this folder.
 
 The peer side (OpenStack Blazar) runs in its own virtualenv, created here
@@ -21,6 +33,7 @@ import uuid
 import sqlalchemy as sa
 
 from db import models
+from reservation_ext import clock
 from reservation_ext.hosts import records as host_records
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -141,6 +154,7 @@ def load_workload(engine, workload):
                    'hypervisor_version': h['hypervisor_version']},
                   h['caps']) for h in workload['hosts']]
     with engine.begin() as conn:
+        conn.execution_options(**{models.CLOCK: clock.SYSTEM})
         ids = dict(zip([h['id'] for h in workload['hosts']],
                        host_records.bulk_load(conn, host_rows)))
         leases, reservations, allocations = _lease_rows(workload, ids)

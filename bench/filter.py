@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Scheduler filter: ReservationFilter.filter_all against BlazarFilter.
 
     python bench/filter.py [--hosts N] [--reps R] [--warmup W] [--seed S]
@@ -48,7 +60,6 @@ from reservation_ext import clock
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.hosts import records as host_records
-from reservation_ext.planning import pool_snapshot
 
 # Generator options of blazar_filter.py: the peer run must get the same
 # workload as ours.
@@ -96,7 +107,7 @@ def load(workload):
     pools = [a for a in workload['aggregates']
              if a['name'] == 'freepool' or OWNER in a['metadata']]
     leased = [a for a in pools if OWNER in a['metadata']]
-    with db_api.context_manager.writer.using(ctx) as session:
+    with db_api.writer(ctx, clock.SYSTEM) as session:
         models.Base.metadata.create_all(session.connection())
         names = [h for pool in pools for h in pool['hosts']]
         ids = dict(zip(names, host_records.bulk_load(session.connection(), [
@@ -104,7 +115,6 @@ def load(workload):
               'vcpus': 32, 'memory_mb': 131072, 'local_gb': 1000}, {})
             for name in names])))
         _insert_leases(session, leased, ids)
-        pool_snapshot.bump(session)
     return {'reservable_hosts': len(ids), 'active_leases': len(leased)}
 
 

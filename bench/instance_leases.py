@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Reserved server boots: POST /servers with a future lease, in the sandbox.
 
     python bench/instance_leases.py [--hosts 1000] [--bookings 50000]
@@ -68,6 +80,7 @@ from reservation_ext import context
 from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.leases import notifications
+from reservation_ext.leases import requests as lease_requests
 from reservation_ext.leases import service as lease_service
 from reservation_ext.leases.states import LeaseStatus
 from reservation_ext.leases.states import ReservationStatus
@@ -194,6 +207,7 @@ def booking_rows(bookings, host_ids):
 def load(engine, hosts, bookings):
     """Insert the hosts and bookings in one transaction; the host ids."""
     with engine.begin() as conn:
+        conn.execution_options(**{models.CLOCK: clock_mod.SYSTEM})
         ids = host_records.bulk_load(conn, host_rows(hosts))
         for table, rows in zip(TABLES, booking_rows(bookings, ids)):
             conn.execute(sa.insert(table), rows)
@@ -404,10 +418,11 @@ def book(service, ctx, hints):
                                   'default_lease_duration'),
         virtual_instance.ON_END, conf.instance_on_end)
     vcpus, memory_mb, disk_gb = SIZES[0]
-    service.create(ctx, lease_hints.lease_body(lease, dict(
-        vcpus=vcpus, memory_mb=memory_mb, disk_gb=disk_gb,
-        server_id=server_id, resource_type=virtual_instance.RESOURCE_TYPE,
-        flavor_id=FLAVOR, shared_pool=False)))
+    service.create_parsed(ctx, lease_requests.with_reservation(
+        lease, service.plugins, virtual_instance.RESOURCE_TYPE, dict(
+            vcpus=vcpus, memory_mb=memory_mb, disk_gb=disk_gb,
+            server_id=server_id, flavor_id=FLAVOR, shared_pool=False,
+            on_end=lease['on_end'])))
     server_records.save_build_args(ctx, server_id, json.dumps(
         {'image': sandbox_config.IMAGE_ID}))
 

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Free-host search: the planner against Blazar's _matching_hosts.
 
     python bench/planner.py --workload FILE [--db-url URL] [--peer]
@@ -32,6 +44,7 @@ import sqlalchemy as sa
 import common
 from db import api as db_api
 from reservation_ext import context
+from reservation_ext.planning import capabilities
 from reservation_ext.planning import planner
 
 # blazar_alloc.py options that shape the workload and the timed calls.
@@ -70,6 +83,8 @@ class StatementCounter:
 def run_filter(ctx, counter, model, queries, filter_name, text):
     """Time ``find_free_hosts`` on ``queries``; return the result line."""
     times, statements, valid = [], [], True
+    # As the physical:host plugin: compiled once, when the request is read.
+    conditions = capabilities.compile(text, 'resource_properties')
     for query in queries:
         start = common.parse_date(query['start'])
         end = common.parse_date(query['end'])
@@ -78,7 +93,8 @@ def run_filter(ctx, counter, model, queries, filter_name, text):
         began = time.perf_counter_ns()
         with db_api.context_manager.reader.using(ctx) as session:
             found = planner.find_free_hosts(
-                session, start, end, query=text, max_count=query['max'],
+                session, start, end, conditions=[conditions],
+                max_count=query['max'],
                 cleaning_time=model.cleaning_time)
         elapsed = time.perf_counter_ns() - began
         if not query['warmup']:

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The Cinder API extension: volume reservation in cinder-api.
 
 cinder.conf loads it beside Cinder's own extensions::
@@ -11,8 +23,9 @@ A volume create with the hints ``reserved`` and ``lease_params`` (see
 instead of Cinder's create; bad hints are a 400 and an unfit window a
 409, with nothing created. Every volume view of a leased volume carries
 ``reservation:lease_id``. Deleting a leased volume deletes its lease.
-The engine drives the reservation through two admin actions,
-``os-reservation-start`` and ``os-reservation-end``.
+The engine drives the reservation through two actions,
+``os-reservation-start`` and ``os-reservation-end``, for its service user
+or an administrator (rules ``reservation:volumes:start`` and ``:end``).
 
 Errors of reservation-ext become HTTP errors in :func:`_http_errors`,
 the one place where they meet Cinder's API.
@@ -43,14 +56,17 @@ import webob
 
 from cinder_ext import reserved_volumes
 from db import api as db_api
+from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context as rctx_mod
 from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.leases import notifications
+from reservation_ext.leases import requests as lease_requests
 from reservation_ext.leases import service as lease_service
 from reservation_ext.plugins import virtual_volume
+from reservation_ext import policy
 
 LOG = logging.getLogger(__name__)
 LEASE_KEY = 'reservation:lease_id'
@@ -93,8 +109,9 @@ class ReservationController(wsgi.Controller):
         if self._lease_service is None:
             conf = conf_mod.CONF
             db_api.configure(conf)
-            plugin = virtual_volume.VirtualVolumePlugin(conf, self.clock)
-            plugin.cinder = InProcessCinder()
+            plugin = virtual_volume.VirtualVolumePlugin(
+                conf, self.clock, plugin_clients.PluginClients(
+                    conf, cinder=InProcessCinder()))
             self._lease_service = lease_service.LeaseService(
                 conf, self.clock, {virtual_volume.RESOURCE_TYPE: plugin},
                 notifications.get_notifier(conf))
@@ -126,7 +143,7 @@ class ReservationController(wsgi.Controller):
     @wsgi.action('os-reservation-start')
     def _start(self, req, id, body):
         """Create the reserved volume of a starting lease (the engine)."""
-        ctx = _admin_context(req)
+        ctx = _engine_context(req, 'start')
         with _http_errors():
             reserved_volumes.start(ctx, id, _lease_id(body,
                                                       'os-reservation-start'))
@@ -139,7 +156,7 @@ class ReservationController(wsgi.Controller):
         With ``"snapshot": true`` the volume is uploaded to an image
         first; the engine calls again until ``deleting`` is true.
         """
-        ctx = _admin_context(req)
+        ctx = _engine_context(req, 'end')
         args = body.get('os-reservation-end') or {}
         snapshot = args.get('snapshot', False)
         if not isinstance(snapshot, bool):
@@ -166,13 +183,16 @@ class ReservationController(wsgi.Controller):
         self._check_volume_body(req, body=body)
         fields = _volume_fields(body['volume'])
         volume_type = _volume_type(ctx, fields.get('volume_type'))
-        rctx = _reservation_context(ctx)
+        rctx = rctx_mod.from_service_context(ctx)
         with _http_errors():
-            view = self.lease_service.create(rctx, lease_hints.lease_body(
-                lease, {'resource_type': virtual_volume.RESOURCE_TYPE,
+            view = self.lease_service.create_parsed(
+                rctx, lease_requests.with_reservation(
+                    lease, self.lease_service.plugins,
+                    virtual_volume.RESOURCE_TYPE, {
                         'size_gb': fields['size'], 'volume_id': volume_id,
                         'volume_type': volume_type.name,
-                        'availability_zone': fields['availability_zone']}))
+                        'availability_zone': fields['availability_zone'],
+                        'on_end': lease['on_end']}))
         try:
             volume = reserved_volumes.create_record(ctx, volume_id, fields,
                                                     volume_type)
@@ -215,8 +235,8 @@ class ReservationController(wsgi.Controller):
                 reserved_volumes.destroy_record(volume)
                 return webob.Response(status=202)
             with _http_errors():
-                self.lease_service.delete(_reservation_context(ctx),
-                                          lease_id)
+                self.lease_service.delete(
+                    rctx_mod.from_service_context(ctx), lease_id)
         elif lease_id is not None:
             _cinder_delete(req, self.volume_api, volume)
             self._delete_lease_of_deleted(ctx, lease_id, volume_id)
@@ -226,7 +246,8 @@ class ReservationController(wsgi.Controller):
 
     def _delete_lease_of_deleted(self, ctx, lease_id, volume_id):
         try:
-            self.lease_service.delete(_reservation_context(ctx), lease_id)
+            self.lease_service.delete(rctx_mod.from_service_context(ctx),
+                                      lease_id)
         except exceptions.ReservationError as exc:
             # The volume is being deleted all the same; the lease ends at
             # its end date.
@@ -320,19 +341,19 @@ def _volume_type(ctx, name_or_id):
     return objects.VolumeType.get_by_name_or_id(ctx, name_or_id)
 
 
-def _reservation_context(ctx):
-    return rctx_mod.RequestContext(
-        user_id=ctx.user_id, project_id=ctx.project_id, roles=ctx.roles,
-        is_admin=ctx.is_admin, request_id=ctx.request_id, overwrite=False)
+def _engine_context(req, action):
+    """Cinder's admin context of an engine action, if policy allows it.
 
-
-def _admin_context(req):
+    Our rule, on Cinder's own context: the engine's service user (role
+    service), or an administrator. The volume is another project's:
+    Cinder's admin view of it starts and ends it.
+    """
     ctx = req.environ['cinder.context']
-    if not ctx.is_admin:
+    if not policy.allowed(ctx, action, ctx.project_id, policy.VOLUMES):
         raise webob.exc.HTTPForbidden(
-            explanation='Only the reservation service starts and ends '
-                        'reserved volumes.')
-    return ctx
+            explanation='Policy does not allow %s to be performed.'
+                        % (policy.VOLUMES % action))
+    return ctx.elevated()
 
 
 def _lease_id(body, action):

@@ -1,10 +1,46 @@
-"""The leases DB transaction context (oslo.db enginefacade).
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 
-Modules that own a part of the schema (lease service, planner, engine) run
-their SQL inside ``context_manager.writer.using(ctx)`` /
-``context_manager.reader.using(ctx)``, as Placement does.
+"""The leases DB transactions (oslo.db enginefacade).
+
+Readers run inside ``context_manager.reader.using(ctx)``. Every writer
+runs inside :func:`writer`, which keeps these invariants so that the
+writers do not have to remember them:
+
+* The transaction is a writer from its first statement. On SQLite it
+  begins with ``BEGIN IMMEDIATE``, so that writers queue for the
+  database lock (up to the busy timeout) instead of failing with
+  "database is locked" when two of them read and then both try to
+  upgrade. Other backends rely on row locks and generation checks (the
+  planner's ``computehosts.generation``, :func:`bump_counter` rows).
+* Timestamps come from the writer's clock: it travels with the
+  transaction in the execution option :data:`db.models.CLOCK`, where the
+  ``created_at`` / ``updated_at`` defaults read it.
+* A transaction that changed a reservation pool (one of
+  :data:`db.models.POOL_WRITES`, seen as its statements run through
+  ``session.execute``; not those run on ``session.connection()``)
+  bumps the ``pool_state`` generation when it commits. The bump is the
+  transaction's last statement: the row is a lock that every such writer
+  takes, and taking it last keeps them from deadlocking on it.
+
+A function that runs a whole writer transaction is decorated with
+:func:`retry_on_conflict`, which reruns it when it lost a race.
+
+This package is the bottom layer: it imports nothing from the services
+above it (``reservation_ext``, ``nova_filters``, ``cinder_ext``), which
+pass in what it needs (a clock, the error that means "lost a race").
 """
 
+import contextlib
 import functools
 
 from oslo_db import api as oslo_db_api
@@ -12,13 +48,19 @@ from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 import sqlalchemy as sa
 
-from reservation_ext import exceptions
+from db import models
 
 # How many times a transaction that lost a race is run in all.
 RETRY_ATTEMPTS = 10
 
 # Execution option read by the SQLite "begin" hook below.
 _SQLITE_BEGIN = 'reservation_sqlite_begin'
+
+# session.info keys: the session is a writer's; it changed a pool.
+_WRITER = 'reservation_writer'
+_POOLS_CHANGED = 'reservation_pools_changed'
+
+_POOL_STATE = models.PoolState.__table__
 
 
 def configure(conf):
@@ -38,22 +80,81 @@ def get_engine():
     return context_manager.writer.get_engine()
 
 
-def lock_for_write(session):
-    """Make ``session``'s transaction a writer from its first statement.
+@contextlib.contextmanager
+def writer(ctx, clock=None):
+    """A writer transaction: ``with writer(ctx, clock) as session:``.
 
-    Call this before any other statement of a transaction that reads and
-    then writes based on what it read (e.g. a search followed by an
-    allocation). On SQLite it begins the transaction with ``BEGIN
-    IMMEDIATE``: writers queue for the database lock instead of failing
-    with "database is locked" when two readers both try to upgrade. Other
-    backends rely on row locks and generation checks, so this is a no-op
-    there. Calling it again in the same transaction (a planner call inside
-    the lease service's transaction) does nothing more.
+    Commits when the block ends, rolls back when it raises. Inside a
+    writer transaction of ``ctx`` already open, it joins that one (and
+    its clock).
+
+    :param clock: where the rows' timestamps come from (an object with
+        ``now()``, e.g. :mod:`reservation_ext.clock`'s); a transaction
+        without one cannot write timestamped rows.
     """
-    if session.info.get(_SQLITE_BEGIN):
-        return session.connection()
-    session.info[_SQLITE_BEGIN] = True
-    return session.connection(execution_options={_SQLITE_BEGIN: True})
+    with context_manager.writer.using(ctx) as session:
+        if not session.info.get(_WRITER):
+            _begin_writer(session, clock)
+        yield session
+
+
+def _begin_writer(session, clock):
+    session.info[_WRITER] = True
+    sa.event.listen(session, 'do_orm_execute', _note_pool_write)
+    sa.event.listen(session, 'before_commit', _bump_pools)
+    options = {_SQLITE_BEGIN: True}
+    if clock is not None:
+        options[models.CLOCK] = clock
+    # The connection, and with it the transaction, begins here, before the
+    # block's first statement.
+    session.connection(execution_options=options)
+
+
+def _note_pool_write(orm_execute_state):
+    """Remember that the session changed a pool (a do_orm_execute hook)."""
+    if _writes_pool(orm_execute_state):
+        orm_execute_state.session.info[_POOLS_CHANGED] = True
+
+
+def _writes_pool(state):
+    table = getattr(state.statement, 'table', None)
+    watched = models.POOL_WRITES.get(getattr(table, 'name', None))
+    if watched is None:
+        return False
+    if state.is_insert:
+        return watched.insert
+    if state.is_delete:
+        return watched.delete
+    return state.is_update and bool(watched.update & _set_columns(state))
+
+
+def _set_columns(state):
+    """The names of the columns an UPDATE sets.
+
+    Those of its ``values()`` and, for one run with parameters (a list of
+    rows to update), theirs. SQLAlchemy has no public accessor for the
+    ``values()`` of a statement: ``_values`` holds them (the tests of the
+    pool generation break if that changes).
+    """
+    names = {getattr(key, 'key', key)
+             for key in state.statement._values or ()}
+    parameters = state.parameters or ()
+    for row in ([parameters] if isinstance(parameters, dict)
+                else parameters):
+        names.update(row)
+    return names
+
+
+def _bump_pools(session):
+    """Bump the pool generation last, at commit (a before_commit hook).
+
+    The hook fires for savepoints too (the first bump of
+    :func:`bump_counter` makes one): only the outermost commit bumps.
+    """
+    if (session.in_nested_transaction() or
+            not session.info.pop(_POOLS_CHANGED, False)):
+        return
+    bump_counter(session, _POOL_STATE)
 
 
 def bump_counter(session, table):
@@ -78,28 +179,28 @@ def _increment(session, table):
         .values(generation=table.c.generation + 1)).rowcount
 
 
-def retry_on_conflict(attempts=RETRY_ATTEMPTS):
+def retry_on_conflict(conflict, attempts=RETRY_ATTEMPTS):
     """Decorate a function that runs a whole writer transaction.
 
-    When the transaction loses a race (``ConcurrentUpdate`` from a
-    generation or status check, or a DB deadlock) the function runs again
-    after a short jittered backoff, at most ``attempts`` times in all; a
-    lost race means another request made progress. Then it raises
-    ``ConcurrentUpdate`` (409).
+    ``conflict`` is the exception class by which the function says that
+    its transaction lost a race (a generation or status check failed).
+    When it raises one, or the DB reports a deadlock, the function runs
+    again after a short jittered backoff, at most ``attempts`` times in
+    all: a lost race means another transaction made progress. Then the
+    last ``conflict`` propagates; a deadlock is raised as ``conflict()``.
     """
     def decorator(fn):
         retrying = oslo_db_api.wrap_db_retry(
             max_retries=attempts - 1, retry_interval=0.01,
             max_retry_interval=0.5, retry_on_deadlock=True, jitter=True,
-            exception_checker=lambda exc: isinstance(
-                exc, exceptions.ConcurrentUpdate))(fn)
+            exception_checker=lambda exc: isinstance(exc, conflict))(fn)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             try:
                 return retrying(*args, **kwargs)
             except db_exc.DBDeadlock:
-                raise exceptions.ConcurrentUpdate()
+                raise conflict()
         return wrapper
     return decorator
 
@@ -121,15 +222,15 @@ def _setup_sqlite(engine):
 
     @sa.event.listens_for(engine, 'begin')
     def _begin_immediate(conn):
-        if (not conn.get_execution_options().get(_SQLITE_BEGIN) or
-                conn.info.get('in_transaction') == 'immediate'):
+        if not conn.get_execution_options().get(_SQLITE_BEGIN):
             return
-        # oslo.db's listener has just emitted a deferred BEGIN and nothing
-        # has run in it yet, so trading it for BEGIN IMMEDIATE loses
-        # nothing. The marker (which oslo.db clears at commit/rollback)
-        # stops the re-entry that executing here causes.
-        conn.info['in_transaction'] = 'immediate'
-        conn.exec_driver_sql('ROLLBACK')
+        # oslo.db turns pysqlite's own BEGIN off and its "begin" listener,
+        # which runs before this one, has just emitted a deferred BEGIN:
+        # nothing has run in it yet, so trading it for BEGIN IMMEDIATE
+        # loses nothing. SQLAlchemy does not begin again for statements
+        # run inside this event.
+        if conn.connection.dbapi_connection.in_transaction:
+            conn.exec_driver_sql('ROLLBACK')
         conn.exec_driver_sql('BEGIN IMMEDIATE')
 
     # oslo.db opened a test connection before these hooks existed; drop

@@ -1,21 +1,49 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """SQLAlchemy models of the leases DB.
 
 Times are naive UTC datetimes. Allocations carry their own copy of the
 reservation window so that the planner finds busy hosts with one indexed
 query, without joining leases.
+
+``created_at`` and ``updated_at`` are filled in from the clock of the
+transaction (:func:`db.api.writer` puts it in the execution option
+:data:`CLOCK`), never from the system clock, so that a test's or a
+benchmark's clock governs them as it governs every other "now". A
+statement that needs a timestamp and runs without a clock fails.
 """
+
+import collections
 
 import sqlalchemy as sa
 from sqlalchemy import orm
 
-from reservation_ext import clock as clock_mod
-
 ID = sa.String(36)
 PROJECT = sa.String(64)
 
+# Execution option holding the transaction's clock: any object whose
+# ``now()`` returns a naive UTC datetime.
+CLOCK = 'reservation_clock'
 
-def _now():
-    return clock_mod.SYSTEM.now()
+
+def _now(context):
+    """The transaction clock's now (a context-sensitive column default)."""
+    clock = context.execution_options.get(CLOCK)
+    if clock is None:
+        raise RuntimeError(
+            'A timestamped row of the leases DB was written without a '
+            'clock: write it inside db.api.writer(ctx, clock).')
+    return clock.now()
 
 
 class Base(orm.DeclarativeBase):
@@ -162,8 +190,6 @@ class ComputeHost(TimestampMixin, Base):
     local_gb = sa.Column(sa.Integer, nullable=False)
     cpu_info = sa.Column(sa.Text, nullable=True)
     reservable = sa.Column(sa.Boolean, nullable=False, default=True)
-    status = sa.Column(sa.String(16), nullable=True)
-    trust_id = sa.Column(PROJECT, nullable=True)
     # Bumped by every allocation change on the host (as Placement's
     # resource provider generation): a writer that read generation G only
     # commits if the host is still at G, so no host is double-booked.
@@ -242,15 +268,40 @@ class PoolState(Base):
     """One row whose generation changes with the reservation pools.
 
     The scheduler filter caches which hosts are reservable and which
-    leases are active, and only reloads them when this generation moved:
-    every write that changes a pool (a host added or removed, a
-    reservation started or ended, a lease's projects changed) bumps it.
+    leases are active, and only reloads them when this generation moved.
+    :func:`db.api.writer` bumps it when it commits a transaction that made
+    one of the :data:`POOL_WRITES` (a host added or removed, a lease or
+    reservation whose status changed or that was deleted, a lease's
+    projects changed).
     """
 
     __tablename__ = 'pool_state'
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
     generation = sa.Column(sa.Integer, nullable=False)
+
+
+PoolWrites = collections.namedtuple('PoolWrites', 'insert delete update')
+
+# The writes that change a reservation pool as the scheduler reads it
+# (reservation_ext.planning.pool_snapshot), by table: whether an INSERT
+# or a DELETE does, and which columns an UPDATE must set to. Bookings do
+# not (host_allocations rows, computehosts.generation), nor does a new
+# lease or reservation, which is pending: a reservation's hosts join a
+# pool when its status becomes active, and leave it when its status moves
+# on, its lease is deleted or the host removed.
+POOL_WRITES = {
+    'computehosts': PoolWrites(
+        insert=True, delete=True,
+        update=frozenset(['hypervisor_hostname', 'reservable'])),
+    'leases': PoolWrites(insert=False, delete=True,
+                         update=frozenset(['status'])),
+    'reservations': PoolWrites(insert=False, delete=True,
+                               update=frozenset(['status'])),
+    'lease_projects': PoolWrites(
+        insert=True, delete=True,
+        update=frozenset(['lease_id', 'project_id'])),
+}
 
 
 class HostProperty(Base):

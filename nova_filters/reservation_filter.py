@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Nova scheduler filter: reserved hosts only serve their leases.
 
 Enable it in nova.conf::
@@ -12,6 +24,8 @@ connection``) through a per-process cache that costs one small SELECT per
 request while no pool changed.
 """
 
+import threading
+
 from nova.scheduler import filters
 from oslo_log import log as logging
 
@@ -25,6 +39,19 @@ from reservation_ext.planning import pool_snapshot
 LOG = logging.getLogger(__name__)
 
 HINT = 'reservation'
+# filter_all has begun and no host has asked for the decision yet.
+_UNDECIDED = object()
+
+
+class _Passing:
+    """The hostnames one request may use: ``names``, or all but them."""
+
+    def __init__(self, names, excluded=False):
+        self.names = names
+        self.excluded = excluded
+
+    def __contains__(self, nodename):
+        return (nodename in self.names) != self.excluded
 
 
 class ReservationFilter(filters.BaseHostFilter):
@@ -37,6 +64,9 @@ class ReservationFilter(filters.BaseHostFilter):
     request with ``reservation=<id>`` passes only the hosts of that active
     reservation, and only when it comes from the lease's project or a
     project the lease is shared with.
+
+    A rebuild keeps its host whatever the pools became since the build
+    (``RUN_ON_REBUILD``): the server is there already.
     """
 
     # Reservations do not change between the instances of one request.
@@ -46,28 +76,47 @@ class ReservationFilter(filters.BaseHostFilter):
     def __init__(self):
         db_api.configure(conf_mod.CONF)
         self._pools = pool_snapshot.SnapshotCache()
+        # The decision of the request being filtered, per scheduler
+        # thread: host_passes makes it at the first host, the other hosts
+        # reuse it.
+        self._local = threading.local()
 
     def filter_all(self, filter_obj_list, spec_obj):
-        """The hosts that pass, deciding once for the whole request."""
+        """Nova's host-by-host filtering, deciding at most once.
+
+        Nova's ``BaseHostFilter`` asks :meth:`host_passes` for each host,
+        except in a rebuild.
+        """
+        self._local.passing = _UNDECIDED
+        try:
+            return list(super().filter_all(filter_obj_list, spec_obj))
+        finally:
+            self._local.passing = None
+
+    def host_passes(self, host_state, spec_obj):
+        """Whether one host passes: one set lookup."""
+        passing = getattr(self._local, 'passing', None)
+        if passing is None:
+            # Called on its own, not from filter_all: nothing to keep.
+            passing = self._decide(spec_obj)
+        elif passing is _UNDECIDED:
+            passing = self._local.passing = self._decide(spec_obj)
+        return host_state.nodename in passing
+
+    def _decide(self, spec_obj):
+        """The :class:`_Passing` hosts of one request."""
         booked = _booked_host(spec_obj)
         if booked is not None:
-            return [host for host in filter_obj_list
-                    if host.nodename == booked]
+            return _Passing(frozenset([booked]))
         snapshot = self._pools.get()
         reservation_id = spec_obj.get_scheduler_hint(HINT)
         if reservation_id is None:
-            reserved = snapshot.reservable
-            return [host for host in filter_obj_list
-                    if host.nodename not in reserved]
+            return _Passing(snapshot.reservable, excluded=True)
         allowed = snapshot.hosts_for(reservation_id, spec_obj.project_id)
         if not allowed:
-            LOG.info('Reservation %s is not active or not usable by '
-                     'project %s.', reservation_id, spec_obj.project_id)
-        return [host for host in filter_obj_list if host.nodename in allowed]
-
-    def host_passes(self, host_state, spec_obj):
-        """Whether one host passes (Nova calls :meth:`filter_all`)."""
-        return bool(self.filter_all([host_state], spec_obj))
+            LOG.debug('Reservation %s is not active or not usable by '
+                      'project %s.', reservation_id, spec_obj.project_id)
+        return _Passing(allowed)
 
 
 def _booked_host(spec_obj):

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Keystone-style request contexts, usable as oslo.db transaction contexts."""
 
 from oslo_context import context
@@ -9,13 +21,29 @@ class RequestContext(context.RequestContext):
     """Who is asking (user, project, roles), carried through every call."""
 
     def to_policy_values(self):
-        # As in Nova: rules may test is_admin (the service's own context,
-        # and the admin role once the API builds contexts from headers).
+        # As in Nova: rules may test is_admin (the deprecated admin_api
+        # rule does; the admin persona is role:admin).
         values = super().to_policy_values()
         values['is_admin'] = self.is_admin
         return values
 
 
+def from_service_context(ctx):
+    """The request context of a Nova or Cinder request context ``ctx``.
+
+    nova-api's middleware and cinder-api's extension act on leases for
+    the caller of the compute or volume API: same user, project, roles
+    and request id.
+    """
+    return RequestContext(
+        user_id=ctx.user_id, project_id=ctx.project_id, roles=ctx.roles,
+        is_admin=ctx.is_admin, request_id=ctx.request_id, overwrite=False)
+
+
 def get_admin_context():
-    """A context for the service itself (engine, management commands)."""
-    return RequestContext(is_admin=True, overwrite=False)
+    """A context for the service itself (engine, management commands).
+
+    It has the admin role, as Cinder's admin contexts do: the admin
+    persona of the policy rules.
+    """
+    return RequestContext(is_admin=True, roles=['admin'], overwrite=False)

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Errors of reservation-ext.
 
 Every error a user can cause is a :class:`ReservationError` carrying the
@@ -60,7 +72,12 @@ class NotEnoughResources(Conflict):
 
 
 class ConcurrentUpdate(Conflict):
-    """Another request changed the same resources first; retrying helps."""
+    """Another request changed the same resources first; retrying helps.
+
+    The writers' transactions are rerun on it by
+    ``db.api.retry_on_conflict(ConcurrentUpdate)``, which also raises it
+    for a deadlock that persists.
+    """
 
     message = 'Resources were updated concurrently; please retry.'
 

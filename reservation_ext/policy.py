@@ -1,35 +1,124 @@
-"""Policy rules of the lease API, in code (oslo.policy).
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 
-Operators override them in a policy file; ``etc/reservation/policy.yaml
-.sample`` lists them with their defaults (``tox -e genpolicy``).
+"""Policy rules of reservation-ext, in code (oslo.policy).
+
+The defaults are those of Nova and Placement: the personas of a project
+(roles ``reader`` and ``member``; Keystone's bootstrap makes ``admin``
+imply ``member`` and ``member`` imply ``reader``), the administrator of
+the cloud (role ``admin``) and the service users (role ``service``), all
+with project-scoped tokens. Operators override the rules in a policy file
+(in nova-api and cinder-api, the one of Nova or Cinder);
+``etc/reservation/policy.yaml.sample`` lists them with their defaults
+(``tox -e genpolicy``).
 """
 
 from oslo_config import cfg
+from oslo_log import versionutils
 from oslo_policy import policy
 
 from reservation_ext import exceptions
 
-ADMIN = 'rule:admin_api'
-ADMIN_OR_OWNER = 'rule:admin_or_owner'
+ADMIN = 'rule:context_is_admin'
+PROJECT_MEMBER_OR_ADMIN = 'rule:project_member_or_admin'
+PROJECT_READER_OR_ADMIN = 'rule:project_reader_or_admin'
+SERVICE_OR_ADMIN = 'rule:service_or_admin'
 LEASES = 'reservation:leases:%s'
 HOSTS = 'reservation:hosts:%s'
+SERVERS = 'reservation:servers:%s'
+VOLUMES = 'reservation:volumes:%s'
 _PATH = '/reservation/v1/leases'
 _HOSTS_PATH = '/reservation/v1/os-hosts'
+# Only the project-scoped tokens of Nova's and Placement's personas: a
+# system-scoped token reaches none of these APIs.
+_SCOPE = ['project']
 
+_DEPRECATED_REASON = """
+The rules of reservation-ext default to the reader, member and admin
+personas with project scope, as Nova's and Placement's do. An override of
+admin_api or admin_or_owner still applies to the rules that replace them;
+move it to those rules.
+"""
+_DEPRECATED_SINCE = versionutils.deprecated.HIBISCUS
+_OLD_ADMIN = 'is_admin:True or role:admin'
+_OLD_ADMIN_OR_OWNER = 'rule:admin_api or project_id:%(project_id)s'
+
+# The old base rules, which overrides may name. Each new base rule takes
+# the override of the old one it replaces (and, while [oslo_policy]
+# enforce_new_defaults is off, also accepts what the old default did).
+_DEPRECATED_ADMIN = policy.DeprecatedRule(
+    name='admin_api', check_str=_OLD_ADMIN,
+    deprecated_reason=_DEPRECATED_REASON,
+    deprecated_since=_DEPRECATED_SINCE)
+_DEPRECATED_ADMIN_OR_OWNER = policy.DeprecatedRule(
+    name='admin_or_owner', check_str=_OLD_ADMIN_OR_OWNER,
+    deprecated_reason=_DEPRECATED_REASON,
+    deprecated_since=_DEPRECATED_SINCE)
+
+
+def _deprecated_base_rule(name, check_str, description):
+    return policy.RuleDefault(
+        name, check_str, description=description,
+        deprecated_for_removal=True, deprecated_reason=_DEPRECATED_REASON,
+        deprecated_since=_DEPRECATED_SINCE)
+
+
+# The names and check strings of Nova's base rules: in nova-api both
+# enforcers read the same policy file, so an operator's override of one
+# of them means the same to both.
 _base_rules = [
-    policy.RuleDefault('admin_api', 'is_admin:True or role:admin',
-                       description='An administrator of the cloud.'),
-    policy.RuleDefault('admin_or_owner',
-                       'rule:admin_api or project_id:%(project_id)s',
-                       description='An administrator, or a member of the '
-                                   'project that owns the object.'),
+    policy.RuleDefault(
+        'context_is_admin', 'role:admin',
+        description='An administrator of the cloud.',
+        deprecated_rule=_DEPRECATED_ADMIN),
+    policy.RuleDefault(
+        'project_member_api', 'role:member and project_id:%(project_id)s',
+        description='A member of the project that owns the object.'),
+    policy.RuleDefault(
+        'project_reader_api', 'role:reader and project_id:%(project_id)s',
+        description='A reader of the project that owns the object.'),
+    policy.RuleDefault(
+        'service_api', 'role:service',
+        description='A service user (the reservation engine).'),
+    policy.RuleDefault(
+        'project_member_or_admin',
+        'rule:project_member_api or rule:context_is_admin',
+        description='A member of the project that owns the object, or an '
+                    'administrator.',
+        deprecated_rule=_DEPRECATED_ADMIN_OR_OWNER),
+    policy.RuleDefault(
+        'project_reader_or_admin',
+        'rule:project_reader_api or rule:context_is_admin',
+        description='A reader of the project that owns the object, or an '
+                    'administrator.',
+        deprecated_rule=_DEPRECATED_ADMIN_OR_OWNER),
+    policy.RuleDefault(
+        'service_or_admin', 'rule:service_api or rule:context_is_admin',
+        description='A service user, or an administrator.'),
+    # Still defined: the deprecated check strings above refer to them.
+    _deprecated_base_rule('admin_api', _OLD_ADMIN,
+                          'An administrator of the cloud (now '
+                          'context_is_admin).'),
+    _deprecated_base_rule('admin_or_owner', _OLD_ADMIN_OR_OWNER,
+                          'An administrator, or any user of the project '
+                          'that owns the object (now project_member_or_'
+                          'admin and project_reader_or_admin).'),
 ]
 
 
 def _rule(name, check_str, description, method, path):
     return policy.DocumentedRuleDefault(
         name=name, check_str=check_str, description=description,
-        operations=[{'method': method, 'path': path}])
+        operations=[{'method': method, 'path': path}], scope_types=_SCOPE)
 
 
 def _lease_rule(action, check_str, description, method, path):
@@ -42,18 +131,19 @@ def _host_rule(action, description, method, path=''):
 
 
 _lease_rules = [
-    _lease_rule('create', ADMIN_OR_OWNER, 'Create a lease.', 'POST', _PATH),
-    _lease_rule('get', ADMIN_OR_OWNER, 'Show a lease.', 'GET',
+    _lease_rule('create', PROJECT_MEMBER_OR_ADMIN, 'Create a lease.',
+                'POST', _PATH),
+    _lease_rule('get', PROJECT_READER_OR_ADMIN, 'Show a lease.', 'GET',
                 _PATH + '/{lease_id}'),
-    _lease_rule('list', ADMIN_OR_OWNER, "List the project's leases.", 'GET',
-                _PATH),
+    _lease_rule('list', PROJECT_READER_OR_ADMIN,
+                "List the project's leases.", 'GET', _PATH),
     _lease_rule('list_all_projects', ADMIN,
                 'List the leases of every project.', 'GET',
                 _PATH + '?all_projects=1'),
-    _lease_rule('update', ADMIN_OR_OWNER, 'Update a lease.', 'PUT',
+    _lease_rule('update', PROJECT_MEMBER_OR_ADMIN, 'Update a lease.', 'PUT',
                 _PATH + '/{lease_id}'),
-    _lease_rule('delete', ADMIN_OR_OWNER, 'Delete a lease.', 'DELETE',
-                _PATH + '/{lease_id}'),
+    _lease_rule('delete', PROJECT_MEMBER_OR_ADMIN, 'Delete a lease.',
+                'DELETE', _PATH + '/{lease_id}'),
 ]
 
 _host_rules = [
@@ -74,16 +164,34 @@ _host_rules = [
                '/properties/{property_name}'),
 ]
 
+# The actions the engine calls on Nova's and Cinder's APIs.
+_engine_rules = [
+    _rule(SERVERS % 'start', SERVICE_OR_ADMIN,
+          'Start a reserved server when its lease starts.', 'POST',
+          '/servers/{server_id}/action (os-reservation-start)'),
+    _rule(VOLUMES % 'start', SERVICE_OR_ADMIN,
+          'Create a reserved volume when its lease starts.', 'POST',
+          '/volumes/{volume_id}/action (os-reservation-start)'),
+    _rule(VOLUMES % 'end', SERVICE_OR_ADMIN,
+          'Delete (or upload, then delete) a reserved volume when its '
+          'lease ends.', 'POST',
+          '/volumes/{volume_id}/action (os-reservation-end)'),
+]
+
 _enforcer = None
 
 
 def list_rules():
     """Every rule with its default (entry point oslo.policy.policies)."""
-    return _base_rules + _lease_rules + _host_rules
+    return _base_rules + _lease_rules + _host_rules + _engine_rules
 
 
 def get_enforcer(conf=None):
-    """The process-wide enforcer (entry point oslo.policy.enforcer)."""
+    """The process-wide enforcer (entry point oslo.policy.enforcer).
+
+    It reads ``[oslo_policy]`` of the process's configuration: in nova-api
+    and cinder-api that of Nova or Cinder, their policy file included.
+    """
     global _enforcer
     if _enforcer is None:
         _enforcer = policy.Enforcer(conf or cfg.CONF)
@@ -100,8 +208,9 @@ def reset():
 def allowed(ctx, action, project_id, rules=LEASES):
     """True when ``ctx`` may do ``action`` on an object of ``project_id``.
 
-    ``rules`` names the family of the rule: :data:`LEASES` or
-    :data:`HOSTS`.
+    ``rules`` names the family of the rule: :data:`LEASES`,
+    :data:`HOSTS`, :data:`SERVERS` or :data:`VOLUMES`. ``ctx`` is any
+    oslo.context request context: ours, or Nova's or Cinder's.
     """
     return get_enforcer().authorize(rules % action,
                                     {'project_id': project_id}, ctx)

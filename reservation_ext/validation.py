@@ -1,13 +1,32 @@
-"""Validation of user input: dates, durations, names, keys, lease windows.
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 
-Pure functions that either return the normalized value or raise
+"""Validation of user input: request shapes, dates, durations, names, keys,
+lease windows.
+
+JSON Schema (:func:`check_schema`) checks the shape of a request: keys,
+types, choices. The functions below it check what a schema cannot say
+(dates, durations, names, integers sent as text, windows) and return the
+normalized value. Every error is
 :class:`reservation_ext.exceptions.InvalidInput` naming the field as the
 user wrote it. Times are naive UTC datetimes, as everywhere else.
 """
 
+import contextlib
 import datetime
 import re
 import uuid
+
+import jsonschema
 
 from reservation_ext import exceptions
 
@@ -37,6 +56,100 @@ _DURATION_RE = re.compile(
     r'(?:(?P<minutes>\d+)m)?(?:(?P<seconds>\d+)s)?')
 
 _CONTROL_RE = re.compile(r'[\x00-\x1f\x7f-\x9f]')
+
+# Schema fragments of the fields that the functions below parse: the
+# schema checks the JSON type, the function the text.
+DATE = {'type': 'string', 'description': 'a date string'}
+DURATION = {'type': ['integer', 'string'],
+            'description': 'a duration such as "5d", "12h", "30m" or a '
+                           'number of seconds'}
+NAME = {'type': 'string'}
+# python-blazarclient sends the numbers of --reservation as text ("2").
+INTEGER = {'type': ['integer', 'string'], 'description': 'an integer'}
+TEXT = {'type': 'string', 'minLength': 1,
+        'description': 'a non-empty string'}
+
+_VALIDATOR = jsonschema.Draft202012Validator
+_TYPE_NAMES = {'array': 'a list', 'boolean': 'a boolean',
+               'integer': 'an integer', 'number': 'a number',
+               'object': 'an object', 'string': 'a string'}
+
+
+def nullable(schema):
+    """``schema`` that also accepts ``null`` (a key given as "unset")."""
+    types = schema['type']
+    types = types if isinstance(types, list) else [types]
+    return dict(schema, type=types + ['null'])
+
+
+def check_schema(value, schema, field=''):
+    """Raise InvalidInput unless ``value`` matches the JSON Schema.
+
+    The error names the field as the user wrote it: its path below
+    ``field`` (``reservations[0].min``, ``lease_params.start``), with
+    the offending key for an unknown or missing key; ``field`` itself
+    (``body`` when none is given) when the value as a whole is wrong. Of
+    several errors, the first one closest to the top is reported:
+    unknown and missing keys before the values of the others.
+    """
+    errors = list(_VALIDATOR(schema).iter_errors(value))
+    if errors:
+        error = min(errors, key=lambda error: len(error.path))
+        name, reason = _describe(error)
+        raise exceptions.InvalidInput(
+            field_name(list(error.path) + name, field), reason)
+
+
+def field_name(path, field=''):
+    """The field at ``path`` below ``field``, as the user wrote it.
+
+    ``['reservations', 0, 'min']`` is ``reservations[0].min``; the top of
+    a request body is ``body``.
+    """
+    name = field
+    for part in path:
+        if isinstance(part, int):
+            name += '[%d]' % part
+        else:
+            name += ('.' if name else '') + part
+    return name or 'body'
+
+
+def _describe(error):
+    """``(keys to add to the error's path, reason)`` of a schema error.
+
+    A (sub)schema's ``description`` says what a valid value is
+    (``"must be " + description``); other reasons come from the keyword
+    that failed.
+    """
+    if error.validator == 'additionalProperties':
+        allowed = error.schema.get('properties', {})
+        return [sorted(key for key in error.instance
+                       if key not in allowed)[0]], 'unknown key'
+    if error.validator == 'required':
+        return [next(key for key in error.validator_value
+                     if key not in error.instance)], 'is required'
+    if 'description' in error.schema:
+        return [], 'must be ' + error.schema['description']
+    reason = _REASONS.get(error.validator)
+    return [], reason(error.validator_value) if reason else error.message
+
+
+def _type_reason(types):
+    # "or null" would read as "or leave it out": say what to give.
+    names = types if isinstance(types, list) else [types]
+    return 'must be ' + ' or '.join(_TYPE_NAMES[name] for name in names
+                                    if name != 'null')
+
+
+_REASONS = {
+    'type': _type_reason,
+    'enum': lambda choices: 'must be one of: %s' % ', '.join(
+        repr(choice) for choice in choices),
+    'minimum': lambda minimum: 'must be at least %s' % minimum,
+    'minLength': lambda length: 'must be at least %d characters' % length,
+    'maxLength': lambda length: 'must be at most %d characters' % length,
+}
 
 
 def parse_date(value, field, now):
@@ -143,19 +256,35 @@ def validate_name(value, field):
     return name
 
 
-def check_keys(body, allowed, field_prefix=''):
-    """Raise unless ``body`` is a dict whose keys are all in ``allowed``.
+@contextlib.contextmanager
+def prefixed(prefix):
+    """Put ``prefix`` in front of the field of InvalidInput raised inside.
 
-    ``field_prefix`` (e.g. ``"reservations[0]."``) is put in front of the
-    key in the error, so that the user finds the offending key.
+    Plugins name fields as the user wrote them inside a reservation;
+    the user needs to know which reservation (``reservations[1].``).
     """
-    if not isinstance(body, dict):
-        raise exceptions.InvalidInput(field_prefix.rstrip('.') or 'body',
-                                      'must be an object')
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise exceptions.InvalidInput(field_prefix + str(unknown[0]),
-                                      'unknown key')
+    try:
+        yield
+    except exceptions.InvalidInput as exc:
+        raise exceptions.InvalidInput(prefix + exc.field,
+                                      exc.reason) from exc
+
+
+def parse_integer(value, field, minimum=0):
+    """The integer ``value`` names (an int or a string of digits).
+
+    :raises InvalidInput: it is no integer, or less than ``minimum``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise exceptions.InvalidInput(field, 'must be an integer')
+    try:
+        number = int(value)
+    except ValueError:
+        raise exceptions.InvalidInput(field, 'must be an integer')
+    if number < minimum:
+        raise exceptions.InvalidInput(field,
+                                      'must be at least %d' % minimum)
+    return number
 
 
 def resource_uuid(value, field, kind, reserve_command):

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Base test cases.
 
 ``DBTestCase`` runs on SQLite; ``PostgreSQLTestCase`` runs the same tests
@@ -13,6 +25,7 @@ import os
 from oslo_config import cfg
 from oslo_config import fixture as config_fixture
 from oslo_db.sqlalchemy import test_fixtures
+from oslo_policy import opts as policy_opts
 from oslotest import base
 import sqlalchemy as sa
 
@@ -20,6 +33,15 @@ from db import api as db_api
 from db import models
 from reservation_ext import context
 from reservation_ext import policy
+
+
+# oslo.policy's own option defaults, read at import, before any test runs.
+# Placement's functional fixture, which Nova's harness runs, sets the
+# default of enforce_new_defaults to False on oslo.policy's option objects
+# for the rest of the process; without a reset, every later test in that
+# process would check the deprecated defaults of the rules.
+_POLICY_DEFAULTS = {opt.dest: opt.default
+                    for opt in policy_opts.list_opts()[0][1]}
 
 
 class _SchemaFixture(test_fixtures.GeneratesSchema,
@@ -46,6 +68,7 @@ class TestCase(base.BaseTestCase):
     def setUp(self):
         super().setUp()
         self.useFixture(config_fixture.Config(cfg.CONF))
+        policy_opts.set_defaults(cfg.CONF, **_POLICY_DEFAULTS)
         cfg.CONF([], project='reservation-ext', default_config_files=[])
         policy.reset()
         self.addCleanup(policy.reset)

@@ -1,6 +1,7 @@
 # Sourced by ./run-tests and ./run-sandbox: (re)build .venv, with the
-# pinned OpenStack release, the project (editable) and the test
-# requirements, when it is missing or when what it was built from changed.
+# pinned OpenStack release, the project (editable) with its [sandbox]
+# extra, and the test requirements, when it is missing or when what it
+# was built from changed.
 # Needs only python3. Sets $venv.
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -8,11 +9,12 @@ venv=$top/.venv
 stamp=$venv/.built-from
 
 # What the venv is built from: a change to any of it rebuilds the venv.
-# setup.cfg holds the entry points, which an editable install records.
+# setup.cfg holds the entry points, which an editable install records,
+# and the [sandbox] extra; this file the pip command.
 built_from() {
     python3 --version
     (cd "$top" && sha256sum requirements.txt test-requirements.txt \
-        upper-constraints.txt setup.cfg)
+        upper-constraints.txt setup.cfg tools/venv.sh)
 }
 
 if [[ ! -x $venv/bin/stestr ||
@@ -23,6 +25,6 @@ if [[ ! -x $venv/bin/stestr ||
     # -qq: errors only; a machine's pip.conf may name package locations
     # that do not exist, and pip warns about each of them for every package.
     (cd "$top" && "$venv/bin/pip" install -qq --disable-pip-version-check \
-        -c upper-constraints.txt -e . -r test-requirements.txt)
+        -c upper-constraints.txt -e '.[sandbox]' -r test-requirements.txt)
     built_from > "$stamp"
 fi

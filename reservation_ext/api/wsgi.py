@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The WSGI application of the lease API (Blazar v1 on the wire).
 
 nova-api mounts it at ``/reservation`` behind keystonemiddleware, so paths
@@ -14,10 +26,10 @@ and anything else is logged and answered with a generic 500.
 
 import functools
 import json
-import re
 
 from oslo_log import log as logging
 from oslo_utils import strutils
+import routes
 import webob
 import webob.dec
 
@@ -37,9 +49,11 @@ from reservation_ext import plugins
 LOG = logging.getLogger(__name__)
 
 # Path templates, with ``{name}`` for one path segment, the service their
-# handlers take, and the handlers by method. The first template that
-# matches wins: fixed paths come before ``{host_id}``.
-ROUTES = [
+# handlers take, and the handlers by method. Fixed paths such as
+# ``/v1/os-hosts/allocations`` come before ``/v1/os-hosts/{host_id}`` so
+# that they win whatever the Routes version (2.5 also tries the longest
+# fixed beginnings first).
+ROUTE_DECLARATIONS = [
     ('/v1/leases', 'leases', {
         'GET': lease_handlers.list_leases,
         'POST': lease_handlers.create_lease,
@@ -92,7 +106,7 @@ class Request(webob.Request):
         """The caller, from keystonemiddleware's headers.
 
         Who counts as an administrator is policy's decision (the
-        ``admin_api`` rule), not the context's.
+        ``context_is_admin`` rule), not the context's.
         """
         return context.RequestContext.from_environ(self.environ)
 
@@ -121,9 +135,8 @@ class App:
     """
 
     def __init__(self, leases, hosts):
-        services = {'leases': leases, 'hosts': hosts}
-        self._routes = [(_compile(path), services[service], methods)
-                        for path, service, methods in ROUTES]
+        self._services = {'leases': leases, 'hosts': hosts}
+        self._map = make_map(ROUTE_DECLARATIONS)
 
     @webob.dec.wsgify(RequestClass=Request)
     def __call__(self, req):
@@ -139,18 +152,38 @@ class App:
 
     def _route(self, req):
         """The handler of ``req``, its service and the path's arguments."""
-        for pattern, service, methods in self._routes:
-            match = pattern.fullmatch(req.path_info)
-            if match is None:
-                continue
-            if req.method not in methods:
-                raise MethodNotAllowed(req.method, methods)
-            return methods[req.method], service, match.groupdict()
-        raise exceptions.NotFound(kind='Resource', id=req.path_info)
+        # The path as webob decodes it (UTF-8) rather than the environ's
+        # latin-1 PATH_INFO; the environ for the method conditions.
+        match = self._map.match(req.path_info, req.environ)
+        if match is None:
+            raise exceptions.NotFound(kind='Resource', id=req.path_info)
+        handler = match.pop('handler')
+        service = self._services[match.pop('service')]
+        return handler, service, match
 
 
-def _compile(path):
-    return re.compile(re.sub(r'\{(\w+)\}', r'(?P<\1>[^/]+)', path))
+def make_map(declarations):
+    """The :class:`routes.Mapper` of ``declarations``, as Placement's.
+
+    Each method of a path is a route with a method condition; a last
+    route of the path, without one, takes the other methods to a handler
+    that answers 405 with the allowed methods.
+    """
+    mapper = routes.Mapper()
+    for path, service, methods in declarations:
+        for method, handler in methods.items():
+            mapper.connect(path, handler=handler, service=service,
+                           conditions={'method': [method]})
+        mapper.connect(path, handler=_method_not_allowed(methods),
+                       service=service)
+    return mapper
+
+
+def _method_not_allowed(allowed):
+    """A handler that raises MethodNotAllowed naming ``allowed``."""
+    def handler(service, req, **path_args):
+        raise MethodNotAllowed(req.method, allowed)
+    return handler
 
 
 def _json_response(status, body):

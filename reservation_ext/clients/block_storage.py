@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The calls reservation-ext makes to Cinder's block storage API.
 
 The service user of ``[reservation_client]`` makes them, found through the
@@ -13,8 +25,7 @@ are idempotent: starting a volume that is being created or is available,
 or ending one that is gone, succeeds.
 """
 
-import time
-
+from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
 
@@ -37,40 +48,40 @@ class CinderClient:
             it was not available within ``timeout`` seconds.
         """
         self._action(volume_id, START_ACTION, {'lease_id': lease_id})
-        deadline = time.monotonic() + timeout
-        while True:
-            status = self._volume(volume_id)['status']
-            if status == 'available':
-                return
-            if status not in STARTING:
+
+        def available(status):
+            if status not in STARTING + ('available',):
                 raise exceptions.PluginError(
                     'Volume %s went to status %s instead of available.'
                     % (volume_id, status))
-            self._wait(volume_id, 'available', deadline, interval)
+            return status == 'available'
+
+        polling.wait_for(lambda: self._volume(volume_id)['status'],
+                         available, timeout, interval,
+                         self._late(volume_id, 'available'))
 
     def end_volume(self, volume_id, lease_id, snapshot=False, timeout=900,
                    interval=1):
         """Delete the volume; wait until it is gone (or it is already).
 
         With ``snapshot``, Cinder uploads it to an image first: the end
-        action is repeated until Cinder deletes it.
+        action is repeated until Cinder deletes it. The upload and the
+        delete may each take ``timeout`` seconds.
         """
-        deadline = time.monotonic() + timeout
         body = {'lease_id': lease_id, 'snapshot': snapshot}
-        while True:
-            answer = self._action(volume_id, END_ACTION, body, ok=(404,))
-            if not answer or answer['deleting']:
-                break
-            self._wait(volume_id, 'uploaded', deadline, interval)
-        while self._call('GET', '/volumes/%s' % volume_id, ok=(404,)):
-            self._wait(volume_id, 'deleted', deadline, interval)
+        polling.wait_for(
+            lambda: self._action(volume_id, END_ACTION, body, ok=(404,)),
+            lambda answer: not answer or answer['deleting'], timeout,
+            interval, self._late(volume_id, 'uploaded'))
+        polling.wait_for(
+            lambda: self._call('GET', '/volumes/%s' % volume_id, ok=(404,)),
+            lambda volume: not volume, timeout, interval,
+            self._late(volume_id, 'deleted'))
 
     @staticmethod
-    def _wait(volume_id, what, deadline, interval):
-        if time.monotonic() > deadline:
-            raise exceptions.PluginError(
-                'Volume %s was not %s in time.' % (volume_id, what))
-        time.sleep(interval)
+    def _late(volume_id, what):
+        return lambda _value: 'Volume %s was not %s in time.' % (volume_id,
+                                                                 what)
 
     def _volume(self, volume_id):
         return self._call('GET', '/volumes/%s' % volume_id)['volume']

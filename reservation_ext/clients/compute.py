@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The calls reservation-ext makes to Nova's compute API.
 
 The service user of ``[reservation_client]`` (keystoneauth1 session, auth
@@ -11,9 +23,9 @@ other failures raise :class:`~reservation_ext.exceptions.PluginError`.
 """
 
 import functools
-import time
 
 from reservation_ext.clients import image as image_client
+from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
 
@@ -111,18 +123,18 @@ class NovaClient:
         """Delete servers and wait until they are gone."""
         for server_id in server_ids:
             self._call('DELETE', '/servers/%s' % server_id, ok=(404,))
-        deadline = time.monotonic() + timeout
         pending = list(server_ids)
-        while pending:
-            pending = [server_id for server_id in pending
-                       if self._get('/servers/%s' % server_id,
-                                    missing_ok=True)]
-            if pending and time.monotonic() > deadline:
-                raise exceptions.PluginError(
-                    'Servers %s were not deleted within %d s.'
-                    % (', '.join(pending), timeout))
-            if pending:
-                time.sleep(interval)
+
+        def still_there():
+            pending[:] = [server_id for server_id in pending
+                          if self._get('/servers/%s' % server_id,
+                                       missing_ok=True)]
+            return pending
+
+        polling.wait_for(
+            still_there, lambda left: not left, timeout, interval,
+            lambda left: 'Servers %s were not deleted within %d s.'
+            % (', '.join(left), timeout))
 
     def start_server(self, server_id, lease_id, timeout=600, interval=1):
         """Build a server reserved for ``lease_id``; wait until ACTIVE."""
@@ -168,21 +180,18 @@ class NovaClient:
         return image_client.ImageClient(self._conf)
 
     def _wait_for_server(self, server_id, statuses, timeout, interval):
-        deadline = time.monotonic() + timeout
-        while True:
-            server = self._get('/servers/%s' % server_id)['server']
-            if server['status'] in statuses:
-                return
+        def ready(server):
             if server['status'] == 'ERROR':
                 raise exceptions.PluginError(
                     'Server %s went to ERROR: %s' % (
                         server_id, server.get('fault', {}).get('message')))
-            if time.monotonic() > deadline:
-                raise exceptions.PluginError(
-                    'Server %s was not %s within %d s (status %s).' % (
-                        server_id, ' or '.join(statuses), timeout,
-                        server['status']))
-            time.sleep(interval)
+            return server['status'] in statuses
+
+        polling.wait_for(
+            lambda: self._get('/servers/%s' % server_id)['server'], ready,
+            timeout, interval,
+            lambda server: 'Server %s was not %s within %d s (status %s).'
+            % (server_id, ' or '.join(statuses), timeout, server['status']))
 
     def find_aggregate(self, name):
         """The aggregate called ``name``, or None."""

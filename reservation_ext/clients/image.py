@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The calls reservation-ext makes to the image API (Glance v2).
 
 The service user of ``[reservation_client]`` makes them, found through the
@@ -5,8 +17,7 @@ catalog (``image``): the engine waits there for the snapshots that end
 ``snapshot_delete`` server leases.
 """
 
-import time
-
+from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
 
@@ -28,15 +39,17 @@ class ImageClient:
 
         :raises PluginError: it failed, or is not active in time.
         """
-        deadline = time.monotonic() + timeout
-        while True:
-            status = self._call('GET', '/v2/images/%s' % image_id)['status']
-            if status == 'active':
-                return
-            if status in FAILED or time.monotonic() > deadline:
-                raise exceptions.PluginError(
-                    'Image %s is %s, not active.' % (image_id, status))
-            time.sleep(interval)
+        def not_active(status):
+            return 'Image %s is %s, not active.' % (image_id, status)
+
+        def active(status):
+            if status in FAILED:
+                raise exceptions.PluginError(not_active(status))
+            return status == 'active'
+
+        polling.wait_for(
+            lambda: self._call('GET', '/v2/images/%s' % image_id)['status'],
+            active, timeout, interval, not_active)
 
     def _call(self, method, path, **kwargs):
         return service_user.call(self._adapter, 'The image API', method,

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The lease engine: runs due lease events through the resource plugins.
 
 Any number of engines (threads or processes) may share one leases DB; each
@@ -38,7 +50,6 @@ from reservation_ext import context
 from reservation_ext.leases import notifications
 from reservation_ext.leases import states
 from reservation_ext.leases import views
-from reservation_ext.planning import pool_snapshot
 
 LOG = logging.getLogger(__name__)
 
@@ -51,8 +62,9 @@ EventType = states.EventType
 LeaseStatus = states.LeaseStatus
 ReservationStatus = states.ReservationStatus
 
-# Leases whose events wait: a user action (update, delete) is under way.
-_BUSY_LEASE = (LeaseStatus.UPDATING, LeaseStatus.DELETING)
+# Leases whose events wait: a delete is under way (an update runs in one
+# transaction, which the claim cannot interleave with).
+_BUSY_LEASE = (LeaseStatus.DELETING,)
 
 _Step = collections.namedtuple(
     '_Step', 'action lease_during lease_done reservations_done')
@@ -115,17 +127,6 @@ def _ready():
     lease_busy = sa.exists().where(LEASES.c.id == EVENTS.c.lease_id,
                                    LEASES.c.status.in_(_BUSY_LEASE))
     return sa.and_(~blocked, ~lease_busy)
-
-
-def _changes_pools(outcomes):
-    """Whether recording ``outcomes`` changes whose hosts take instances.
-
-    A lease that started became ACTIVE; one whose event failed for good
-    went to ERROR.
-    """
-    return any(outcome.final if outcome.reason is not None else
-               outcome.event['event_type'] == EventType.START_LEASE
-               for outcome in outcomes)
 
 
 def _event_order(event):
@@ -198,8 +199,7 @@ class Engine:
         token = '%s:%s' % (self.engine_id, uuid.uuid4().hex)
         expires = now + datetime.timedelta(
             seconds=self.conf.event_claim_timeout)
-        with db_api.context_manager.writer.using(ctx) as session:
-            db_api.lock_for_write(session)
+        with db_api.writer(ctx, self.clock) as session:
             candidates = []
             for due in _due(now):
                 limit = self.conf.event_batch_size - len(candidates)
@@ -236,33 +236,14 @@ class Engine:
                     .where(LEASES.c.id.in_(lease_ids),
                            LEASES.c.status.in_(_sources(step.lease_during)))
                     .values(status=step.lease_during))
-        # An ending lease's hosts take no more instances. The pool_state
-        # row comes last in every writer, so writers never deadlock on it.
-        if any(e['event_type'] == EventType.END_LEASE for e in events):
-            pool_snapshot.bump(session)
 
     def _load(self, session, token, events):
-        lease_ids = {e['lease_id'] for e in events}
-        projects = views.projects_of(session, lease_ids)
-        leases = {row['id']: dict(row, projects=projects.get(row['id'], []))
-                  for row in session.execute(sa.select(LEASES).where(
-                      LEASES.c.id.in_(lease_ids))).mappings()}
-        reservations = collections.defaultdict(list)
-        by_type = collections.defaultdict(list)
-        for row in session.execute(
-                sa.select(RESERVATIONS)
-                .where(RESERVATIONS.c.lease_id.in_(lease_ids))
-                .order_by(RESERVATIONS.c.id)).mappings():
-            reservation = dict(row)
-            reservations[row['lease_id']].append(reservation)
-            by_type[row['resource_type']].append(reservation)
-        for resource_type, rows in by_type.items():
-            plugin = self.plugins.get(resource_type)
-            if plugin is None:
-                continue
-            details = plugin.get_details(session, [r['id'] for r in rows])
-            for reservation in rows:
-                reservation.update(details.get(reservation['id'], {}))
+        """The claimed events with what their plugins get (as the API)."""
+        lease_ids = list({e['lease_id'] for e in events})
+        leases = views.lease_dicts(session, session.execute(
+            sa.select(LEASES).where(LEASES.c.id.in_(lease_ids))).all())
+        reservations = collections.defaultdict(list, views.reservation_views(
+            session, self.plugins, lease_ids))
         return _Batch(token, events, leases, reservations)
 
     def _execute(self, ctx, batch):
@@ -311,8 +292,7 @@ class Engine:
         mine = sa.and_(EVENTS.c.claimed_by == batch.token,
                        EVENTS.c.status == EventStatus.IN_PROGRESS)
         now = self.clock.now()
-        with db_api.context_manager.writer.using(ctx) as session:
-            db_api.lock_for_write(session)
+        with db_api.writer(ctx, self.clock) as session:
             done = []
             for event_type in EventType.ALL:
                 done += self._record_done(
@@ -331,8 +311,6 @@ class Engine:
                     EVENTS.update().where(EVENTS.c.id.in_(unstarted), mine)
                     .values(status=EventStatus.UNDONE, claimed_by=None,
                             claim_expires_at=None))
-            if _changes_pools(outcomes):
-                pool_snapshot.bump(session)
         return done
 
     @staticmethod

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The reservable host inventory behind ``/v1/os-hosts`` (admin only).
 
 Adding a host checks with Nova that it is a real compute host, records
@@ -14,7 +26,7 @@ from db import api as db_api
 from db import models
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
-from reservation_ext.planning import pool_snapshot
+from reservation_ext.hosts import schemas
 from reservation_ext import policy
 from reservation_ext import validation
 
@@ -29,9 +41,12 @@ PROPERTIES = models.HostProperty.__table__
 VIEW_COLUMNS = ('id', 'hypervisor_hostname', 'hypervisor_type',
                 'hypervisor_version', 'vcpus', 'cpu_info', 'memory_mb',
                 'local_gb', 'service_name', 'availability_zone',
-                'reservable', 'status', 'trust_id', 'created_at',
-                'updated_at')
-_RESERVED_KEYS = frozenset(VIEW_COLUMNS + ('name', 'generation'))
+                'reservable', 'created_at', 'updated_at')
+# Keys of Blazar's host view that are always null here: Blazar has no host
+# status yet, and this service acts as its service user, not through a
+# trust of the host's operator.
+NULL_KEYS = ('status', 'trust_id')
+_RESERVED_KEYS = frozenset(VIEW_COLUMNS + NULL_KEYS + ('name', 'generation'))
 
 
 class HostInventory:
@@ -45,15 +60,11 @@ class HostInventory:
     def create(self, ctx, body):
         """Add the Nova compute host ``body['name']``; return its view."""
         policy.authorize(ctx, 'create', ctx.project_id, policy.HOSTS)
-        if not isinstance(body, dict):
-            raise exceptions.InvalidInput('body', 'must be an object')
-        name = body.get('name')
-        if not isinstance(name, str) or not name:
-            raise exceptions.InvalidInput('name', 'must be a host name')
+        validation.check_schema(body, schemas.CREATE)
         capabilities = {key: value for key, value in body.items()
                         if key != 'name'}
         _check_capabilities(capabilities)
-        hypervisor = self.nova.find_hypervisor(name)
+        hypervisor = self.nova.find_hypervisor(body['name'])
         hostname = hypervisor['hypervisor_hostname']
         with db_api.context_manager.reader.using(ctx) as session:
             _check_new(session, hostname)
@@ -93,10 +104,9 @@ class HostInventory:
     def update(self, ctx, host_id, body):
         """Set (or, with ``null``, remove) extra capabilities."""
         policy.authorize(ctx, 'update', ctx.project_id, policy.HOSTS)
-        if not isinstance(body, dict):
-            raise exceptions.InvalidInput('body', 'must be an object')
-        _check_capabilities(body, removable=True)
-        with db_api.context_manager.writer.using(ctx) as session:
+        validation.check_schema(body, schemas.UPDATE)
+        _check_capabilities(body)
+        with db_api.writer(ctx, self.clock) as session:
             row = _get_row(session, host_id)
             current = _capabilities_of(session, [row.id]).get(row.id, {})
             current.update(body)
@@ -148,11 +158,9 @@ class HostInventory:
         """Make the extra capability ``name`` private or public."""
         policy.authorize(ctx, 'update_properties', ctx.project_id,
                          policy.HOSTS)
-        validation.check_keys(body, ('private',))
-        private = body.get('private')
-        if not isinstance(private, bool):
-            raise exceptions.InvalidInput('private', 'must be a boolean')
-        with db_api.context_manager.writer.using(ctx) as session:
+        validation.check_schema(body, schemas.PROPERTY_UPDATE)
+        private = body['private']
+        with db_api.writer(ctx, self.clock) as session:
             if not session.scalar(sa.select(sa.exists().where(
                     CAPS.c.name == name))):
                 raise exceptions.NotFound(kind='Host property', id=name)
@@ -163,38 +171,28 @@ class HostInventory:
         return {'property_name': name, 'private': private,
                 'resource_type': 'physical:host'}
 
-    @db_api.retry_on_conflict()
+    @db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
     def _insert(self, ctx, values, capabilities):
-        with db_api.context_manager.writer.using(ctx) as session:
-            db_api.lock_for_write(session)
+        with db_api.writer(ctx, self.clock) as session:
             _check_new(session, values['hypervisor_hostname'])
-            host_id = host_records.add_host(session, values, capabilities)
-            pool_snapshot.bump(session)
-            return host_id
+            return host_records.add_host(session, values, capabilities)
 
-    @db_api.retry_on_conflict()
+    @db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
     def _remove(self, ctx, host_id):
-        with db_api.context_manager.writer.using(ctx) as session:
-            db_api.lock_for_write(session)
+        with db_api.writer(ctx, self.clock) as session:
             _check_unused(session, host_id, self.clock.now())
             # Past allocations only: they go with the host.
             session.execute(sa.delete(ALLOCATIONS).where(
                 ALLOCATIONS.c.host_id == host_id))
             session.execute(sa.delete(HOSTS).where(HOSTS.c.id == host_id))
-            pool_snapshot.bump(session)
 
 
-def _check_capabilities(body, removable=False):
-    """Check extra capabilities ``{name: value}`` (``None``: remove)."""
-    for key, value in body.items():
-        if key in _RESERVED_KEYS:
-            raise exceptions.InvalidInput(
-                key, 'is a property of the host, not an extra capability')
-        if value is None and removable:
-            continue
-        if not isinstance(value, (str, int, float, bool)):
-            raise exceptions.InvalidInput(
-                key, 'an extra capability must be a string or a number')
+def _check_capabilities(capabilities):
+    """Refuse extra capabilities named as a host's own properties."""
+    reserved = sorted(set(capabilities) & _RESERVED_KEYS)
+    if reserved:
+        raise exceptions.InvalidInput(
+            reserved[0], 'is a property of the host, not an extra capability')
 
 
 def _text(value):
@@ -245,7 +243,8 @@ def _views(session, rows):
 
 
 def _host_view(row):
-    view = {column: getattr(row, column) for column in VIEW_COLUMNS}
+    view = dict.fromkeys(NULL_KEYS)
+    view.update((column, getattr(row, column)) for column in VIEW_COLUMNS)
     view['id'] = str(row.id)
     for stamp in ('created_at', 'updated_at'):
         view[stamp] = validation.format_timestamp(view[stamp])

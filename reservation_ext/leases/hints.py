@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Lease requests carried by the hints of a server or volume create.
 
 The seed workflow asks for a lease with two hints::
@@ -16,11 +28,11 @@ import json
 from oslo_utils import strutils
 
 from reservation_ext import exceptions
+from reservation_ext.leases import requests
 from reservation_ext import validation
 
 RESERVED = 'reserved'
 LEASE_PARAMS = 'lease_params'
-PARAM_KEYS = ('name', 'start', 'end', 'duration', 'before_end', 'on_end')
 
 
 def parse(hints, now, default_name, default_duration, on_end_choices,
@@ -35,18 +47,20 @@ def parse(hints, now, default_name, default_duration, on_end_choices,
         ``duration`` is given.
     :param on_end_choices: the accepted ``on_end`` values.
     :param reserve_all: a request without hints gets a default lease.
-    :returns: ``{'name', 'start_date', 'end_date', 'before_end_date',
-        'on_end'}``, dates as naive UTC datetimes.
+    :returns: a create request of :mod:`reservation_ext.leases.requests`
+        without reservations (add one with
+        :func:`~reservation_ext.leases.requests.with_reservation`), and
+        the ``on_end`` of its reservation.
     """
     reserved = _reserved(hints.get(RESERVED))
-    params = _params(hints.get(LEASE_PARAMS))
+    params = _params(hints.get(LEASE_PARAMS), on_end_choices)
     if reserved is False and params is not None:
         raise exceptions.InvalidInput(
             LEASE_PARAMS, 'is given, but %s is false' % RESERVED)
     if not (reserved or params is not None or reserve_all):
         return None
     return _lease(params or {}, now, default_name, default_duration,
-                  on_end_choices, default_on_end)
+                  default_on_end)
 
 
 def default_duration(conf):
@@ -73,7 +87,23 @@ def _reserved(value):
             RESERVED, 'must be true or false, not %r' % (value,))
 
 
-def _params(value):
+def params_schema(on_end_choices):
+    """The JSON Schema of ``lease_params``."""
+    return {
+        'type': 'object',
+        'properties': {
+            'name': validation.NAME,
+            'start': validation.DATE,
+            'end': validation.DATE,
+            'duration': validation.DURATION,
+            'before_end': validation.nullable(validation.DATE),
+            'on_end': {'enum': list(on_end_choices)},
+        },
+        'additionalProperties': False,
+    }
+
+
+def _params(value, on_end_choices):
     value = _single(value)
     if value is None:
         return None
@@ -83,7 +113,8 @@ def _params(value):
         except ValueError as exc:
             raise exceptions.InvalidInput(LEASE_PARAMS,
                                           'is not valid JSON: %s' % exc)
-    validation.check_keys(value, PARAM_KEYS, LEASE_PARAMS + '.')
+    validation.check_schema(value, params_schema(on_end_choices),
+                            LEASE_PARAMS)
     return value
 
 
@@ -91,8 +122,7 @@ def _field(key):
     return '%s.%s' % (LEASE_PARAMS, key)
 
 
-def _lease(params, now, default_name, default_duration, on_end_choices,
-           default_on_end):
+def _lease(params, now, default_name, default_duration, default_on_end):
     start = validation.parse_date(params.get('start', 'now'),
                                   _field('start'), now)
     validation.check_start(start, now, _field('start'))
@@ -103,17 +133,11 @@ def _lease(params, now, default_name, default_duration, on_end_choices,
                                            _field('before_end'), now)
     validation.check_window(start, end, before_end, fields=tuple(
         _field(key) for key in ('start', 'end', 'before_end')))
-    on_end = params.get('on_end', default_on_end)
-    if on_end not in on_end_choices:
-        raise exceptions.InvalidInput(
-            _field('on_end'), 'must be one of: %s' % ', '.join(
-                on_end_choices))
     name = params.get('name', default_name)
     if name is not None:
         name = validation.validate_name(name, _field('name'))
-    return {'name': name,
-            'start_date': start, 'end_date': end,
-            'before_end_date': before_end, 'on_end': on_end}
+    return dict(requests.lease(name, start, end, before_end, now),
+                on_end=params.get('on_end', default_on_end))
 
 
 def _end(params, start, now, default_duration):
@@ -129,18 +153,3 @@ def _end(params, start, now, default_duration):
         duration = validation.parse_duration(params['duration'],
                                              _field('duration'))
     return validation.add(start, duration, _field('duration'))
-
-
-def lease_body(lease, reservation):
-    """A lease-create body of the lease API for a parsed lease request.
-
-    ``reservation`` is the one reservation (with its ``resource_type``).
-    """
-    body = {'name': lease['name'],
-            'start_date': validation.format_date(lease['start_date']),
-            'end_date': validation.format_date(lease['end_date']),
-            'reservations': [dict(reservation, on_end=lease['on_end'])]}
-    if lease['before_end_date'] is not None:
-        body['before_end_date'] = validation.format_date(
-            lease['before_end_date'])
-    return body

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The lease service: create, show, list, update and delete leases.
 
 Requests are Blazar v1 lease bodies; results are Blazar lease views
@@ -8,7 +20,9 @@ written together with its reservations, events and the resources the
 plugins booked, or not at all.
 
 Plugins get the lease as a dict of its columns (dates as datetimes) plus
-``projects``, and each reservation as its view with the plugin's details.
+``projects`` (and, when it is created, ``starts_later`` as the request
+decided it), and each reservation as its view with the plugin's details.
+Requests are parsed in :mod:`reservation_ext.leases.requests`.
 """
 
 import contextlib
@@ -22,12 +36,12 @@ from db import api as db_api
 from db import models
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
+from reservation_ext.leases import requests
 from reservation_ext.leases.states import EventStatus
 from reservation_ext.leases.states import EventType
 from reservation_ext.leases.states import LeaseStatus
 from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.leases import views
-from reservation_ext.planning import pool_snapshot
 from reservation_ext import policy
 from reservation_ext import validation
 
@@ -36,14 +50,7 @@ PROJECTS = models.LeaseProject.__table__
 RESERVATIONS = models.Reservation.__table__
 EVENTS = models.Event.__table__
 
-CREATE_KEYS = frozenset([
-    'name', 'start_date', 'end_date', 'duration', 'before_end_date',
-    'reservations', 'events', 'projects', 'trust_id'])
-UPDATE_KEYS = frozenset([
-    'name', 'start_date', 'end_date', 'before_end_date', 'prolong_for',
-    'reduce_by', 'reservations', 'events'])
-
-_retry = db_api.retry_on_conflict()
+_retry = db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
 
 
 class LeaseService:
@@ -61,11 +68,21 @@ class LeaseService:
 
     def create(self, ctx, body):
         """Create the lease that ``body`` (Blazar's request) describes."""
-        if not ctx.project_id:
-            raise exceptions.Forbidden(
-                'Creating a lease needs a project-scoped request.')
-        policy.authorize(ctx, 'create', ctx.project_id)
-        request = self._parse_create(body)
+        _authorize_create(ctx)
+        return self._create(ctx, requests.parse_create(
+            body, self.plugins, self.clock.now()))
+
+    def create_parsed(self, ctx, request):
+        """Create the lease of a request parsed already.
+
+        The server and volume hints are parsed where they arrive
+        (:mod:`reservation_ext.leases.hints`); see
+        :mod:`reservation_ext.leases.requests` for the request.
+        """
+        _authorize_create(ctx)
+        return self._create(ctx, request)
+
+    def _create(self, ctx, request):
         with _unique_name(request['name']):
             view = self._insert(ctx, request)
         notifications.notify(self.notifier, ctx,
@@ -98,7 +115,7 @@ class LeaseService:
         transaction, every reservation whose window moved or that the
         body names.
         """
-        request = self._parse_update(body)
+        request = requests.parse_update(body, self.clock.now())
         with _unique_name(request.get('name')):
             view = self._update(ctx, lease_id, request)
         notifications.notify(self.notifier, ctx,
@@ -111,6 +128,11 @@ class LeaseService:
         The lease is DELETING while the plugins act (outside any
         transaction: they call Nova and Cinder). If one fails, the lease
         goes to ERROR with the reason and a ``PluginError`` is raised.
+
+        A lease found DELETING is one whose delete died half-way (or is
+        still under way: the two cannot be told apart): the plugins' clean-up,
+        idempotent, runs again. Of two deletes that race, both clean up and
+        the one that removes the lease notifies.
         """
         lease, view = self._begin_delete(ctx, lease_id)
         try:
@@ -123,75 +145,15 @@ class LeaseService:
             if isinstance(exc, exceptions.PluginError):
                 raise
             raise exceptions.PluginError(reason) from exc
-        self._remove(ctx, lease_id)
-        notifications.notify(self.notifier, ctx,
-                             notifications.LEASE_DELETE, view)
-
-    # Request parsing: no DB access.
-
-    def _parse_create(self, body):
-        validation.check_keys(body, CREATE_KEYS)
-        if 'name' not in body:
-            raise exceptions.InvalidInput('name', 'is required')
-        now = self.clock.now()
-        start = validation.parse_date(body.get('start_date', 'now'),
-                                      'start_date', now)
-        end = _end_of(body, start, now)
-        before_end = _optional_date(body, 'before_end_date', now)
-        validation.check_start(start, now)
-        validation.check_window(start, end, before_end)
-        _check_events(body)
-        return {
-            'name': validation.validate_name(body['name'], 'name'),
-            'start_date': start, 'end_date': end,
-            'before_end_date': before_end,
-            'reservations': self._parse_reservations(body),
-            'projects': _parse_projects(body),
-            'trust_id': _parse_trust_id(body),
-        }
-
-    def _parse_reservations(self, body):
-        reservations = body.get('reservations', [])
-        if not isinstance(reservations, list):
-            raise exceptions.InvalidInput('reservations', 'must be a list')
-        return [self._parse_reservation(index, reservation)
-                for index, reservation in enumerate(reservations)]
-
-    def _parse_reservation(self, index, reservation):
-        field = 'reservations[%d]' % index
-        if not isinstance(reservation, dict):
-            raise exceptions.InvalidInput(field, 'must be an object')
-        values = dict(reservation)
-        resource_type = values.pop('resource_type', None)
-        if (not isinstance(resource_type, str) or
-                resource_type not in self.plugins):
-            raise exceptions.InvalidInput(
-                field + '.resource_type',
-                'unknown resource type %r, expected one of: %s'
-                % (resource_type, ', '.join(sorted(self.plugins))))
-        with _prefixed(field + '.'):
-            values = self.plugins[resource_type].validate(values)
-        return resource_type, values
-
-    def _parse_update(self, body):
-        validation.check_keys(body, UPDATE_KEYS)
-        now = self.clock.now()
-        request = {key: _optional_date(body, key, now) for key in
-                   ('start_date', 'end_date', 'before_end_date')
-                   if body.get(key) is not None}
-        if 'name' in body:
-            request['name'] = validation.validate_name(body['name'], 'name')
-        request.update(_parse_end_shift(body))
-        _check_events(body)
-        request['reservations'] = _parse_reservation_changes(body)
-        return request
+        if self._remove(ctx, lease_id):
+            notifications.notify(self.notifier, ctx,
+                                 notifications.LEASE_DELETE, view)
 
     # Transactions.
 
     @_retry
     def _insert(self, ctx, request):
-        with db_api.context_manager.writer.using(ctx) as session:
-            db_api.lock_for_write(session)
+        with db_api.writer(ctx, self.clock) as session:
             _check_name_free(session, ctx.project_id, request['name'])
             lease = self._insert_lease(session, ctx, request)
             for resource_type, values in request['reservations']:
@@ -217,7 +179,8 @@ class LeaseService:
             session.execute(PROJECTS.insert(), [
                 {'lease_id': lease['id'], 'project_id': project}
                 for project in request['projects']])
-        return dict(lease, projects=request['projects'])
+        return dict(lease, projects=request['projects'],
+                    starts_later=request['starts_later'])
 
     def _reserve(self, session, ctx, lease, resource_type, values):
         reservation_id = str(uuid.uuid4())
@@ -256,8 +219,7 @@ class LeaseService:
 
     @_retry
     def _update(self, ctx, lease_id, request):
-        with db_api.context_manager.writer.using(ctx) as session:
-            db_api.lock_for_write(session)
+        with db_api.writer(ctx, self.clock) as session:
             row = _get_row(session, ctx, lease_id, 'update')
             _check_stable(row.status, 'updated')
             old = _lease_dict(session, row)
@@ -320,42 +282,47 @@ class LeaseService:
             if change is None and not window_moved:
                 continue
             prefix = 'reservations[%d].' % change['index'] if change else ''
-            with _prefixed(prefix):
+            with validation.prefixed(prefix):
                 self._plugin(reservation['resource_type']).update(
                     session, ctx, lease, reservation,
                     change['values'] if change else {})
 
     @_retry
     def _begin_delete(self, ctx, lease_id):
-        with db_api.context_manager.writer.using(ctx) as session:
-            db_api.lock_for_write(session)
+        with db_api.writer(ctx, self.clock) as session:
             row = _get_row(session, ctx, lease_id, 'delete')
-            _check_stable(row.status, 'deleted')
-            _set_status(session, row.id, row.status, LeaseStatus.DELETING,
-                        self.clock.now())
-            row = _get_row(session, ctx, lease_id, 'delete')
+            if row.status != LeaseStatus.DELETING:
+                _check_stable(row.status, 'deleted')
+                _set_status(session, row.id, row.status,
+                            LeaseStatus.DELETING, self.clock.now())
+                row = _get_row(session, ctx, lease_id, 'delete')
             return _lease_dict(session, row), self._view(session, row)
 
     @_retry
     def _set_error(self, ctx, lease_id, reason):
-        with db_api.context_manager.writer.using(ctx) as session:
+        with db_api.writer(ctx, self.clock) as session:
             session.execute(LEASES.update().where(
                 LEASES.c.id == lease_id).values(
                     status=LeaseStatus.ERROR, status_reason=reason,
                     updated_at=self.clock.now()))
-            pool_snapshot.bump(session)
 
     @_retry
     def _remove(self, ctx, lease_id):
-        with db_api.context_manager.writer.using(ctx) as session:
-            db_api.lock_for_write(session)
-            _delete_rows(session, lease_id)
+        with db_api.writer(ctx, self.clock) as session:
+            return _delete_rows(session, lease_id)
 
     def _view(self, session, row):
         return views.lease_views(session, self.plugins, [row])[0]
 
     def _plugin(self, resource_type):
         return views.plugin_for(self.plugins, resource_type)
+
+
+def _authorize_create(ctx):
+    if not ctx.project_id:
+        raise exceptions.Forbidden(
+            'Creating a lease needs a project-scoped request.')
+    policy.authorize(ctx, 'create', ctx.project_id)
 
 
 def _name_taken(name):
@@ -389,20 +356,21 @@ def _check_name_free(session, project_id, name):
 def _get_row(session, ctx, lease_id, action):
     """The lease row, if policy lets the caller do ``action`` on it.
 
-    A lease the caller may not act on is reported as not found, so that
-    other projects' leases stay invisible.
+    A lease the caller may not see is reported as not found, so that
+    other projects' leases stay invisible; one it may see but not act on
+    (a reader's update) is Forbidden.
     """
     row = session.execute(
         sa.select(LEASES).where(LEASES.c.id == lease_id)).first()
-    if row is None or not policy.allowed(ctx, action, row.project_id):
+    if row is None or not policy.allowed(ctx, 'get', row.project_id):
         raise exceptions.NotFound(kind='Lease', id=lease_id)
+    policy.authorize(ctx, action, row.project_id)
     return row
 
 
 def _lease_dict(session, row):
-    """The lease as plugins get it: its columns and shared projects."""
-    return dict(row._mapping,
-                projects=views.projects_of(session, [row.id]).get(row.id, []))
+    """The lease as plugins get it (:func:`views.lease_dicts`)."""
+    return views.lease_dicts(session, [row])[row.id]
 
 
 def _check_stable(status, action):
@@ -420,57 +388,15 @@ def _set_status(session, lease_id, current, status, now):
             status=status, updated_at=now))
     if not result.rowcount:
         raise exceptions.ConcurrentUpdate()
-    pool_snapshot.bump(session)
 
 
 def _delete_rows(session, lease_id):
-    """Delete the lease; the schema cascades to every row under it."""
-    session.execute(LEASES.delete().where(LEASES.c.id == lease_id))
-    pool_snapshot.bump(session)
+    """Delete the lease; the schema cascades to every row under it.
 
-
-@contextlib.contextmanager
-def _prefixed(prefix):
-    """Put ``prefix`` in front of the field of InvalidInput raised inside.
-
-    Plugins name fields as the user wrote them inside a reservation;
-    the user needs to know which reservation.
+    Return whether it was still there.
     """
-    try:
-        yield
-    except exceptions.InvalidInput as exc:
-        raise exceptions.InvalidInput(prefix + exc.field,
-                                      exc.reason) from exc
-
-
-def _optional_date(body, key, now):
-    value = body.get(key)
-    return None if value is None else validation.parse_date(value, key, now)
-
-
-def _end_of(body, start, now):
-    if ('end_date' in body) == ('duration' in body):
-        raise exceptions.InvalidInput(
-            'end_date', 'give exactly one of end_date and duration')
-    if 'duration' in body:
-        return validation.add(
-            start, validation.parse_duration(body['duration'], 'duration'),
-            'duration')
-    return validation.parse_date(body['end_date'], 'end_date', now)
-
-
-def _parse_end_shift(body):
-    """``prolong_for``/``reduce_by`` as a signed ``shift`` of the end."""
-    given = [key for key in ('end_date', 'prolong_for', 'reduce_by')
-             if body.get(key) is not None]
-    if len(given) > 1:
-        raise exceptions.InvalidInput(
-            given[1], 'cannot be combined with %s' % given[0])
-    if not given or given[0] == 'end_date':
-        return {}
-    duration = validation.parse_duration(body[given[0]], given[0])
-    sign = 1 if given[0] == 'prolong_for' else -1
-    return {'shift': sign * duration, 'end_field': given[0]}
+    result = session.execute(LEASES.delete().where(LEASES.c.id == lease_id))
+    return bool(result.rowcount)
 
 
 def _shifted_end(end, request):
@@ -498,51 +424,6 @@ def _check_date_changes(lease, dates, now, end_field):
         validation.check_start(dates['start_date'], now)
     if 'end_date' in moved:
         validation.check_end(dates['end_date'], now, end_field)
-
-
-def _check_events(body):
-    # Blazar clients always send "events": []; events are the service's.
-    if body.get('events', []) != []:
-        raise exceptions.InvalidInput('events', 'must be an empty list')
-
-
-def _parse_projects(body):
-    projects = body.get('projects', [])
-    if not isinstance(projects, list):
-        raise exceptions.InvalidInput('projects', 'must be a list')
-    for index, project in enumerate(projects):
-        if not isinstance(project, str) or not 0 < len(project) <= 64:
-            raise exceptions.InvalidInput(
-                'projects[%d]' % index, 'must be a project id')
-    return list(dict.fromkeys(projects))
-
-
-def _parse_trust_id(body):
-    trust_id = body.get('trust_id')
-    if trust_id is not None and (not isinstance(trust_id, str) or
-                                 len(trust_id) > 64):
-        raise exceptions.InvalidInput('trust_id', 'must be a trust id')
-    return trust_id
-
-
-def _parse_reservation_changes(body):
-    """``{reservation_id: {'index': i, 'values': {...}}}`` of the body."""
-    reservations = body.get('reservations', [])
-    if not isinstance(reservations, list):
-        raise exceptions.InvalidInput('reservations', 'must be a list')
-    changes = {}
-    for index, reservation in enumerate(reservations):
-        field = 'reservations[%d]' % index
-        if not isinstance(reservation, dict):
-            raise exceptions.InvalidInput(field, 'must be an object')
-        values = dict(reservation)
-        reservation_id = values.pop('id', None)
-        if not isinstance(reservation_id, str):
-            raise exceptions.InvalidInput(field + '.id', 'is required')
-        if reservation_id in changes:
-            raise exceptions.InvalidInput(field + '.id', 'is repeated')
-        changes[reservation_id] = {'index': index, 'values': values}
-    return changes
 
 
 def _check_reservation_ids(reservations, changes):

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Lease, reservation and event statuses (Blazar's names)."""
 
 
@@ -7,7 +19,6 @@ class LeaseStatus:
     ACTIVE = 'ACTIVE'
     TERMINATING = 'TERMINATING'
     TERMINATED = 'TERMINATED'
-    UPDATING = 'UPDATING'
     DELETING = 'DELETING'
     ERROR = 'ERROR'
 
@@ -15,14 +26,13 @@ class LeaseStatus:
     STABLE = frozenset([PENDING, ACTIVE, TERMINATED, ERROR])
     # Transitions the engine and the lease service may make.
     TRANSITIONS = {
-        PENDING: frozenset([STARTING, UPDATING, DELETING, ERROR]),
+        PENDING: frozenset([STARTING, DELETING, ERROR]),
         STARTING: frozenset([ACTIVE, ERROR]),
-        ACTIVE: frozenset([TERMINATING, UPDATING, DELETING, ERROR]),
+        ACTIVE: frozenset([TERMINATING, DELETING, ERROR]),
         TERMINATING: frozenset([TERMINATED, ERROR]),
         TERMINATED: frozenset([DELETING]),
-        UPDATING: frozenset([PENDING, ACTIVE, ERROR]),
         DELETING: frozenset([ERROR]),
-        ERROR: frozenset([STARTING, TERMINATING, UPDATING, DELETING]),
+        ERROR: frozenset([STARTING, TERMINATING, DELETING]),
     }
 
     @classmethod

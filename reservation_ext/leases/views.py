@@ -1,7 +1,21 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Blazar v1 views of leases, shared by the lease service and the engine.
 
 The same view is the API response and the payload of every ``lease.*``
-notification, so that consumers (billing) see one shape.
+notification, so that consumers (billing) see one shape. The plugins get
+the reservations as these views too (:func:`reservation_views`) and the
+lease as :func:`lease_dicts` makes it, from the API and from the engine.
 """
 
 import sqlalchemy as sa
@@ -33,7 +47,7 @@ def lease_views(session, plugins, rows):
     """
     ids = [row.id for row in rows]
     projects = projects_of(session, ids)
-    reservations = _reservation_views(session, plugins, ids)
+    reservations = reservation_views(session, plugins, ids)
     events = _grouped(session, EVENTS, ids,
                       (EVENTS.c.time, EVENTS.c.event_type))
     return [dict(_lease_view(row), projects=projects.get(row.id, []),
@@ -57,7 +71,23 @@ def projects_of(session, lease_ids):
                 (PROJECTS.c.project_id,)).items()}
 
 
-def _reservation_views(session, plugins, lease_ids):
+def lease_dicts(session, rows):
+    """``{lease_id: lease}`` as plugins get the leases of ``rows``.
+
+    Each is a dict of the lease's columns (dates as datetimes) and
+    ``projects``.
+    """
+    projects = projects_of(session, [row.id for row in rows])
+    return {row.id: dict(row._mapping, projects=projects.get(row.id, []))
+            for row in rows}
+
+
+def reservation_views(session, plugins, lease_ids):
+    """``{lease_id: [view, ...]}`` of the leases' reservations.
+
+    Each view has its plugin's fields (``get_details``): it is what the
+    API shows and what the plugins get.
+    """
     grouped = _grouped(session, RESERVATIONS, lease_ids,
                        (RESERVATIONS.c.created_at, RESERVATIONS.c.id))
     rows = [row for group in grouped.values() for row in group]
@@ -68,14 +98,18 @@ def _reservation_views(session, plugins, lease_ids):
 
 
 def _details(session, plugins, reservation_rows):
-    """The plugins' fields of each reservation, one call per type."""
+    """The plugins' fields of each reservation, one call per type.
+
+    A type whose plugin is not loaded has none: its leases still show,
+    and the engine fails their events (:func:`plugin_for`).
+    """
     by_type = {}
     for row in reservation_rows:
         by_type.setdefault(row.resource_type, []).append(row.id)
     details = {}
     for resource_type, ids in by_type.items():
-        details.update(plugin_for(plugins, resource_type).get_details(
-            session, ids))
+        if resource_type in plugins:
+            details.update(plugins[resource_type].get_details(session, ids))
     return details
 
 

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The server reservation middleware of nova-api's compute API.
 
 The project's api-paste.ini puts it after ``keystonecontext`` in both v2.1
@@ -21,7 +33,9 @@ Any other change to a RESERVED server
 ``DELETE /servers/{id}``
     Nova deletes the server, then its lease is deleted.
 ``POST /servers/{id}/action {"os-reservation-start": {"lease_id": ...}}``
-    (admin: the engine) builds a RESERVED server on its booked host.
+    (the engine's service user or an administrator: rule
+    ``reservation:servers:start``) builds a RESERVED server on its booked
+    host.
 
 Errors of reservation-ext become Nova-style fault bodies in
 :func:`_fault`, the one place where they meet the compute API.
@@ -41,18 +55,21 @@ import webob.dec
 
 from db import api as db_api
 from reservation_ext.clients import compute as compute_client
+from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context as rctx_mod
 from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.leases import notifications
+from reservation_ext.leases import requests as lease_requests
 from reservation_ext.leases import service as lease_service
 from reservation_ext.leases.states import LeaseStatus
 from reservation_ext.nova_api import held_builds
 from reservation_ext.nova_api import server_records
 from reservation_ext import plugins
 from reservation_ext.plugins import virtual_instance
+from reservation_ext import policy
 from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
@@ -105,10 +122,10 @@ class ServerReservations:
         db_api.configure(conf)
         held_builds.install()
         self.nova = InProcessNova()
-        found = plugins.load_plugins(conf, clock)
-        found[virtual_instance.RESOURCE_TYPE].nova = self.nova
+        clients = plugin_clients.PluginClients(conf, nova=self.nova)
         self.lease_service = lease_service.LeaseService(
-            conf, clock, found, notifications.get_notifier(conf))
+            conf, clock, plugins.load_plugins(conf, clock, clients),
+            notifications.get_notifier(conf))
 
     @webob.dec.wsgify
     def __call__(self, req):
@@ -143,7 +160,7 @@ class ServerReservations:
                          'reservation' not in hints))
         if lease is None:
             return self.application
-        deferred = lease['start_date'] > now
+        deferred = lease['starts_later']
         _check_reservable(server, hints, deferred)
         with held_builds.capture(deferred) as captured:
             response = req.get_response(self.application)
@@ -161,22 +178,22 @@ class ServerReservations:
         if lease['name'] is None:
             lease['name'] = '%s-%s' % (str(server.get('name'))[:40],
                                        server_id)
+        reservation = dict(_size(spec), server_id=server_id,
+                           flavor_id=spec.flavor.flavorid,
+                           shared_pool=not deferred, on_end=lease['on_end'])
         try:
-            view = self.lease_service.create(rctx, lease_hints.lease_body(
-                lease, dict(_size(spec), server_id=server_id,
-                            resource_type=virtual_instance.RESOURCE_TYPE,
-                            flavor_id=spec.flavor.flavorid,
-                            shared_pool=not deferred)))
+            if deferred:
+                # Written with the lease, in its transaction: a RESERVED
+                # server can be built as soon as it exists.
+                reservation[virtual_instance.BUILD_ARGS] = (
+                    virtual_instance.BuildArgs(held_builds.dump(build)))
+            view = self.lease_service.create_parsed(
+                rctx, lease_requests.with_reservation(
+                    lease, self.lease_service.plugins,
+                    virtual_instance.RESOURCE_TYPE, reservation))
         except Exception:
             self.nova.delete_servers([server_id])
             raise
-        if deferred:
-            try:
-                server_records.save_build_args(
-                    rctx, server_id, held_builds.dump(build))
-            except Exception:
-                self.lease_service.delete(rctx, view['id'])
-                raise
         return view['id']
 
     # GET /servers, /servers/detail, /servers/{id}
@@ -235,9 +252,11 @@ class ServerReservations:
 
     def _start(self, req, server_id, args):
         ctx = req.environ['nova.context']
-        if not ctx.is_admin:
-            raise exceptions.Forbidden(
-                'Only the reservation service starts reserved servers.')
+        # Nova's own context, checked with our rule: the engine's service
+        # user (role service), or an administrator. The server is another
+        # project's: Nova's admin view of it builds it.
+        policy.authorize(ctx, 'start', ctx.project_id, policy.SERVERS)
+        ctx = ctx.elevated()
         rctx = _reservation_context(req)
         leased = server_records.leased_server(rctx, server_id)
         lease_id = args.get('lease_id') if isinstance(args, dict) else None
@@ -326,10 +345,7 @@ def _show_lease(server, leased):
 
 
 def _reservation_context(req):
-    ctx = req.environ['nova.context']
-    return rctx_mod.RequestContext(
-        user_id=ctx.user_id, project_id=ctx.project_id, roles=ctx.roles,
-        is_admin=ctx.is_admin, request_id=ctx.request_id, overwrite=False)
+    return rctx_mod.from_service_context(req.environ['nova.context'])
 
 
 def _fault(exc):

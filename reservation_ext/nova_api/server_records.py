@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """What the leases DB knows of reserved servers.
 
 Each query is one SQL statement on ``instance_reservations`` (indexed by
@@ -41,7 +53,7 @@ def leased_server(ctx, server_id):
 
 def save_build_args(ctx, server_id, build_args):
     """Keep a deferred build's arguments (:func:`builds.dump`)."""
-    with db_api.context_manager.writer.using(ctx) as session:
+    with db_api.writer(ctx) as session:
         session.execute(sa.update(REQUESTS).where(
             REQUESTS.c.server_id == server_id).values(build_args=build_args))
 
@@ -51,7 +63,7 @@ def take_build_args(ctx, server_id):
 
     Of two concurrent starts, only one gets them.
     """
-    with db_api.context_manager.writer.using(ctx) as session:
+    with db_api.writer(ctx) as session:
         args = session.execute(sa.select(REQUESTS.c.build_args).where(
             REQUESTS.c.server_id == server_id)).scalar()
         if args is None:

@@ -1,11 +1,25 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The planner: finds free hosts for a window and books them.
 
 A host is free for ``[start, end)`` when none of its allocations (whole
 host or instance slice) overlaps ``[start - cleaning_time, end +
 cleaning_time)``; windows that only touch do not overlap. The search is
-one SQL statement whatever the number of hosts and leases: the capability
-query and a busy test on host_allocations (served by its (host_id,
-start_date, end_date) index) in one WHERE clause.
+one SQL statement whatever the number of hosts and leases: the
+request's conditions on computehosts (its capability queries compiled by
+:func:`reservation_ext.planning.capabilities.compile`) and a busy test on
+host_allocations (served by its (host_id, start_date, end_date) index) in
+one WHERE clause.
 
 No host is ever booked twice, also with concurrent writers, as in
 Placement: every change to a host's allocations bumps
@@ -13,7 +27,8 @@ Placement: every change to a host's allocations bumps
 still at the generation the search read. A writer that lost the race
 updates fewer rows than it wants and raises :class:`ConcurrentUpdate`, and
 its transaction rolls back; :func:`db.api.retry_on_conflict` reruns it.
-On SQLite :func:`db.api.lock_for_write` also serializes the writers.
+The functions that book take the ``session`` of a :func:`db.api.writer`
+transaction, which on SQLite also serializes the writers.
 """
 
 import datetime
@@ -21,31 +36,26 @@ import uuid
 
 import sqlalchemy as sa
 
-from db import api as db_api
 from db import models
 from reservation_ext import exceptions
-from reservation_ext.planning import capabilities
 
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 
 
-def find_free_hosts(session, start, end, query=None, max_count=None,
-                    cleaning_time=0, host_ids=None,
-                    exclude_reservation_id=None, conditions=()):
-    """Reservable hosts matching ``query`` and free in ``[start, end)``.
+def find_free_hosts(session, start, end, max_count=None, cleaning_time=0,
+                    host_ids=None, exclude_reservation_id=None,
+                    conditions=()):
+    """Reservable hosts matching ``conditions``, free in ``[start, end)``.
 
-    :param query: a capability query (see :mod:`capabilities`), JSON text
-        or decoded; ``None`` or ``''`` for any host.
     :param max_count: return at most this many hosts.
     :param cleaning_time: minutes kept free before and after the window.
     :param host_ids: only consider these hosts.
     :param exclude_reservation_id: ignore this reservation's allocations
         (to move it).
-    :param conditions: more SQL conditions on computehosts (a resource
-        plugin's compiled constraints).
+    :param conditions: SQL conditions on computehosts (a resource
+        plugin's compiled constraints and capability queries).
     :returns: ``(host_id, generation)`` tuples, by ascending host id.
-    :raises InvalidInput: the query is malformed.
     """
     margin = datetime.timedelta(minutes=cleaning_time)
     lower, upper = start - margin, end + margin
@@ -66,24 +76,22 @@ def find_free_hosts(session, start, end, query=None, max_count=None,
     busy = sa.or_(
         sa.func.coalesce(latest_end, lower) > lower,
         sa.exists().where(*starts_before, ALLOCATIONS.c.end_date > lower))
-    stmt = sa.select(HOSTS.c.id, HOSTS.c.generation).where(
-        HOSTS.c.reservable, capabilities.compile(query, 'resource_properties'),
-        *conditions, ~busy).order_by(HOSTS.c.id).limit(max_count)
+    stmt = (sa.select(HOSTS.c.id, HOSTS.c.generation)
+            .where(HOSTS.c.reservable, *conditions, ~busy)
+            .order_by(HOSTS.c.id).limit(max_count))
     if host_ids is not None:
         stmt = stmt.where(HOSTS.c.id.in_(host_ids))
     return [tuple(row) for row in session.execute(stmt)]
 
 
 def allocate_hosts(session, reservation_id, start, end, min_count,
-                   max_count, query=None, cleaning_time=0, host_ids=None,
-                   conditions=()):
+                   max_count, cleaning_time=0, host_ids=None, conditions=()):
     """Book between ``min_count`` and ``max_count`` free hosts.
 
     Writes one whole-host allocation per host for ``[start, end)``.
-    ``query``, ``host_ids`` and ``conditions`` select the hosts as for
-    :func:`find_free_hosts`. A
-    transaction that runs other statements before it must begin with
-    :func:`db.api.lock_for_write` (as this does, for one that does not).
+    ``host_ids`` and ``conditions`` select the hosts as for
+    :func:`find_free_hosts`. ``session`` is a :func:`db.api.writer`
+    transaction's.
 
     :returns: the ids of the booked hosts.
     :raises NotEnoughResources: fewer than ``min_count`` hosts are free;
@@ -91,10 +99,9 @@ def allocate_hosts(session, reservation_id, start, end, min_count,
     :raises ConcurrentUpdate: another writer booked one of the hosts
         first; rerun the transaction (:func:`db.api.retry_on_conflict`).
     """
-    db_api.lock_for_write(session)
-    free = find_free_hosts(session, start, end, query=query,
-                           max_count=max_count, cleaning_time=cleaning_time,
-                           host_ids=host_ids, conditions=conditions)
+    free = find_free_hosts(session, start, end, max_count=max_count,
+                           cleaning_time=cleaning_time, host_ids=host_ids,
+                           conditions=conditions)
     if len(free) < min_count:
         raise exceptions.NotEnoughResources(
             'Not enough hosts available: %d matching host(s) free from %s '
@@ -110,8 +117,7 @@ def allocate_hosts(session, reservation_id, start, end, min_count,
 
 
 def allocate_slice(session, reservation_id, start, end, size,
-                   ratios=(1.0, 1.0, 1.0), query=None, cleaning_time=0,
-                   conditions=()):
+                   ratios=(1.0, 1.0, 1.0), cleaning_time=0, conditions=()):
     """Book a slice of one host (an instance's flavor) for ``[start, end)``.
 
     A host takes the slice when no whole-host allocation overlaps the
@@ -127,7 +133,6 @@ def allocate_slice(session, reservation_id, start, end, size,
     :raises NotEnoughResources: no host fits; nothing is written.
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
-    db_api.lock_for_write(session)
     margin = datetime.timedelta(minutes=cleaning_time)
     overlapping = [ALLOCATIONS.c.host_id == HOSTS.c.id,
                    ALLOCATIONS.c.start_date < end + margin,
@@ -142,8 +147,7 @@ def allocate_slice(session, reservation_id, start, end, size,
                  ALLOCATIONS.c.disk_gb), ratios, size)]
     host = session.execute(
         sa.select(HOSTS.c.id, HOSTS.c.generation).where(
-            HOSTS.c.reservable,
-            capabilities.compile(query, 'resource_properties'), *conditions,
+            HOSTS.c.reservable, *conditions,
             ~sa.exists().where(*overlapping, ALLOCATIONS.c.whole_host),
             *fits).order_by(HOSTS.c.id).limit(1)).first()
     if host is None:
@@ -169,7 +173,6 @@ def move_allocations(session, reservation_id, start, end, cleaning_time=0):
         in the new window; nothing is changed.
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
-    db_api.lock_for_write(session)
     booked = _host_ids(session, reservation_id)
     free = find_free_hosts(session, start, end, cleaning_time=cleaning_time,
                            host_ids=booked,

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The reservation pools as the scheduler sees them.
 
 Every reservable host is in a pool: the free pool, or the pool of the
@@ -9,8 +21,10 @@ lease's owner and the projects it is shared with.
 :class:`Snapshot` holds all of that in sets, so that a filter decides per
 host with one set lookup. :class:`SnapshotCache` keeps one snapshot per
 process and reloads it only when the ``pool_state`` generation moved:
-writers call :func:`bump` in the transaction that changes a pool (a host
-added or removed, a lease's status or projects changed).
+every writer transaction (:func:`db.api.writer`) that changes what
+:func:`load` reads (a host added or removed, a lease's or reservation's
+status or a lease's projects changed, a lease deleted) bumps it when it
+commits, as :data:`db.models.POOL_WRITES` says. Bookings do not.
 """
 
 import collections
@@ -33,19 +47,9 @@ LEASE_PROJECTS = models.LeaseProject.__table__
 
 # Lease statuses in which the hosts of its active reservations take
 # instances: not while it starts, ends or is being deleted.
-_USABLE = (LeaseStatus.ACTIVE, LeaseStatus.UPDATING)
+_USABLE = (LeaseStatus.ACTIVE,)
 
 _EMPTY = frozenset()
-
-
-def bump(session):
-    """Mark the pools changed, in ``session``'s transaction.
-
-    Call it after the transaction's other writes: the row is a lock that
-    every such writer takes, and taking it last keeps them from
-    deadlocking on it.
-    """
-    db_api.bump_counter(session, POOL_STATE)
 
 
 _GENERATION = sa.select(POOL_STATE.c.generation).where(POOL_STATE.c.id == 1)

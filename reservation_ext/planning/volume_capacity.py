@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Reservable volume capacity: how many GB leases may hold at once.
 
 The operator makes ``[reservation] volume_reservable_gb`` GB of the
@@ -15,8 +27,8 @@ Concurrent writers cannot both fit in the last GB: :func:`book` first
 bumps the one row of ``volume_capacity_state``, which on PostgreSQL (and
 MySQL) holds its row lock until the transaction ends, so the next writer
 waits there and then sums what the first committed. On SQLite the
-transaction began as a writer (:func:`db.api.lock_for_write`), which
-serializes writers already.
+transaction began as a writer (:func:`db.api.writer`), which serializes
+writers already.
 """
 
 import sqlalchemy as sa
@@ -54,7 +66,7 @@ def check(session, reservable_gb, start, end, size_gb,
     """Make sure ``size_gb`` more fit in ``[start, end)``.
 
     Takes the capacity lock first; call it before writing the
-    reservation, in the same transaction.
+    reservation, in the same :func:`db.api.writer` transaction.
 
     :raises NotEnoughResources: they do not fit; the message says why.
     """
@@ -70,5 +82,4 @@ def check(session, reservable_gb, start, end, size_gb,
 
 def _lock(session):
     """Serialize the capacity checks of concurrent transactions."""
-    db_api.lock_for_write(session)
     db_api.bump_counter(session, STATE)

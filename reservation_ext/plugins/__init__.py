@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Resource plugins: one per reservable resource type.
 
 Plugins are found through stevedore in the ``reservation_ext.plugins``
@@ -7,14 +19,24 @@ namespace; the entry point name is the resource type (``physical:host``,
 
 from stevedore import extension
 
+from reservation_ext.clients import plugin_clients
+
 NAMESPACE = 'reservation_ext.plugins'
 
 
-def load_plugins(conf, clock):
-    """Return ``{resource_type: plugin}`` for every installed plugin."""
+def load_plugins(conf, clock, clients=None):
+    """Return ``{resource_type: plugin}`` for every installed plugin.
+
+    :param clients: the Nova and Cinder clients the plugins act through
+        (:class:`~reservation_ext.clients.plugin_clients.PluginClients`);
+        by default the service user's, made at first use (the engine's
+        and the lease API's).
+    """
     manager = extension.ExtensionManager(
         NAMESPACE, invoke_on_load=True, invoke_args=(conf, clock),
-        propagate_map_exceptions=True, on_load_failure_callback=_raise)
+        invoke_kwds={'clients': clients or plugin_clients.PluginClients(conf)},
+        propagate_map_exceptions=True,
+        on_load_failure_callback=_raise)
     return {ext.name: ext.obj for ext in manager}
 
 

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The resource plugin interface.
 
 A plugin owns one resource type: it validates the type's part of a lease
@@ -13,21 +25,33 @@ Raise :class:`reservation_ext.exceptions.PluginError` (or any exception) on
 failure; the engine retries with backoff and records the reason.
 
 ``lease`` and ``reservation`` arguments are plain dicts: the lease's
-columns (dates as naive UTC datetimes) plus ``projects``; a reservation
-view with the type's fields from :meth:`get_details` merged in.
+columns (dates as naive UTC datetimes) plus ``projects`` (and in
+:meth:`reserve` ``starts_later``: whether the lease starts after the
+request); a reservation view with the type's fields from
+:meth:`get_details` merged in.
+
+Plugins act on Nova and Cinder through the clients they are built with
+(:class:`reservation_ext.clients.plugin_clients.PluginClients`).
 """
 
 import abc
 
+from reservation_ext.clients import plugin_clients
 from reservation_ext import exceptions
+from reservation_ext.leases.states import ReservationStatus
 
 
 class ResourcePlugin(metaclass=abc.ABCMeta):
-    """Base class of resource plugins."""
+    """Base class of resource plugins.
 
-    def __init__(self, conf, clock):
+    ``clients`` has the ``nova`` and ``cinder`` clients to act through;
+    by default the service user's.
+    """
+
+    def __init__(self, conf, clock, clients=None):
         self.conf = conf
         self.clock = clock
+        self.clients = clients or plugin_clients.PluginClients(conf)
 
     @abc.abstractmethod
     def validate(self, values):
@@ -78,7 +102,7 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
 
         By default a started, unfinished lease is ended as at its end.
         """
-        if reservation['status'] == 'active':
+        if reservation['status'] == ReservationStatus.ACTIVE:
             self.on_end(ctx, lease, reservation)
 
 

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The ``physical:host`` plugin: whole compute hosts for a lease.
 
 A request (Blazar's fields plus a few constraints)::
@@ -9,7 +21,9 @@ A request (Blazar's fields plus a few constraints)::
      "region": "RegionOne", "min_vcpus": 8, "min_memory_mb": 16384,
      "min_local_gb": 100, "before_end": "default", "on_end": "release"}
 
-Hosts are booked by the planner when the lease is created. At start the
+Hosts are booked by the planner when the lease is created, with the
+request's constraints compiled once, when it is checked, into SQL
+conditions (``values['conditions']``). At start the
 hosts leave the free-pool aggregate for an aggregate named after the
 reservation, whose metadata names the owner project; at end, ``on_end``
 says what happens to the instances on them (``release``: they stay;
@@ -19,7 +33,6 @@ Nova aggregates show the same pools to operators and to Nova's own
 aggregate filters.
 """
 
-import functools
 import json
 
 import sqlalchemy as sa
@@ -28,6 +41,7 @@ from db import api as db_api
 from db import models
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import exceptions
+from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import capabilities
 from reservation_ext.planning import planner
 from reservation_ext.plugins import base
@@ -43,8 +57,26 @@ BEFORE_END = ('default', '')
 _MINIMUMS = {'min_vcpus': HOSTS.c.vcpus, 'min_memory_mb': HOSTS.c.memory_mb,
              'min_local_gb': HOSTS.c.local_gb}
 _QUERIES = ('hypervisor_properties', 'resource_properties')
-KEYS = frozenset(('min', 'max', 'hosts', 'availability_zone', 'region',
-                  'before_end', 'on_end') + _QUERIES + tuple(_MINIMUMS))
+_HOST = {'type': ['string', 'integer'], 'minLength': 1,
+         'description': 'a host id or hypervisor hostname'}
+SCHEMA = {
+    'type': 'object',
+    'properties': {
+        'min': validation.INTEGER,
+        'max': validation.INTEGER,
+        **{key: validation.nullable(validation.INTEGER) for key in _MINIMUMS},
+        # Capability queries: JSON text or decoded; compiling checks them.
+        **{key: {} for key in _QUERIES},
+        'hosts': {'type': ['array', 'null'], 'items': _HOST,
+                  'description': 'a list of host ids or hypervisor '
+                                 'hostnames'},
+        'availability_zone': validation.nullable(validation.TEXT),
+        'region': {'type': ['string', 'null']},
+        'before_end': {'enum': list(BEFORE_END)},
+        'on_end': {'enum': list(ON_END)},
+    },
+    'additionalProperties': False,
+}
 # Columns of host_reservations shown in lease views (Blazar's), and the
 # optional constraints, shown when the request set them.
 _VIEW_COLUMNS = ('min', 'max', 'hypervisor_properties',
@@ -56,15 +88,15 @@ _OPTIONAL_COLUMNS = ('availability_zone',) + tuple(_MINIMUMS)
 class PhysicalHostPlugin(base.ResourcePlugin):
     """Lease whole Nova compute hosts."""
 
-    @functools.cached_property
+    @property
     def nova(self):
-        """The Nova client, made at first use (the API may never call)."""
-        return compute_client.NovaClient(self.conf)
+        """The Nova client the plugin was built with."""
+        return self.clients.nova
 
     def validate(self, values):
-        validation.check_keys(values, KEYS)
+        validation.check_schema(values, SCHEMA)
         out = {key: _query(values, key) for key in _QUERIES}
-        out['hosts'] = _requested_hosts(values.get('hosts'))
+        out['hosts'] = values.get('hosts') or []
         default = len(out['hosts']) or None
         out['min'] = _count(values, 'min', default)
         out['max'] = _count(values, 'max', default or out['min'])
@@ -72,20 +104,19 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             raise exceptions.InvalidInput('max', 'must be >= min')
         for key in _MINIMUMS:
             out[key] = _optional_count(values, key)
-        out['availability_zone'] = _optional_text(values, 'availability_zone')
+        out['availability_zone'] = values.get('availability_zone')
         self._check_region(values.get('region'))
-        out['before_end'] = _choice(values, 'before_end', BEFORE_END,
-                                    'default')
-        out['on_end'] = _choice(values, 'on_end', ON_END, 'release')
+        out['before_end'] = values.get('before_end', 'default')
+        out['on_end'] = values.get('on_end', 'release')
+        out['conditions'] = _conditions(out)
         return out
 
     def reserve(self, session, ctx, lease, reservation_id, values):
         planner.allocate_hosts(
             session, reservation_id, lease['start_date'], lease['end_date'],
             values['min'], values['max'],
-            query=values['resource_properties'],
             cleaning_time=self.conf.reservation.cleaning_time,
-            conditions=_conditions(values))
+            conditions=values['conditions'])
         # One request per reservation: it shares the reservation's id.
         session.execute(sa.insert(REQUESTS).values(
             id=reservation_id, reservation_id=reservation_id,
@@ -124,7 +155,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         for host in self._service_hosts(ctx, reservation['id']):
             self.nova.remove_from_aggregate(freepool, host)
             self.nova.add_to_aggregate(aggregate, host)
-        with db_api.context_manager.writer.using(ctx) as session:
+        with db_api.writer(ctx, self.clock) as session:
             session.execute(sa.update(REQUESTS).where(
                 REQUESTS.c.reservation_id == reservation['id']).values(
                     aggregate_id=aggregate['id']))
@@ -143,8 +174,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
 
     def on_delete(self, ctx, lease, reservation):
         # A start that failed half-way may have left the lease aggregate.
-        if reservation['status'] == 'active' or (
-                reservation['status'] != 'deleted' and
+        if reservation['status'] == ReservationStatus.ACTIVE or (
+                reservation['status'] != ReservationStatus.DELETED and
                 self.nova.find_aggregate(reservation['id'])):
             self.on_end(ctx, lease, reservation)
 
@@ -167,9 +198,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
 
 
 def _conditions(values):
-    """SQL conditions of the request's constraints besides the query."""
-    conditions = [capabilities.compile(values['hypervisor_properties'],
-                                       'hypervisor_properties')]
+    """SQL conditions of the request's constraints, its queries compiled."""
+    conditions = [capabilities.compile(values[key], key) for key in _QUERIES]
     conditions += [column >= values[key] for key, column in _MINIMUMS.items()
                    if values[key] is not None]
     if values['availability_zone'] is not None:
@@ -185,64 +215,18 @@ def _conditions(values):
 
 
 def _query(values, key):
-    """A capability query as text ('' for none), checked by compiling."""
+    """A capability query as text ('' for none), as lease views show it."""
     query = values.get(key) or ''
-    if not isinstance(query, str):
-        query = json.dumps(query)
-    capabilities.compile(query, key)
-    return query
-
-
-def _requested_hosts(hosts):
-    if hosts is None:
-        return []
-    if (not isinstance(hosts, list) or
-            not all(isinstance(h, (str, int)) and str(h) for h in hosts)):
-        raise exceptions.InvalidInput(
-            'hosts', 'must be a list of host ids or hypervisor hostnames')
-    return hosts
+    return query if isinstance(query, str) else json.dumps(query)
 
 
 def _count(values, key, default):
     value = values.get(key, default)
     if value is None:
         raise exceptions.InvalidInput(key, 'is required')
-    number = _integer(key, value)
-    if number < 1:
-        raise exceptions.InvalidInput(key, 'must be at least 1')
-    return number
+    return validation.parse_integer(value, key, minimum=1)
 
 
 def _optional_count(values, key):
     value = values.get(key)
-    if value is None:
-        return None
-    number = _integer(key, value)
-    if number < 0:
-        raise exceptions.InvalidInput(key, 'must be at least 0')
-    return number
-
-
-def _integer(key, value):
-    # python-blazarclient sends the numbers of --reservation as text.
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise exceptions.InvalidInput(key, 'must be an integer')
-    try:
-        return int(value)
-    except ValueError:
-        raise exceptions.InvalidInput(key, 'must be an integer')
-
-
-def _optional_text(values, key):
-    value = values.get(key)
-    if value is not None and (not isinstance(value, str) or not value):
-        raise exceptions.InvalidInput(key, 'must be a non-empty string')
-    return value
-
-
-def _choice(values, key, choices, default):
-    value = values.get(key, default)
-    if value not in choices:
-        raise exceptions.InvalidInput(
-            key, 'must be one of: %s' % ', '.join(repr(c) for c in choices))
-    return value
+    return None if value is None else validation.parse_integer(value, key)

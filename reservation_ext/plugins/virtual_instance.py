@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The ``virtual:instance`` plugin: one Nova server for a lease.
 
 A request::
@@ -21,12 +33,9 @@ what becomes of the server: ``delete``, ``snapshot_delete`` (an image
 first) or ``shelve``.
 """
 
-import functools
-
 import sqlalchemy as sa
 
 from db import models
-from reservation_ext.clients import compute as compute_client
 from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import planner
@@ -39,49 +48,69 @@ HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 ON_END = ('delete', 'snapshot_delete', 'shelve')
 SIZE_KEYS = ('vcpus', 'memory_mb', 'disk_gb')
-KEYS = frozenset(SIZE_KEYS + ('server_id', 'flavor_id', 'shared_pool',
-                              'on_end'))
+# nova-api's middleware makes these requests: numbers are numbers.
+_SIZE = {'type': 'integer', 'minimum': 0, 'description': 'an integer >= 0'}
+SCHEMA = {
+    'type': 'object',
+    'properties': {
+        **{key: _SIZE for key in SIZE_KEYS},
+        'server_id': {},
+        'flavor_id': {'type': ['string', 'null']},
+        'shared_pool': {'type': 'boolean'},
+        'on_end': {'enum': list(ON_END)},
+    },
+    'additionalProperties': False,
+    'required': list(SIZE_KEYS),
+}
 _COLUMNS = SIZE_KEYS + ('server_id', 'flavor_id', 'on_end')
 # Nova's defaults of [DEFAULT] initial_{cpu,ram,disk}_allocation_ratio.
 NOVA_DEFAULT_RATIOS = (4.0, 1.0, 1.0)
+BUILD_ARGS = 'build_args'
+
+
+class BuildArgs(str):
+    """A held-back build's arguments (:func:`held_builds.dump`).
+
+    nova-api's server middleware passes them in the reservation values of
+    a RESERVED server, so that they are written with the lease. A request
+    decoded from JSON never holds one: the lease API cannot set them.
+    """
 
 
 class VirtualInstancePlugin(base.ResourcePlugin):
     """Reserve a server's flavor on a reservable host for a window."""
 
-    @functools.cached_property
+    @property
     def nova(self):
-        """The Nova client, made at first use (the API may never call).
+        """The Nova client the plugin was built with.
 
-        nova-api's server middleware sets one that acts in-process.
+        In nova-api it acts in process
+        (:class:`reservation_ext.nova_api.server_middleware.InProcessNova`).
         """
-        return compute_client.NovaClient(self.conf)
+        return self.clients.nova
 
     def validate(self, values):
-        validation.check_keys(values, KEYS)
-        out = {key: _count(values, key) for key in SIZE_KEYS}
+        build_args = values.get(BUILD_ARGS)
+        trusted = isinstance(build_args, BuildArgs)
+        # Given by a lease-API user, build_args is an unknown key.
+        validation.check_schema({
+            key: value for key, value in values.items()
+            if not (trusted and key == BUILD_ARGS)}, SCHEMA)
+        out = {key: values[key] for key in SIZE_KEYS}
         out['server_id'] = validation.resource_uuid(
             values.get('server_id'), 'server_id', 'server',
             'nova boot --hint reserved=True')
-        flavor_id = values.get('flavor_id')
-        if flavor_id is not None and not isinstance(flavor_id, str):
-            raise exceptions.InvalidInput('flavor_id', 'must be a string')
-        out['flavor_id'] = flavor_id
-        shared_pool = values.get('shared_pool', False)
-        if not isinstance(shared_pool, bool):
-            raise exceptions.InvalidInput('shared_pool', 'must be a boolean')
-        out['shared_pool'] = shared_pool
+        out['flavor_id'] = values.get('flavor_id')
+        out['shared_pool'] = values.get('shared_pool', False)
         out['on_end'] = values.get('on_end', self.conf.reservation
                                    .instance_on_end)
-        if out['on_end'] not in ON_END:
-            raise exceptions.InvalidInput(
-                'on_end', 'must be one of: %s'
-                % ', '.join(repr(choice) for choice in ON_END))
+        if trusted:
+            out[BUILD_ARGS] = str(build_args)
         return out
 
     def reserve(self, session, ctx, lease, reservation_id, values):
         if values['shared_pool']:
-            if lease['start_date'] > self.clock.now():
+            if lease['starts_later']:
                 raise exceptions.InvalidInput(
                     'shared_pool', 'only a lease that starts now runs in '
                     'the shared pool')
@@ -89,6 +118,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             self._book(session, reservation_id, lease, values)
         session.execute(sa.insert(REQUESTS).values(
             id=reservation_id, reservation_id=reservation_id,
+            build_args=values.get(BUILD_ARGS),
             **{key: values[key] for key in _COLUMNS}))
         return values['server_id']
 
@@ -166,12 +196,3 @@ def _nova_option(conf, name):
         return getattr(conf, name)
     except (AttributeError, KeyError):
         return None
-
-
-def _count(values, key):
-    value = values.get(key)
-    if value is None:
-        raise exceptions.InvalidInput(key, 'is required')
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise exceptions.InvalidInput(key, 'must be an integer >= 0')
-    return value

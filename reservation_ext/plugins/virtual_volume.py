@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The ``virtual:volume`` plugin: a Cinder volume for a lease.
 
 A request::
@@ -20,13 +32,9 @@ volume, an image can). Deleting the lease before its start deletes the
 reserved record.
 """
 
-import functools
-
 import sqlalchemy as sa
 
 from db import models
-from reservation_ext.clients import block_storage as block_storage_client
-from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import volume_capacity
 from reservation_ext.plugins import base
@@ -35,8 +43,18 @@ from reservation_ext import validation
 RESOURCE_TYPE = 'virtual:volume'
 REQUESTS = models.VolumeReservation.__table__
 ON_END = ('delete', 'snapshot_delete')
-KEYS = frozenset(('size_gb', 'volume_id', 'volume_type', 'availability_zone',
-                  'on_end'))
+SCHEMA = {
+    'type': 'object',
+    'properties': {
+        'size_gb': validation.INTEGER,
+        'volume_id': {},
+        'volume_type': validation.nullable(validation.TEXT),
+        'availability_zone': validation.nullable(validation.TEXT),
+        'on_end': {'enum': list(ON_END)},
+    },
+    'additionalProperties': False,
+    'required': ['size_gb'],
+}
 _COLUMNS = ('size_gb', 'volume_id', 'volume_type', 'availability_zone',
             'on_end')
 _OPTIONAL = ('volume_type', 'availability_zone')
@@ -45,29 +63,24 @@ _OPTIONAL = ('volume_type', 'availability_zone')
 class VirtualVolumePlugin(base.ResourcePlugin):
     """Reserve block storage capacity and the Cinder volume that uses it."""
 
-    @functools.cached_property
+    @property
     def cinder(self):
-        """The Cinder client, made at first use (the API may never call).
+        """The Cinder client the plugin was built with.
 
-        cinder-api sets one that acts in-process instead
+        In cinder-api it acts in process
         (:class:`cinder_ext.extension.InProcessCinder`).
         """
-        return block_storage_client.CinderClient(self.conf)
+        return self.clients.cinder
 
     def validate(self, values):
-        validation.check_keys(values, KEYS)
-        out = {'size_gb': _size(values.get('size_gb')),
+        validation.check_schema(values, SCHEMA)
+        out = {'size_gb': validation.parse_integer(values['size_gb'],
+                                                   'size_gb', minimum=1),
                'volume_id': validation.resource_uuid(
                    values.get('volume_id'), 'volume_id', 'volume',
                    'cinder create --hint reserved=True')}
-        for key in _OPTIONAL:
-            out[key] = _optional_text(values, key)
-        on_end = values.get('on_end', 'delete')
-        if on_end not in ON_END:
-            raise exceptions.InvalidInput(
-                'on_end', 'must be one of: %s'
-                % ', '.join(repr(choice) for choice in ON_END))
-        out['on_end'] = on_end
+        out.update({key: values.get(key) for key in _OPTIONAL})
+        out['on_end'] = values.get('on_end', 'delete')
         return out
 
     def reserve(self, session, ctx, lease, reservation_id, values):
@@ -109,25 +122,3 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         # volume is gone already.
         if reservation['status'] != ReservationStatus.DELETED:
             self.on_end(ctx, lease, reservation)
-
-
-def _size(value):
-    if value is None:
-        raise exceptions.InvalidInput('size_gb', 'is required')
-    # python-blazarclient sends the numbers of --reservation as text.
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise exceptions.InvalidInput('size_gb', 'must be an integer')
-    try:
-        size = int(value)
-    except ValueError:
-        raise exceptions.InvalidInput('size_gb', 'must be an integer')
-    if size < 1:
-        raise exceptions.InvalidInput('size_gb', 'must be at least 1')
-    return size
-
-
-def _optional_text(values, key):
-    value = values.get(key)
-    if value is not None and (not isinstance(value, str) or not value):
-        raise exceptions.InvalidInput(key, 'must be a non-empty string')
-    return value

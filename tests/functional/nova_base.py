@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """A base for tests that run inside Nova's own functional harness.
 
 Real Nova: API (with the project's ``etc/nova/api-paste.ini``, so the
@@ -93,7 +105,7 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             self._start_compute(host)
 
     def lease_api(self, method, path, body=None, project=OWNER,
-                  roles='member', expect=None):
+                  roles='member,reader', expect=None):
         """Call the lease API as a user of ``project``; return the JSON.
 
         ``expect``: the status code the call must answer (2xx if None).
@@ -111,7 +123,7 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
 
     def admin_lease_api(self, method, path, body=None, expect=None):
         return self.lease_api(method, path, body, project='admin',
-                              roles='admin,member', expect=expect)
+                              roles='admin,member,reader', expect=expect)
 
     def add_reservable_host(self, name, **capabilities):
         return self.admin_lease_api('POST', '/os-hosts',

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Concurrent allocations never double-book a host.
 
 Many writers (threads on an SQLite file, processes with their own engines
@@ -13,6 +25,7 @@ from concurrent import futures
 import multiprocessing
 
 from db import api as db_api
+from reservation_ext import clock as clock_mod
 from reservation_ext import context
 from reservation_ext import exceptions
 from reservation_ext.planning import planner
@@ -25,17 +38,17 @@ POOL = 4
 WINDOWS = [(test_planner.at(k), test_planner.at(10 + k)) for k in range(6)]
 
 
-def book(manager, window):
+def book(window):
     """One lease request for one host in ``window``; its outcome."""
     def attempt():
-        with manager.writer.using(context.get_admin_context()) as session:
-            db_api.lock_for_write(session)
+        with db_api.writer(context.get_admin_context(),
+                           clock_mod.SYSTEM) as session:
             reservation_id = test_planner.add_reservation(session)
             planner.allocate_hosts(session, reservation_id, *window,
                                    min_count=1, max_count=1)
 
     try:
-        db_api.retry_on_conflict()(attempt)()
+        db_api.retry_on_conflict(exceptions.ConcurrentUpdate)(attempt)()
     except exceptions.NotEnoughResources:
         return 'not enough'
     except exceptions.ConcurrentUpdate:
@@ -47,17 +60,17 @@ def book(manager, window):
 
 def book_in_process(url, windows):
     """Run requests in a process of its own, with its own engine."""
-    manager = db_api.new_context_manager(connection=url)
+    db_api.context_manager.configure(connection=url)
     try:
-        return [book(manager, window) for window in windows]
+        return [book(window) for window in windows]
     finally:
-        manager.writer.get_engine().dispose()
+        db_api.get_engine().dispose()
 
 
 class ConcurrencyMixin:
 
     def add_pool(self):
-        with db_api.context_manager.writer.using(self.ctx) as session:
+        with db_api.writer(self.ctx, clock_mod.SYSTEM) as session:
             test_planner.add_hosts(session, POOL)
 
     def assert_no_double_booking(self, outcomes, requests):
@@ -81,9 +94,7 @@ class TestThreads(ConcurrencyMixin, base.TestCase):
     def test_threads_never_double_book(self):
         requests = [WINDOWS[i % len(WINDOWS)] for i in range(48)]
         with futures.ThreadPoolExecutor(16) as executor:
-            outcomes = list(executor.map(
-                lambda window: book(db_api.context_manager, window),
-                requests))
+            outcomes = list(executor.map(book, requests))
         self.assert_no_double_booking(outcomes, len(requests))
 
 

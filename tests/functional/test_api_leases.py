@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The lease API (Blazar v1 on the wire) over the real WSGI application.
 
 Requests go through webob to :class:`reservation_ext.api.wsgi.App`, with
@@ -30,6 +42,8 @@ from tests.functional import test_leases
 from tests import plugins as test_plugins
 
 lease_body = test_leases.lease_body
+# X-Roles of a project member's token (Keystone's implied roles).
+MEMBER = ','.join(test_leases.MEMBER)
 
 
 class BrokenPlugin(test_plugins.JournalPlugin):
@@ -44,7 +58,7 @@ def as_keystonemiddleware(app, project):
 
     def middleware(environ, start_response):
         environ.update(HTTP_X_PROJECT_ID=project,
-                       HTTP_X_USER_ID='u-' + project, HTTP_X_ROLES='member')
+                       HTTP_X_USER_ID='u-' + project, HTTP_X_ROLES=MEMBER)
         return app(environ, start_response)
     return middleware
 
@@ -68,7 +82,7 @@ class _LeaseAPITests:
                                     compute_client.NovaClient(conf)))
 
     def request(self, method, path, body=None, project='p1',
-                roles='member'):
+                roles=MEMBER):
         """The response to a request of a user of ``project``.
 
         ``body`` is sent JSON-encoded, or as is when it is bytes.
@@ -217,6 +231,22 @@ class _LeaseAPITests:
         response = self.request('POST', '/v1/leases/x', {})
         self.assertError(405, 'MethodNotAllowed', response)
         self.assertEqual('DELETE, GET, PUT', response.headers['Allow'])
+
+    def test_fixed_paths_win_over_host_id(self):
+        for path, key in (('/v1/os-hosts/allocations', 'allocations'),
+                          ('/v1/os-hosts/properties', 'resource_properties')):
+            response = self.request('GET', path, roles='admin')
+            self.assertEqual(200, response.status_int, response.text)
+            self.assertEqual({key: []}, response.json)
+            # Not /v1/os-hosts/{host_id}'s DELETE either.
+            response = self.request('DELETE', path, roles='admin')
+            self.assertError(405, 'MethodNotAllowed', response)
+            self.assertEqual('GET', response.headers['Allow'])
+
+    def test_path_arguments_are_utf8_decoded(self):
+        message = self.assertError(404, 'NotFound', self.request(
+            'GET', '/v1/leases/l%C3%A9ase'))
+        self.assertIn('l\u00e9ase', message)
 
     def test_unexpected_errors_are_generic(self):
         message = self.assertError(500, 'ReservationError', self.request(

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Volume capacity: the virtual:volume plugin in the lease service.
 
 Leases with virtual:volume reservations are created, moved and refused
@@ -61,7 +73,8 @@ def body(start, end, size=SIZE, name=None):
 
 
 def user():
-    return context.RequestContext(project_id='p1', user_id='u1')
+    return context.RequestContext(project_id='p1', user_id='u1',
+                                  roles=['member', 'reader'])
 
 
 def create(service, start, end, size=SIZE):
@@ -141,8 +154,8 @@ class CapacityMixin:
 
     def test_ended_reservations_hold_nothing(self):
         lease = self.service.create(user(), body(1, 10, size=100))
-        with self.engine.begin() as conn:
-            conn.execute(lease_service.RESERVATIONS.update().where(
+        with db_api.writer(self.ctx, clock_mod.ManualClock(NOW)) as session:
+            session.execute(lease_service.RESERVATIONS.update().where(
                 lease_service.RESERVATIONS.c.lease_id == lease['id']).values(
                     status='deleted'))
         self.service.create(user(), body(1, 10, size=100))

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The lease service on a real DB with the real test plugin."""
 
 import datetime
@@ -7,6 +19,7 @@ from oslo_messaging import conffixture
 from oslo_messaging.notify import _impl_test
 import sqlalchemy as sa
 
+from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
@@ -26,6 +39,8 @@ D = datetime.datetime
 JOURNAL = test_plugins.RESOURCE_TYPE
 SCARCE = 'test:scarce'
 DROP = object()
+# The roles of a project member's token (Keystone's implied roles).
+MEMBER = ['member', 'reader']
 
 LEASE_KEYS = {'id', 'name', 'start_date', 'end_date', 'status',
               'status_reason', 'degraded', 'user_id', 'project_id',
@@ -88,9 +103,12 @@ class _LeaseServiceTests:
         self.service = lease_service.LeaseService(
             self.conf, self.clock, self.plugins,
             notifications.get_notifier(self.conf))
-        self.user = context.RequestContext(project_id='p1', user_id='u1')
-        self.other = context.RequestContext(project_id='p2', user_id='u2')
+        self.user = context.RequestContext(project_id='p1', user_id='u1',
+                                           roles=MEMBER)
+        self.other = context.RequestContext(project_id='p2', user_id='u2',
+                                            roles=MEMBER)
         self.admin = context.RequestContext(project_id='adm', user_id='a',
+                                            roles=['admin'] + MEMBER,
                                             is_admin=True)
 
     # Helpers.
@@ -116,18 +134,18 @@ class _LeaseServiceTests:
                 in _impl_test.NOTIFICATIONS]
 
     def _set_status(self, lease_id, status):
-        with self.engine.begin() as conn:
-            conn.execute(lease_service.LEASES.update().where(
+        with db_api.writer(self.ctx, self.clock) as session:
+            session.execute(lease_service.LEASES.update().where(
                 lease_service.LEASES.c.id == lease_id).values(status=status))
 
     def _activate(self, lease):
         """Put ``lease`` where the engine leaves it after start_lease."""
         self._set_status(lease['id'], LeaseStatus.ACTIVE)
-        with self.engine.begin() as conn:
-            conn.execute(lease_service.RESERVATIONS.update().where(
+        with db_api.writer(self.ctx, self.clock) as session:
+            session.execute(lease_service.RESERVATIONS.update().where(
                 lease_service.RESERVATIONS.c.lease_id == lease['id']).values(
                     status='active'))
-            conn.execute(lease_service.EVENTS.update().where(
+            session.execute(lease_service.EVENTS.update().where(
                 lease_service.EVENTS.c.lease_id == lease['id'],
                 lease_service.EVENTS.c.event_type == 'start_lease').values(
                     status=EventStatus.DONE))
@@ -320,6 +338,19 @@ class _LeaseServiceTests:
         self.assertRaises(exceptions.NotFound, self.service.get,
                           self.user, 'no-such-lease')
 
+    def test_a_reader_sees_its_projects_leases_but_may_not_change_them(self):
+        view = self.service.create(self.user, lease_body())
+        reader = context.RequestContext(project_id='p1', user_id='r1',
+                                        roles=['reader'])
+        self.assertEqual(view, self.service.get(reader, view['id']))
+        self.assertEqual([view], self.service.list(reader))
+        for call, args in [(self.service.create, (lease_body(name='x'),)),
+                           (self.service.update, (view['id'], {'name': 'x'})),
+                           (self.service.delete, (view['id'],))]:
+            exc = self.assertRaises(exceptions.Forbidden, call, reader, *args)
+            self.assertEqual(403, exc.code)
+        self.assertEqual(view, self.service.get(self.user, view['id']))
+
     def test_admin_sees_every_lease(self):
         view = self.service.create(self.user, lease_body())
         self.assertEqual(view, self.service.get(self.admin, view['id']))
@@ -474,7 +505,7 @@ class _LeaseServiceTests:
     def test_update_is_guarded_by_status(self):
         view = self.service.create(self.user, lease_body())
         for status in (LeaseStatus.STARTING, LeaseStatus.TERMINATING,
-                       LeaseStatus.UPDATING, LeaseStatus.DELETING):
+                       LeaseStatus.DELETING):
             self._set_status(view['id'], status)
             exc = self.assertRaises(exceptions.InvalidState,
                                     self.service.update, self.user,
@@ -537,8 +568,8 @@ class _LeaseServiceTests:
 
     def test_delete_is_guarded_by_status(self):
         view = self.service.create(self.user, lease_body())
-        for status in (LeaseStatus.STARTING, LeaseStatus.TERMINATING,
-                       LeaseStatus.UPDATING, LeaseStatus.DELETING):
+        # A DELETING lease may be deleted again: test_interrupted_delete.
+        for status in (LeaseStatus.STARTING, LeaseStatus.TERMINATING):
             self._set_status(view['id'], status)
             self.assertRaises(exceptions.InvalidState, self.service.delete,
                               self.user, view['id'])

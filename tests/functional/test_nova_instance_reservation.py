@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Server reservation through ``POST /servers`` hints, in Nova's harness.
 
 Real nova-api with the server middleware, conductor, scheduler with
@@ -120,7 +132,8 @@ class InstanceReservationTest(nova_base.NovaTestCase):
                 server['id'], action)
             self.assertEqual(409, error.response.status_code)
             self.assertIn('is reserved', error.response.text)
-        # Only the reservation service (an admin) starts it.
+        # Only the reservation service (a service user or an admin)
+        # starts it.
         error = self.assertRaises(
             client.OpenStackApiException, self.api_user.post_server_action,
             server['id'], {'os-reservation-start': {
@@ -128,6 +141,17 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         self.assertEqual(403, error.response.status_code)
         self.assertEqual('RESERVED', self.api_user.get_server(
             server['id'])['status'])
+
+    def test_a_service_user_starts_a_reserved_server(self):
+        self.add_reservable_host('compute-2')
+        server = self.reserve()
+        engine = client.TestOpenStackClient(
+            'reservation', self.api_fixture.base_url, project_id='service',
+            roles=['service'])
+        engine.post_server_action(server['id'], {'os-reservation-start': {
+            'lease_id': server[LEASE_KEY]}})
+        server = self._wait_for_state_change(server, 'ACTIVE')
+        self.assertEqual('compute-2', server['OS-EXT-SRV-ATTR:host'])
 
     def test_no_room_is_409_and_creates_nothing(self):
         # compute-1 has 8192 MB of RAM (ratio 1.0): two 4096 MB servers.

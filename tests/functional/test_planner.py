@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """The planner's search and bookings, on SQLite and PostgreSQL."""
 
 import datetime
@@ -9,8 +21,10 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from reservation_ext import clock as clock_mod
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
+from reservation_ext.planning import capabilities
 from reservation_ext.planning import planner
 from tests import base
 
@@ -34,6 +48,11 @@ def add_hosts(session, count, first=0):
                   'memory_mb': 8192, 'local_gb': 100},
         {'gpu': 'true'} if i % 3 == 0 else {})
         for i in range(first, first + count)]
+
+
+def compiled(query):
+    """A resource_properties query as the planner takes it (conditions)."""
+    return [capabilities.compile(query, 'resource_properties')]
 
 
 def add_reservation(session):
@@ -65,21 +84,22 @@ class PlannerMixin:
         self.gpu_hosts = self.hosts[::3]
 
     def writer(self):
-        return db_api.context_manager.writer.using(self.ctx)
+        return db_api.writer(self.ctx, clock_mod.ManualClock(T0))
 
-    def allocate(self, start, end, min_count=1, max_count=1, **kwargs):
+    def allocate(self, start, end, min_count=1, max_count=1, query=None,
+                 **kwargs):
         with self.writer() as session:
-            db_api.lock_for_write(session)
             reservation_id = add_reservation(session)
             booked = planner.allocate_hosts(
                 session, reservation_id, at(start), at(end), min_count,
-                max_count, **kwargs)
+                max_count, conditions=compiled(query), **kwargs)
         return reservation_id, booked
 
-    def free(self, start, end, **kwargs):
+    def free(self, start, end, query=None, **kwargs):
         with db_api.context_manager.reader.using(self.ctx) as session:
             return [host_id for host_id, _generation in
                     planner.find_free_hosts(session, at(start), at(end),
+                                            conditions=compiled(query),
                                             **kwargs)]
 
     def generations(self):
@@ -233,17 +253,17 @@ class PlannerMixin:
     def search_and_allocate_statements(self):
         search = self.count_statements(lambda: self.free(0, 1, query=GPU))
         with self.writer() as session:
-            db_api.lock_for_write(session)
             reservation_id = add_reservation(session)
             allocate = self.count_statements(lambda: planner.allocate_hosts(
-                session, reservation_id, at(500), at(510), 2, 2, query=GPU))
+                session, reservation_id, at(500), at(510), 2, 2,
+                conditions=compiled(GPU)))
         return search, allocate
 
-    def book_slice(self, start, end, size, **kwargs):
+    def book_slice(self, start, end, size, query=None, **kwargs):
         with self.writer() as session:
             return planner.allocate_slice(
                 session, add_reservation(session), at(start), at(end), size,
-                **kwargs)
+                conditions=compiled(query), **kwargs)
 
     def test_slices_fill_a_host_then_the_next(self):
         # Every host has 8 vCPUs, 8192 MB and 100 GB.
@@ -292,7 +312,8 @@ class PlannerMixin:
                 raise exceptions.ConcurrentUpdate()
             return 'done'
 
-        self.assertEqual('done', db_api.retry_on_conflict()(lose_twice)())
+        self.assertEqual('done', db_api.retry_on_conflict(
+            exceptions.ConcurrentUpdate)(lose_twice)())
         self.assertEqual(3, len(calls))
 
     def test_retry_on_conflict_gives_up_with_409(self):
@@ -303,8 +324,9 @@ class PlannerMixin:
             raise db_exc.DBDeadlock()
 
         error = self.assertRaises(exceptions.ConcurrentUpdate,
-                                  db_api.retry_on_conflict(attempts=3)(
-                                      deadlock))
+                                  db_api.retry_on_conflict(
+                                      exceptions.ConcurrentUpdate,
+                                      attempts=3)(deadlock))
         self.assertEqual(409, error.code)
         self.assertEqual(3, len(calls))
 

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """ReservationFilter on real nova HostStates, over SQLite and PostgreSQL.
 
 The pools come from the leases DB; these tests also check that every
@@ -15,9 +27,9 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from nova_filters import reservation_filter
+from reservation_ext import clock as clock_mod
 from reservation_ext import context
 from reservation_ext.hosts import records as host_records
-from reservation_ext.planning import pool_snapshot
 from tests import base
 from tests import fixtures
 
@@ -43,7 +55,7 @@ class _FilterTests:
         self.filter = reservation_filter.ReservationFilter()
 
     def writer(self):
-        return db_api.context_manager.writer.using(self.ctx)
+        return db_api.writer(self.ctx, clock_mod.ManualClock(NOW))
 
     def add_lease(self, hostnames, project='owner', status='ACTIVE',
                   reservation_status='active', shared=()):
@@ -51,10 +63,10 @@ class _FilterTests:
         with self.writer() as session:
             session.execute(sa.insert(LEASES).values(
                 id=lease_id, name=lease_id, project_id=project,
-                start_date=NOW, end_date=NOW, status=status))
+                start_date=NOW, end_date=NOW, status='PENDING'))
             session.execute(sa.insert(RESERVATIONS).values(
                 id=reservation_id, lease_id=lease_id,
-                resource_type='physical:host', status=reservation_status))
+                resource_type='physical:host', status='pending'))
             for name in hostnames:
                 session.execute(sa.insert(ALLOCATIONS).values(
                     id=str(uuid.uuid4()), host_id=self.host_ids[name],
@@ -63,7 +75,12 @@ class _FilterTests:
             for other in shared:
                 session.execute(sa.insert(PROJECTS).values(
                     lease_id=lease_id, project_id=other))
-            pool_snapshot.bump(session)
+            # As the engine starts a lease: the statuses move the pools.
+            session.execute(sa.update(LEASES).where(LEASES.c.id == lease_id)
+                            .values(status=status))
+            session.execute(sa.update(RESERVATIONS).where(
+                RESERVATIONS.c.id == reservation_id).values(
+                    status=reservation_status))
         return lease_id, reservation_id
 
     def passing(self, project='owner', reservation=None):
@@ -100,13 +117,11 @@ class _FilterTests:
         with self.writer() as session:
             session.execute(sa.update(LEASES).where(LEASES.c.id == lease_id)
                             .values(status='TERMINATING'))
-            pool_snapshot.bump(session)
         self.assertEqual([], self.passing('owner', reservation))
         with self.writer() as session:
             session.execute(sa.delete(ALLOCATIONS))
             session.execute(sa.delete(models.ComputeHost.__table__).where(
                 models.ComputeHost.hypervisor_hostname == 'compute-0'))
-            pool_snapshot.bump(session)
         self.assertEqual(['compute-0', 'compute-4', 'compute-5'],
                          self.passing())
 
@@ -116,7 +131,9 @@ class _FilterTests:
         self.passing()
         self.assertIs(snapshot, self.filter._pools.get())
         with self.writer() as session:
-            pool_snapshot.bump(session)
+            host_records.add_host(session, {
+                'hypervisor_hostname': 'compute-4', 'vcpus': 8,
+                'memory_mb': 8192, 'local_gb': 100})
         self.assertIsNot(snapshot, self.filter._pools.get())
 
 

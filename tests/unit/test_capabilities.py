@@ -1,8 +1,21 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Capability queries, compiled to SQL and run against a real DB."""
 
 import sqlalchemy as sa
 
 from db import api as db_api
+from reservation_ext import clock as clock_mod
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
 from reservation_ext.planning import capabilities
@@ -114,7 +127,7 @@ class CapabilitiesMixin:
 
     def setUp(self):
         super().setUp()
-        with db_api.context_manager.writer.using(self.ctx) as session:
+        with db_api.writer(self.ctx, clock_mod.SYSTEM) as session:
             self.names = {
                 host_records.add_host(session, values, caps):
                 values['hypervisor_hostname']
@@ -158,7 +171,7 @@ class CapabilitiesMixin:
 
     def test_set_capabilities_replaces_them(self):
         host_id = {name: id_ for id_, name in self.names.items()}['h1']
-        with db_api.context_manager.writer.using(self.ctx) as session:
+        with db_api.writer(self.ctx, clock_mod.SYSTEM) as session:
             host_records.set_capabilities(session, host_id, {'cores': 'many'})
         self.assertEqual({'h2'}, self.matching({'cores': '= 1'}))
         self.assertEqual({'h1'}, self.matching({'cores': 'many'}))

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Tests of the lease engine, on SQLite and PostgreSQL."""
 
 import datetime
@@ -257,7 +269,7 @@ class EngineTestMixin:
 
     def _set_event(self, lease_id, event_type, **values):
         ctx = context.get_admin_context()
-        with db_api.context_manager.writer.using(ctx) as session:
+        with db_api.writer(ctx, self.clock) as session:
             session.execute(sa.update(models.Event.__table__).where(
                 models.Event.lease_id == lease_id,
                 models.Event.event_type == event_type).values(**values))
@@ -278,11 +290,11 @@ class EngineTestMixin:
         self.assertTrue(
             events[EventType.START_LEASE]['claimed_by'].startswith('test:'))
 
-    def test_events_wait_while_lease_is_updated(self):
-        lease_id, _ = create_lease(status=LeaseStatus.UPDATING)
+    def test_events_wait_while_lease_is_deleted(self):
+        lease_id, _ = create_lease(status=LeaseStatus.DELETING)
         self.clock.set(T0)
         self.assertEqual(0, self.engine.run_once())
-        self.assertEqual(LeaseStatus.UPDATING,
+        self.assertEqual(LeaseStatus.DELETING,
                          get_lease(lease_id)[0]['status'])
 
     def test_start_of_terminated_lease_is_an_error(self):

@@ -1,14 +1,32 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Lease requests from server/volume create hints."""
 
 import datetime
 
+from oslo_config import cfg
+
+from reservation_ext import clock
 from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
+from reservation_ext.leases import requests
+from reservation_ext.plugins import virtual_volume
 from tests import base
 
 NOW = datetime.datetime(2027, 1, 1, 12, 0)
 DAY = datetime.timedelta(days=1)
 ON_END = ('snapshot_delete', 'delete', 'shelve')
+VOLUME = '6f3c5b1e-2a4d-4c8e-9b7a-1d2e3f405162'
 
 
 def parse(hints, **kwargs):
@@ -28,8 +46,14 @@ class ParseTest(base.TestCase):
             '{"name": "lease1", "start": "now", "end": "2027-12-1 16:07"}']})
         self.assertEqual({'name': 'lease1', 'start_date': NOW,
                           'end_date': datetime.datetime(2027, 12, 1, 16, 7),
-                          'before_end_date': None,
+                          'before_end_date': None, 'starts_later': False,
+                          'reservations': [], 'projects': [],
+                          'trust_id': None,
                           'on_end': 'snapshot_delete'}, lease)
+
+    def test_a_later_start_is_decided_when_parsed(self):
+        lease = parse({'lease_params': {'start': '2027-01-01 12:01'}})
+        self.assertTrue(lease['starts_later'])
 
     def test_no_hints_no_lease(self):
         self.assertIsNone(parse({}))
@@ -83,14 +107,24 @@ class ParseTest(base.TestCase):
         for field, hints in cases:
             self.assertInvalid(field, hints)
 
-    def test_lease_body(self):
-        lease = parse({'lease_params': {'duration': '1d',
-                                        'before_end': '2027-01-02 11:00'}})
-        body = lease_hints.lease_body(lease, {'resource_type': 'x:y',
-                                              'size_gb': 1})
-        self.assertEqual({
-            'name': 'vm1', 'start_date': '2027-01-01T12:00:00.000000',
-            'end_date': '2027-01-02T12:00:00.000000',
-            'before_end_date': '2027-01-02T11:00:00.000000',
-            'reservations': [{'resource_type': 'x:y', 'size_gb': 1,
-                              'on_end': 'snapshot_delete'}]}, body)
+    def test_the_request_gets_its_reservation_checked_by_the_plugin(self):
+        lease = parse({'lease_params': {'duration': '1d'}})
+        plugins = {'virtual:volume': virtual_volume.VirtualVolumePlugin(
+            cfg.CONF, clock.SYSTEM)}
+        request = requests.with_reservation(
+            lease, plugins, 'virtual:volume',
+            {'size_gb': '2', 'volume_id': VOLUME.upper(), 'on_end': 'delete'})
+        self.assertEqual([('virtual:volume', {
+            'size_gb': 2, 'volume_id': VOLUME, 'volume_type': None,
+            'availability_zone': None, 'on_end': 'delete'})],
+            request['reservations'])
+        self.assertEqual(NOW + DAY, request['end_date'])
+
+    def test_a_bad_reservation_names_its_field(self):
+        plugins = {'virtual:volume': virtual_volume.VirtualVolumePlugin(
+            cfg.CONF, clock.SYSTEM)}
+        error = self.assertRaises(
+            exceptions.InvalidInput, requests.with_reservation,
+            parse({'reserved': True}), plugins, 'virtual:volume',
+            {'size_gb': 0, 'volume_id': VOLUME})
+        self.assertEqual('reservations[0].size_gb', error.field)

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Validation of dates, durations, names, keys and lease windows."""
 
 import datetime
@@ -100,22 +112,112 @@ class ValidateNameTest(_Assertions, base.TestCase):
                                'name')
 
 
-class CheckKeysTest(_Assertions, base.TestCase):
+SCHEMA = {
+    'type': 'object',
+    'properties': {
+        'name': {'type': 'string'},
+        'reservations': {'type': 'array', 'items': {
+            'type': 'object',
+            'properties': {'min': validation.INTEGER,
+                           'on_end': {'enum': ['delete', 'shelve']}},
+            'additionalProperties': False,
+            'required': ['min'],
+        }},
+        'projects': {'type': 'array', 'items': {
+            'type': 'string', 'minLength': 1, 'maxLength': 4}},
+        'zone': validation.nullable(validation.TEXT),
+    },
+    'additionalProperties': False,
+}
 
-    def test_known_keys_pass(self):
-        validation.check_keys({'a': 1, 'b': 2}, {'a', 'b', 'c'})
-        validation.check_keys({}, {'a'})
+
+class CheckSchemaTest(_Assertions, base.TestCase):
+
+    def check(self, body, field=''):
+        validation.check_schema(body, SCHEMA, field)
+
+    def test_a_matching_body_passes(self):
+        self.check({})
+        self.check({'name': 'n', 'reservations': [{'min': '2'}],
+                    'projects': ['p1'], 'zone': None})
 
     def test_first_unknown_key_is_named(self):
-        exc = self.assertInvalid('reservations[1].zz', validation.check_keys,
-                                 {'a': 1, 'zz': 2, 'zy': 3}, {'a', 'zy'},
-                                 'reservations[1].')
+        exc = self.assertInvalid('reservations[1].zz', self.check, {
+            'reservations': [{'min': 1}, {'min': 1, 'zzz': 2, 'zz': 3}]})
         self.assertEqual('unknown key', exc.reason)
 
+    def test_unknown_keys_come_before_bad_values(self):
+        self.assertInvalid('colour', self.check,
+                           {'name': 5, 'colour': 'red'})
+
+    def test_a_missing_key_is_named(self):
+        exc = self.assertInvalid('reservations[0].min', self.check,
+                                 {'reservations': [{}]})
+        self.assertEqual('is required', exc.reason)
+
     def test_body_must_be_an_object(self):
-        self.assertInvalid('body', validation.check_keys, [], {'a'})
-        self.assertInvalid('reservations[0]', validation.check_keys, 'x',
-                           {'a'}, 'reservations[0].')
+        exc = self.assertInvalid('body', self.check, [])
+        self.assertEqual('must be an object', exc.reason)
+        self.assertInvalid('lease_params', self.check, 'x', 'lease_params')
+
+    def test_fields_below_a_named_field(self):
+        self.assertInvalid('lease_params.name', self.check, {'name': 1},
+                           'lease_params')
+
+    def test_reasons_read_as_sentences(self):
+        for body, field, reason in [
+                ({'name': 1}, 'name', 'must be a string'),
+                ({'zone': 1}, 'zone', 'must be a non-empty string'),
+                ({'zone': ''}, 'zone', 'must be a non-empty string'),
+                ({'reservations': [{'min': 1.5}]}, 'reservations[0].min',
+                 'must be an integer'),
+                ({'reservations': [{'min': 1, 'on_end': 'x'}]},
+                 'reservations[0].on_end',
+                 "must be one of: 'delete', 'shelve'"),
+                ({'projects': ['p1', '']}, 'projects[1]',
+                 'must be at least 1 characters'),
+                ({'projects': ['p12345']}, 'projects[0]',
+                 'must be at most 4 characters'),
+        ]:
+            exc = self.assertInvalid(field, self.check, body)
+            self.assertEqual(reason, exc.reason)
+
+
+class FieldNameTest(base.TestCase):
+
+    def test_paths_read_as_the_user_wrote_them(self):
+        self.assertEqual('reservations[0].min', validation.field_name(
+            ['reservations', 0, 'min']))
+        self.assertEqual('lease_params.start', validation.field_name(
+            ['start'], 'lease_params'))
+        self.assertEqual('hosts[1]', validation.field_name(['hosts', 1]))
+        self.assertEqual('body', validation.field_name([]))
+
+
+class ParseIntegerTest(_Assertions, base.TestCase):
+
+    def test_numbers_and_text_from_python_blazarclient(self):
+        self.assertEqual(2, validation.parse_integer(2, 'min'))
+        self.assertEqual(2, validation.parse_integer('2', 'min'))
+        self.assertEqual(0, validation.parse_integer('0', 'min'))
+
+    def test_rejected(self):
+        for value in ['two', '', '1.5', 1.5, True, None, [1]]:
+            self.assertInvalid('min', validation.parse_integer, value, 'min')
+
+    def test_minimum(self):
+        exc = self.assertInvalid('min', validation.parse_integer, '0', 'min',
+                                 minimum=1)
+        self.assertEqual('must be at least 1', exc.reason)
+
+
+class PrefixedTest(_Assertions, base.TestCase):
+
+    def test_the_prefix_names_the_reservation(self):
+        def fail():
+            with validation.prefixed('reservations[1].'):
+                raise exceptions.InvalidInput('min', 'is required')
+        self.assertInvalid('reservations[1].min', fail)
 
 
 class WindowTest(_Assertions, base.TestCase):

@@ -1,0 +1,46 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The Nova and Cinder clients a resource plugin acts through.
+
+The engine and the lease API give the plugins the service user's clients
+(:mod:`.compute`, :mod:`.block_storage`); nova-api and cinder-api give
+clients that act in process instead. A client that is not given is the
+service user's, made at first use: the lease API may never call Nova for
+a volume plugin, and makes no Keystone session for it.
+"""
+
+import functools
+
+from reservation_ext.clients import block_storage
+from reservation_ext.clients import compute
+
+
+class PluginClients:
+    """``nova`` and ``cinder``: the given clients or the service user's."""
+
+    def __init__(self, conf, nova=None, cinder=None):
+        self._conf = conf
+        if nova is not None:
+            self.nova = nova
+        if cinder is not None:
+            self.cinder = cinder
+
+    @functools.cached_property
+    def nova(self):
+        """The Nova client (:class:`.compute.NovaClient`)."""
+        return compute.NovaClient(self._conf)
+
+    @functools.cached_property
+    def cinder(self):
+        """The Cinder client (:class:`.block_storage.CinderClient`)."""
+        return block_storage.CinderClient(self._conf)

@@ -1,0 +1,43 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""JSON Schemas of the ``/v1/os-hosts`` request bodies (Blazar v1).
+
+Every key of a host create or update but ``name`` is an extra capability:
+a string or a number (``null`` removes it in an update).
+"""
+
+_CAPABILITY = {'type': ['string', 'number', 'boolean'],
+               'description': 'a string or a number (an extra capability)'}
+
+CREATE = {
+    'type': 'object',
+    'properties': {
+        'name': {'type': 'string', 'minLength': 1,
+                 'description': 'a host name'},
+    },
+    'additionalProperties': _CAPABILITY,
+    'required': ['name'],
+}
+
+UPDATE = {
+    'type': 'object',
+    'additionalProperties': dict(
+        _CAPABILITY, type=_CAPABILITY['type'] + ['null']),
+}
+
+PROPERTY_UPDATE = {
+    'type': 'object',
+    'properties': {'private': {'type': 'boolean'}},
+    'additionalProperties': False,
+    'required': ['private'],
+}
