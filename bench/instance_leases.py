@@ -435,7 +435,8 @@ def statement_line(engine, counter, service, args, hosts, bookings, begin):
     load(engine, hosts, bookings_of(rand, hosts, bookings, begin))
     ctx = context.RequestContext(user_id='bench-user',
                                  project_id='bench-project',
-                                 roles=['member'], overwrite=False)
+                                 roles=['member', 'reader'],
+                                 overwrite=False)
     counts, kinds, times = [], collections.Counter(), []
     for n, (start, end) in enumerate(request_windows(
             rand, args.warmup + args.requests, begin)):

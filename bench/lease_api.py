@@ -248,7 +248,10 @@ def run(args, workload, url):
     with ksm_fixture.AuthTokenFixture() as auth:
         token = uuid.uuid4().hex
         auth.add_token_data(token_id=token, project_id=PROJECT,
-                            user_id='bench-user', role_list=['member'])
+                            user_id='bench-user',
+                            # A member's token: Keystone adds the implied
+                            # reader role.
+                            role_list=['member', 'reader'])
         with interceptor.RequestsInterceptor(lambda: app, url=ENDPOINT):
             leases = blazar_client.Client(session=ks_session.Session(
                 auth=token_endpoint.Token(ENDPOINT + '/v1', token))).lease

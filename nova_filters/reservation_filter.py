@@ -24,9 +24,8 @@ connection``) through a per-process cache that costs one small SELECT per
 request while no pool changed.
 """
 
-import threading
-
 from nova.scheduler import filters
+from nova.scheduler import utils
 from oslo_log import log as logging
 
 from db import api as db_api
@@ -39,8 +38,6 @@ from reservation_ext.planning import pool_snapshot
 LOG = logging.getLogger(__name__)
 
 HINT = 'reservation'
-# filter_all has begun and no host has asked for the decision yet.
-_UNDECIDED = object()
 
 
 class _Passing:
@@ -52,6 +49,13 @@ class _Passing:
 
     def __contains__(self, nodename):
         return (nodename in self.names) != self.excluded
+
+    def select(self, hosts):
+        """The hosts among ``hosts`` that pass: a set lookup each."""
+        names = self.names
+        if self.excluded:
+            return [host for host in hosts if host.nodename not in names]
+        return [host for host in hosts if host.nodename in names]
 
 
 class ReservationFilter(filters.BaseHostFilter):
@@ -76,32 +80,23 @@ class ReservationFilter(filters.BaseHostFilter):
     def __init__(self):
         db_api.configure(conf_mod.CONF)
         self._pools = pool_snapshot.SnapshotCache()
-        # The decision of the request being filtered, per scheduler
-        # thread: host_passes makes it at the first host, the other hosts
-        # reuse it.
-        self._local = threading.local()
 
     def filter_all(self, filter_obj_list, spec_obj):
-        """Nova's host-by-host filtering, deciding at most once.
+        """The hosts that pass, deciding once for the whole request.
 
-        Nova's ``BaseHostFilter`` asks :meth:`host_passes` for each host,
-        except in a rebuild.
+        Nova's ``BaseHostFilter.filter_all`` would check for a rebuild and
+        call :meth:`host_passes` host by host (about 2 µs a host); this
+        makes the same rebuild check (``RUN_ON_REBUILD``, as Nova's
+        ``_filter_one`` does) and the decision once, then one set lookup
+        per host.
         """
-        self._local.passing = _UNDECIDED
-        try:
-            return list(super().filter_all(filter_obj_list, spec_obj))
-        finally:
-            self._local.passing = None
+        if not self.RUN_ON_REBUILD and utils.request_is_rebuild(spec_obj):
+            return list(filter_obj_list)
+        return self._decide(spec_obj).select(filter_obj_list)
 
     def host_passes(self, host_state, spec_obj):
-        """Whether one host passes: one set lookup."""
-        passing = getattr(self._local, 'passing', None)
-        if passing is None:
-            # Called on its own, not from filter_all: nothing to keep.
-            passing = self._decide(spec_obj)
-        elif passing is _UNDECIDED:
-            passing = self._local.passing = self._decide(spec_obj)
-        return host_state.nodename in passing
+        """Whether one host passes (Nova calls :meth:`filter_all`)."""
+        return host_state.nodename in self._decide(spec_obj)
 
     def _decide(self, spec_obj):
         """The :class:`_Passing` hosts of one request."""

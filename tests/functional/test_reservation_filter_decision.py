@@ -10,11 +10,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""ReservationFilter decides once per request, through Nova's BaseHostFilter.
+"""ReservationFilter decides once per request, and not for a rebuild.
 
-Nova skips the filter for a rebuild (``RUN_ON_REBUILD``) only in
-``BaseHostFilter._filter_one``; the filter keeps that path and makes its
-decision at most once per ``filter_all`` call.
+Nova skips a filter for a rebuild (``RUN_ON_REBUILD``) in
+``BaseHostFilter._filter_one``, which the filter's own ``filter_all`` does
+not call: it makes the same check itself, once per request.
 """
 
 import fixtures
