@@ -67,6 +67,11 @@ OWNER = 'owner-project'
 OTHER = 'other-project'
 
 
+def lease_date(moment):
+    """``moment`` as a lease request writes its dates."""
+    return moment.strftime('%Y-%m-%d %H:%M')
+
+
 class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     """Nova with the reservation pieces enabled, and 4 compute hosts."""
 

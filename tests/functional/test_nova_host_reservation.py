@@ -27,10 +27,6 @@ OTHER = nova_base.OTHER
 SHARED = 'shared-project'
 
 
-def _date(moment):
-    return moment.strftime('%Y-%m-%d %H:%M')
-
-
 class HostReservationTest(nova_base.NovaTestCase):
 
     def setUp(self):
@@ -46,8 +42,8 @@ class HostReservationTest(nova_base.NovaTestCase):
 
     def create_lease(self, name='hpc', projects=None, expect=None,
                      **reservation):
-        body = {'name': name, 'start_date': _date(self.start),
-                'end_date': _date(self.end),
+        body = {'name': name, 'start_date': nova_base.lease_date(self.start),
+                'end_date': nova_base.lease_date(self.end),
                 'reservations': [dict({
                     'resource_type': 'physical:host', 'min': 2, 'max': 2,
                     'hypervisor_properties': '[">=", "$vcpus", "8"]',

@@ -29,10 +29,6 @@ FIRST_IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
 NEW_IMAGE = 'a2459075-d96c-40d5-893e-577ff92e721c'
 
 
-def _date(moment):
-    return moment.strftime('%Y-%m-%d %H:%M')
-
-
 class RebuildTest(nova_base.NovaTestCase):
 
     def setUp(self):
@@ -66,8 +62,8 @@ class RebuildTest(nova_base.NovaTestCase):
 
     def test_a_server_left_by_a_released_host_lease_can_be_rebuilt(self):
         lease = self.lease_api('POST', '/leases', {
-            'name': 'hpc', 'start_date': _date(self.start),
-            'end_date': _date(self.end),
+            'name': 'hpc', 'start_date': nova_base.lease_date(self.start),
+            'end_date': nova_base.lease_date(self.end),
             'reservations': [{
                 'resource_type': 'physical:host', 'min': 1, 'max': 1,
                 'hosts': ['compute-2'], 'on_end': 'release'}]})['lease']
