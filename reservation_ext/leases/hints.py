@@ -49,8 +49,8 @@ def parse(hints, now, default_name, default_duration, on_end_choices,
     :param reserve_all: a request without hints gets a default lease.
     :returns: a create request of :mod:`reservation_ext.leases.requests`
         without reservations (add one with
-        :func:`~reservation_ext.leases.requests.with_reservation`), and
-        the ``on_end`` of its reservation.
+        :func:`~reservation_ext.leases.requests.with_reservation`), with
+        one more key, ``on_end``, for its reservation.
     """
     reserved = _reserved(hints.get(RESERVED))
     params = _params(hints.get(LEASE_PARAMS), on_end_choices)

@@ -20,7 +20,7 @@ pipelines, so it sees Nova's request context of every compute call:
 reserve_all_instances``
     The hints are checked first (400 naming the field; nothing created).
     Nova then creates the server as usual, except that the build of a
-    server whose lease starts later is held back (:mod:`.builds`); then
+    server whose lease starts later is held back (:mod:`.held_builds`); then
     the lease is created with one ``virtual:instance`` reservation
     carrying the server's flavor, which books a host for a later start
     (409 when none fits). If the lease cannot be created, the server is
