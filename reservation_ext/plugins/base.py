@@ -53,6 +53,24 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         self.clock = clock
         self.clients = clients or plugin_clients.PluginClients(conf)
 
+    @property
+    def nova(self):
+        """The Nova client the plugin was built with.
+
+        In nova-api it acts in process
+        (:class:`reservation_ext.nova_api.server_middleware.InProcessNova`).
+        """
+        return self.clients.nova
+
+    @property
+    def cinder(self):
+        """The Cinder client the plugin was built with.
+
+        In cinder-api it acts in process
+        (:class:`cinder_ext.extension.InProcessCinder`).
+        """
+        return self.clients.cinder
+
     @abc.abstractmethod
     def validate(self, values):
         """Check a reservation request and return its normalized values.

@@ -88,11 +88,6 @@ _OPTIONAL_COLUMNS = ('availability_zone',) + tuple(_MINIMUMS)
 class PhysicalHostPlugin(base.ResourcePlugin):
     """Lease whole Nova compute hosts."""
 
-    @property
-    def nova(self):
-        """The Nova client the plugin was built with."""
-        return self.clients.nova
-
     def validate(self, values):
         validation.check_schema(values, SCHEMA)
         out = {key: _query(values, key) for key in _QUERIES}

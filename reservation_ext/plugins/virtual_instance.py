@@ -80,15 +80,6 @@ class BuildArgs(str):
 class VirtualInstancePlugin(base.ResourcePlugin):
     """Reserve a server's flavor on a reservable host for a window."""
 
-    @property
-    def nova(self):
-        """The Nova client the plugin was built with.
-
-        In nova-api it acts in process
-        (:class:`reservation_ext.nova_api.server_middleware.InProcessNova`).
-        """
-        return self.clients.nova
-
     def validate(self, values):
         build_args = values.get(BUILD_ARGS)
         trusted = isinstance(build_args, BuildArgs)

@@ -63,15 +63,6 @@ _OPTIONAL = ('volume_type', 'availability_zone')
 class VirtualVolumePlugin(base.ResourcePlugin):
     """Reserve block storage capacity and the Cinder volume that uses it."""
 
-    @property
-    def cinder(self):
-        """The Cinder client the plugin was built with.
-
-        In cinder-api it acts in process
-        (:class:`cinder_ext.extension.InProcessCinder`).
-        """
-        return self.clients.cinder
-
     def validate(self, values):
         validation.check_schema(values, SCHEMA)
         out = {'size_gb': validation.parse_integer(values['size_gb'],
