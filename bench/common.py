@@ -41,6 +41,10 @@ DEFAULT_SHARED = os.path.join(os.path.dirname(TOP), 'shared')
 PEER_VENV = os.path.join(TOP, '.peer-venv')
 PEER_PACKAGES = ['blazar==18.0.0', 'blazar-nova==10.0.0', 'nova==34.0.0']
 
+# "Now" in the workloads of blazar_alloc.py, whose leases start from
+# 2030-01-01: the time the peer's rows were written.
+NOW = datetime.datetime(2029, 12, 1)
+
 # The filters of blazar_alloc.py, evaluated on the workload's host dicts:
 # the model does not share the planner's query compiler.
 MODEL_FILTERS = {

@@ -93,9 +93,9 @@ def run_filter(ctx, counter, model, queries, filter_name, text):
         began = time.perf_counter_ns()
         with db_api.context_manager.reader.using(ctx) as session:
             found = planner.find_free_hosts(
-                session, start, end, conditions=[conditions],
-                max_count=query['max'],
-                cleaning_time=model.cleaning_time)
+                session, start, end,
+                planner.Busy(common.NOW, model.cleaning_time),
+                conditions=[conditions], max_count=query['max'])
         elapsed = time.perf_counter_ns() - began
         if not query['warmup']:
             times.append(elapsed / 1e6)

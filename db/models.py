@@ -217,14 +217,56 @@ class HostCapability(Base):
     num_value = sa.Column(sa.Float, nullable=True)
 
 
+class Proposal(TimestampMixin, Base):
+    """A schedule proposal: a window offered for a lease request, held.
+
+    Its holds (host_allocations rows with its id, and ``volume_gb``) keep
+    the capacity of the window until ``expires_at``; after that nothing
+    counts them, whether or not the row is still there. The proposals of
+    one request share ``request_id``: creating a lease from one deletes
+    them all, and their holds with them.
+    """
+
+    __tablename__ = 'proposals'
+    __table_args__ = (
+        sa.Index('proposals_request_id_idx', 'request_id'),
+        sa.Index('proposals_expires_at_idx', 'expires_at'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    request_id = sa.Column(ID, nullable=False)
+    project_id = sa.Column(PROJECT, nullable=False)
+    user_id = sa.Column(PROJECT, nullable=True)
+    start_date = sa.Column(sa.DateTime, nullable=False)
+    end_date = sa.Column(sa.DateTime, nullable=False)
+    expires_at = sa.Column(sa.DateTime, nullable=False)
+    # The reservations of the request as the user gave them (JSON): a
+    # lease made from the proposal is checked again from them.
+    reservations = sa.Column(sa.Text, nullable=False)
+    # GB of virtual:volume capacity held for the window.
+    volume_gb = sa.Column(sa.Integer, nullable=False, default=0)
+
+
 class HostAllocation(Base):
-    """A host (whole, or a slice for instances) booked for a window."""
+    """A host (whole, or a slice for instances) booked for a window.
+
+    A booking of a reservation, or a hold of a schedule proposal (item
+    ``proposal_item`` of its reservations) that counts until
+    ``expires_at``: exactly one of ``reservation_id`` and
+    ``proposal_id`` is set.
+    """
 
     __tablename__ = 'host_allocations'
     __table_args__ = (
+        # expires_at in the index: the planner's busy test reads it
+        # without visiting the table.
         sa.Index('host_allocations_host_window_idx',
-                 'host_id', 'start_date', 'end_date'),
+                 'host_id', 'start_date', 'end_date', 'expires_at'),
         sa.Index('host_allocations_reservation_id_idx', 'reservation_id'),
+        sa.Index('host_allocations_proposal_id_idx', 'proposal_id'),
+        sa.CheckConstraint(
+            '(reservation_id IS NULL) <> (proposal_id IS NULL)',
+            name='ck_host_allocations_owner'),
     )
 
     id = sa.Column(ID, primary_key=True)
@@ -232,7 +274,12 @@ class HostAllocation(Base):
                         nullable=False)
     reservation_id = sa.Column(
         ID, sa.ForeignKey('reservations.id', ondelete='CASCADE'),
-        nullable=False)
+        nullable=True)
+    proposal_id = sa.Column(
+        ID, sa.ForeignKey('proposals.id', ondelete='CASCADE'),
+        nullable=True)
+    proposal_item = sa.Column(sa.Integer, nullable=True)
+    expires_at = sa.Column(sa.DateTime, nullable=True)
     start_date = sa.Column(sa.DateTime, nullable=False)
     end_date = sa.Column(sa.DateTime, nullable=False)
     # True: the whole host; False: the vcpus/memory_mb/disk_gb slice.

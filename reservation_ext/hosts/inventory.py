@@ -27,6 +27,7 @@ from db import models
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
 from reservation_ext.hosts import schemas
+from reservation_ext.planning import planner
 from reservation_ext import policy
 from reservation_ext import validation
 
@@ -208,12 +209,13 @@ def _check_new(session, hostname):
 
 def _check_unused(session, host_id, now):
     held = session.scalar(sa.select(sa.func.count()).where(
-        ALLOCATIONS.c.host_id == host_id, ALLOCATIONS.c.end_date > now))
+        ALLOCATIONS.c.host_id == host_id, ALLOCATIONS.c.end_date > now,
+        *planner.Busy(now).counted()))
     if held:
         raise exceptions.Conflict(
-            'Host %s is held by %d current or future reservation(s); it '
-            'can be removed once they ended or were deleted.'
-            % (host_id, held))
+            'Host %s is held by %d current or future reservation(s) or '
+            'schedule proposal(s); it can be removed once they ended, '
+            'expired or were deleted.' % (host_id, held))
 
 
 def _get_row(session, host_id):

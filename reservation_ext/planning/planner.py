@@ -12,14 +12,17 @@
 
 """The planner: finds free hosts for a window and books them.
 
-A host is free for ``[start, end)`` when none of its allocations (whole
-host or instance slice) overlaps ``[start - cleaning_time, end +
-cleaning_time)``; windows that only touch do not overlap. The search is
-one SQL statement whatever the number of hosts and leases: the
-request's conditions on computehosts (its capability queries compiled by
+A host is free for ``[start, end)`` when none of its live allocations
+(whole host or instance slice) overlaps ``[start - cleaning_time, end +
+cleaning_time)``; windows that only touch do not overlap. An allocation
+is a reservation's booking, or the hold of a schedule proposal, which is
+live until it expires (:class:`Busy` says at which time the test is made
+and which allocations it ignores). The search is one SQL statement
+whatever the number of hosts and leases: the request's conditions on
+computehosts (its capability queries compiled by
 :func:`reservation_ext.planning.capabilities.compile`) and a busy test on
-host_allocations (served by its (host_id, start_date, end_date) index) in
-one WHERE clause.
+host_allocations (served by its (host_id, start_date, end_date,
+expires_at) index) in one WHERE clause.
 
 No host is ever booked twice, also with concurrent writers, as in
 Placement: every change to a host's allocations bumps
@@ -27,10 +30,14 @@ Placement: every change to a host's allocations bumps
 still at the generation the search read. A writer that lost the race
 updates fewer rows than it wants and raises :class:`ConcurrentUpdate`, and
 its transaction rolls back; :func:`db.api.retry_on_conflict` reruns it.
-The functions that book take the ``session`` of a :func:`db.api.writer`
+Holds are allocations like the others, so a hold and a booking never
+overlap either; a hold that expired is ignored by every test, so its
+capacity is free again at once, and its row goes with its proposal. The
+functions that book take the ``session`` of a :func:`db.api.writer`
 transaction, which on SQLite also serializes the writers.
 """
 
+import dataclasses
 import datetime
 import uuid
 
@@ -43,27 +50,76 @@ HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 
 
-def find_free_hosts(session, start, end, max_count=None, cleaning_time=0,
-                    host_ids=None, exclude_reservation_id=None,
-                    conditions=()):
+@dataclasses.dataclass(frozen=True)
+class Busy:
+    """What makes a host busy: the allocations that count, and the margin.
+
+    :param now: holds that expired at this time do not count.
+    :param cleaning_time: minutes kept free before and after a window.
+    :param ignore_reservation: the bookings of this reservation do not
+        count (to move it).
+    :param ignore_proposal: the holds of this proposal do not count (to
+        book what it holds).
+    """
+
+    now: datetime.datetime
+    cleaning_time: int = 0
+    ignore_reservation: str = None
+    ignore_proposal: str = None
+
+    @property
+    def margin(self):
+        """The cleaning time as a timedelta."""
+        return datetime.timedelta(minutes=self.cleaning_time)
+
+    def counted(self, allocations=ALLOCATIONS):
+        """SQL conditions: an allocation row of ``allocations`` counts."""
+        conditions = [sa.or_(allocations.c.expires_at.is_(None),
+                             allocations.c.expires_at > self.now)]
+        for column, ignored in ((allocations.c.reservation_id,
+                                 self.ignore_reservation),
+                                (allocations.c.proposal_id,
+                                 self.ignore_proposal)):
+            if ignored is not None:
+                # NULL-safe: the other kind of allocation still counts.
+                conditions.append(sa.func.coalesce(column, '') != ignored)
+        return conditions
+
+
+@dataclasses.dataclass(frozen=True)
+class Owner:
+    """Whose allocations the planner writes: a booking or a hold."""
+
+    reservation_id: str = None
+    proposal_id: str = None
+    proposal_item: int = None
+    expires_at: datetime.datetime = None
+
+    @classmethod
+    def hold(cls, proposal_id, item, expires_at):
+        """Item ``item`` of a proposal's reservations, until it expires."""
+        return cls(proposal_id=proposal_id, proposal_item=item,
+                   expires_at=expires_at)
+
+    def columns(self):
+        """The owner's columns of a host_allocations row."""
+        return dataclasses.asdict(self)
+
+
+def find_free_hosts(session, start, end, busy, max_count=None,
+                    host_ids=None, conditions=()):
     """Reservable hosts matching ``conditions``, free in ``[start, end)``.
 
+    :param busy: a :class:`Busy`: which allocations count.
     :param max_count: return at most this many hosts.
-    :param cleaning_time: minutes kept free before and after the window.
     :param host_ids: only consider these hosts.
-    :param exclude_reservation_id: ignore this reservation's allocations
-        (to move it).
     :param conditions: SQL conditions on computehosts (a resource
         plugin's compiled constraints and capability queries).
     :returns: ``(host_id, generation)`` tuples, by ascending host id.
     """
-    margin = datetime.timedelta(minutes=cleaning_time)
-    lower, upper = start - margin, end + margin
+    lower, upper = start - busy.margin, end + busy.margin
     starts_before = [ALLOCATIONS.c.host_id == HOSTS.c.id,
-                     ALLOCATIONS.c.start_date < upper]
-    if exclude_reservation_id is not None:
-        starts_before.append(
-            ALLOCATIONS.c.reservation_id != exclude_reservation_id)
+                     ALLOCATIONS.c.start_date < upper, *busy.counted()]
     # Of the host's allocations that start before the window ends (an
     # index range), the latest is the one that overlaps when any does
     # (unless instance slices nest). Testing it first proves a busy host
@@ -73,25 +129,25 @@ def find_free_hosts(session, start, end, max_count=None, cleaning_time=0,
     latest_end = (sa.select(ALLOCATIONS.c.end_date).where(*starts_before)
                   .order_by(ALLOCATIONS.c.start_date.desc()).limit(1)
                   .scalar_subquery())
-    busy = sa.or_(
+    is_busy = sa.or_(
         sa.func.coalesce(latest_end, lower) > lower,
         sa.exists().where(*starts_before, ALLOCATIONS.c.end_date > lower))
     stmt = (sa.select(HOSTS.c.id, HOSTS.c.generation)
-            .where(HOSTS.c.reservable, *conditions, ~busy)
+            .where(HOSTS.c.reservable, *conditions, ~is_busy)
             .order_by(HOSTS.c.id).limit(max_count))
     if host_ids is not None:
         stmt = stmt.where(HOSTS.c.id.in_(host_ids))
     return [tuple(row) for row in session.execute(stmt)]
 
 
-def allocate_hosts(session, reservation_id, start, end, min_count,
-                   max_count, cleaning_time=0, host_ids=None, conditions=()):
+def allocate_hosts(session, owner, start, end, min_count, max_count, busy,
+                   host_ids=None, conditions=()):
     """Book between ``min_count`` and ``max_count`` free hosts.
 
-    Writes one whole-host allocation per host for ``[start, end)``.
-    ``host_ids`` and ``conditions`` select the hosts as for
-    :func:`find_free_hosts`. ``session`` is a :func:`db.api.writer`
-    transaction's.
+    Writes one whole-host allocation of ``owner`` (an :class:`Owner`) per
+    host for ``[start, end)``. ``busy``, ``host_ids`` and ``conditions``
+    select the hosts as for :func:`find_free_hosts`. ``session`` is a
+    :func:`db.api.writer` transaction's.
 
     :returns: the ids of the booked hosts.
     :raises NotEnoughResources: fewer than ``min_count`` hosts are free;
@@ -99,9 +155,8 @@ def allocate_hosts(session, reservation_id, start, end, min_count,
     :raises ConcurrentUpdate: another writer booked one of the hosts
         first; rerun the transaction (:func:`db.api.retry_on_conflict`).
     """
-    free = find_free_hosts(session, start, end, max_count=max_count,
-                           cleaning_time=cleaning_time, host_ids=host_ids,
-                           conditions=conditions)
+    free = find_free_hosts(session, start, end, busy, max_count=max_count,
+                           host_ids=host_ids, conditions=conditions)
     if len(free) < min_count:
         raise exceptions.NotEnoughResources(
             'Not enough hosts available: %d matching host(s) free from %s '
@@ -109,15 +164,29 @@ def allocate_hosts(session, reservation_id, start, end, min_count,
     if free:
         _bump_generations(session, free)
         session.execute(sa.insert(ALLOCATIONS), [
-            {'id': str(uuid.uuid4()), 'host_id': host_id,
-             'reservation_id': reservation_id, 'start_date': start,
-             'end_date': end, 'whole_host': True}
+            _allocation(owner, host_id, start, end)
             for host_id, _generation in free])
     return [host_id for host_id, _generation in free]
 
 
-def allocate_slice(session, reservation_id, start, end, size,
-                   ratios=(1.0, 1.0, 1.0), cleaning_time=0, conditions=()):
+def write_holds(session, holds, generations):
+    """Write the allocations of proposals' holds, the hosts CAS-bumped.
+
+    :param holds: ``(owner, host_id, start, end, size)`` tuples, ``size``
+        a slice's ``(vcpus, memory_mb, disk_gb)`` or None for whole hosts.
+    :param generations: ``{host_id: generation}`` as the search read them.
+    :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
+    """
+    hosts = {host_id for _owner, host_id, _start, _end, _size in holds}
+    _bump_generations(session, [(host_id, generations[host_id])
+                                for host_id in sorted(hosts)])
+    session.execute(sa.insert(ALLOCATIONS), [
+        _allocation(owner, host_id, start, end, size)
+        for owner, host_id, start, end, size in holds])
+
+
+def allocate_slice(session, owner, start, end, size, busy,
+                   ratios=(1.0, 1.0, 1.0), conditions=()):
     """Book a slice of one host (an instance's flavor) for ``[start, end)``.
 
     A host takes the slice when no whole-host allocation overlaps the
@@ -133,10 +202,10 @@ def allocate_slice(session, reservation_id, start, end, size,
     :raises NotEnoughResources: no host fits; nothing is written.
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
-    margin = datetime.timedelta(minutes=cleaning_time)
     overlapping = [ALLOCATIONS.c.host_id == HOSTS.c.id,
-                   ALLOCATIONS.c.start_date < end + margin,
-                   ALLOCATIONS.c.end_date > start - margin]
+                   ALLOCATIONS.c.start_date < end + busy.margin,
+                   ALLOCATIONS.c.end_date > start - busy.margin,
+                   *busy.counted()]
     fits = [capacity * ratio - sa.select(
                 sa.func.coalesce(sa.func.sum(used), 0))
             .where(*overlapping, ~ALLOCATIONS.c.whole_host)
@@ -153,30 +222,28 @@ def allocate_slice(session, reservation_id, start, end, size,
     if host is None:
         raise exceptions.NotEnoughResources(
             'No reservable host has %d vCPU(s), %d MB of RAM and %d GB of '
-            'disk free from %s to %s.' % (size + (start, end)))
+            'disk free from %s to %s.' % (tuple(size) + (start, end)))
     _bump_generations(session, [tuple(host)])
-    vcpus, memory_mb, disk_gb = size
     session.execute(sa.insert(ALLOCATIONS).values(
-        id=str(uuid.uuid4()), host_id=host.id, reservation_id=reservation_id,
-        start_date=start, end_date=end, whole_host=False, vcpus=vcpus,
-        memory_mb=memory_mb, disk_gb=disk_gb))
+        **_allocation(owner, host.id, start, end, size)))
     return host.id
 
 
-def move_allocations(session, reservation_id, start, end, cleaning_time=0):
+def move_allocations(session, reservation_id, start, end, busy):
     """Move a reservation's allocations to ``[start, end)``.
 
     Its hosts must be free in the new window apart from its own
-    allocations.
+    allocations (``busy`` need not ignore them: this does).
 
     :raises NotEnoughResources: a host is booked by another reservation
         in the new window; nothing is changed.
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
     booked = _host_ids(session, reservation_id)
-    free = find_free_hosts(session, start, end, cleaning_time=cleaning_time,
-                           host_ids=booked,
-                           exclude_reservation_id=reservation_id)
+    free = find_free_hosts(
+        session, start, end,
+        dataclasses.replace(busy, ignore_reservation=reservation_id),
+        host_ids=booked)
     if len(free) < len(booked):
         raise exceptions.NotEnoughResources(
             'Cannot move the reservation to %s - %s: %d of its %d host(s) '
@@ -192,14 +259,36 @@ def move_allocations(session, reservation_id, start, end, cleaning_time=0):
 
 def release(session, reservation_id):
     """Delete a reservation's allocations; its hosts become free."""
+    _release(session, ALLOCATIONS.c.reservation_id == reservation_id)
+
+
+def release_holds(session, proposal_ids):
+    """Delete the holds of proposals; their hosts become free."""
+    _release(session, ALLOCATIONS.c.proposal_id.in_(proposal_ids))
+
+
+def held_hosts(session, proposal_id, item):
+    """The ids of the hosts that item ``item`` of a proposal holds."""
+    return session.execute(
+        sa.select(ALLOCATIONS.c.host_id).distinct()
+        .where(ALLOCATIONS.c.proposal_id == proposal_id,
+               ALLOCATIONS.c.proposal_item == item)).scalars().all()
+
+
+def _release(session, which):
     session.execute(
         sa.update(HOSTS)
-        .where(HOSTS.c.id.in_(
-            sa.select(ALLOCATIONS.c.host_id)
-            .where(ALLOCATIONS.c.reservation_id == reservation_id)))
+        .where(HOSTS.c.id.in_(sa.select(ALLOCATIONS.c.host_id).where(which)))
         .values(generation=HOSTS.c.generation + 1))
-    session.execute(sa.delete(ALLOCATIONS).where(
-        ALLOCATIONS.c.reservation_id == reservation_id))
+    session.execute(sa.delete(ALLOCATIONS).where(which))
+
+
+def _allocation(owner, host_id, start, end, size=None):
+    """A host_allocations row: the whole host, or a slice of ``size``."""
+    vcpus, memory_mb, disk_gb = size or (0, 0, 0)
+    return dict(owner.columns(), id=str(uuid.uuid4()), host_id=host_id,
+                start_date=start, end_date=end, whole_host=size is None,
+                vcpus=vcpus, memory_mb=memory_mb, disk_gb=disk_gb)
 
 
 def _host_ids(session, reservation_id):

@@ -39,6 +39,7 @@ import abc
 from reservation_ext.clients import plugin_clients
 from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.planning import planner
 
 
 class ResourcePlugin(metaclass=abc.ABCMeta):
@@ -70,6 +71,16 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         (:class:`cinder_ext.extension.InProcessCinder`).
         """
         return self.clients.cinder
+
+    def busy(self, **ignore):
+        """The planner's :class:`~reservation_ext.planning.planner.Busy`
+        test as of now, with ``[reservation] cleaning_time``.
+
+        ``ignore`` names allocations not to count (``ignore_reservation``,
+        ``ignore_proposal``).
+        """
+        return planner.Busy(self.clock.now(),
+                            self.conf.reservation.cleaning_time, **ignore)
 
     @abc.abstractmethod
     def validate(self, values):

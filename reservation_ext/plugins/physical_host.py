@@ -108,9 +108,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
 
     def reserve(self, session, ctx, lease, reservation_id, values):
         planner.allocate_hosts(
-            session, reservation_id, lease['start_date'], lease['end_date'],
-            values['min'], values['max'],
-            cleaning_time=self.conf.reservation.cleaning_time,
+            session, planner.Owner(reservation_id), lease['start_date'],
+            lease['end_date'], values['min'], values['max'], self.busy(),
             conditions=values['conditions'])
         # One request per reservation: it shares the reservation's id.
         session.execute(sa.insert(REQUESTS).values(
@@ -137,8 +136,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         base.check_unchanged(values, RESOURCE_TYPE)
         planner.move_allocations(
             session, reservation['id'], lease['start_date'],
-            lease['end_date'],
-            cleaning_time=self.conf.reservation.cleaning_time)
+            lease['end_date'], self.busy())
 
     def on_start(self, ctx, lease, reservation):
         metadata = {compute_client.OWNER_KEY: lease['project_id'],

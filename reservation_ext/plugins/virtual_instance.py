@@ -159,10 +159,9 @@ class VirtualInstancePlugin(base.ResourcePlugin):
     def _book(self, session, reservation_id, lease, size, conditions=()):
         """Book a slice of ``size`` (a dict of SIZE_KEYS) for the lease."""
         planner.allocate_slice(
-            session, reservation_id, lease['start_date'], lease['end_date'],
-            tuple(size[key] for key in SIZE_KEYS),
-            ratios=allocation_ratios(self.conf),
-            cleaning_time=self.conf.reservation.cleaning_time,
+            session, planner.Owner(reservation_id), lease['start_date'],
+            lease['end_date'], tuple(size[key] for key in SIZE_KEYS),
+            self.busy(), ratios=allocation_ratios(self.conf),
             conditions=conditions)
 
 

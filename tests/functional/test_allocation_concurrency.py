@@ -44,8 +44,8 @@ def book(window):
         with db_api.writer(context.get_admin_context(),
                            clock_mod.SYSTEM) as session:
             reservation_id = test_planner.add_reservation(session)
-            planner.allocate_hosts(session, reservation_id, *window,
-                                   min_count=1, max_count=1)
+            planner.allocate_hosts(session, planner.Owner(reservation_id),
+                                   *window, 1, 1, test_planner.busy())
 
     try:
         db_api.retry_on_conflict(exceptions.ConcurrentUpdate)(attempt)()

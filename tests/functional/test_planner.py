@@ -50,6 +50,11 @@ def add_hosts(session, count, first=0):
         for i in range(first, first + count)]
 
 
+def busy(cleaning_time=0, **ignore):
+    """The planner's busy test at T0."""
+    return planner.Busy(T0, cleaning_time, **ignore)
+
+
 def compiled(query):
     """A resource_properties query as the planner takes it (conditions)."""
     return [capabilities.compile(query, 'resource_properties')]
@@ -87,19 +92,20 @@ class PlannerMixin:
         return db_api.writer(self.ctx, clock_mod.ManualClock(T0))
 
     def allocate(self, start, end, min_count=1, max_count=1, query=None,
-                 **kwargs):
+                 cleaning_time=0, **kwargs):
         with self.writer() as session:
             reservation_id = add_reservation(session)
             booked = planner.allocate_hosts(
-                session, reservation_id, at(start), at(end), min_count,
-                max_count, conditions=compiled(query), **kwargs)
+                session, planner.Owner(reservation_id), at(start), at(end),
+                min_count, max_count, busy(cleaning_time),
+                conditions=compiled(query), **kwargs)
         return reservation_id, booked
 
-    def free(self, start, end, query=None, **kwargs):
+    def free(self, start, end, query=None, busy=busy(), **kwargs):
         with db_api.context_manager.reader.using(self.ctx) as session:
             return [host_id for host_id, _generation in
                     planner.find_free_hosts(session, at(start), at(end),
-                                            conditions=compiled(query),
+                                            busy, conditions=compiled(query),
                                             **kwargs)]
 
     def generations(self):
@@ -139,7 +145,7 @@ class PlannerMixin:
             with self.subTest(start=start, end=end, cleaning=cleaning,
                               query=query):
                 self.assertEqual(expected, self.free(
-                    start, end, query=query, cleaning_time=cleaning))
+                    start, end, query=query, busy=busy(cleaning)))
         with self.engine.connect() as conn:
             self.assertEqual([], overlapping_allocations(conn))
 
@@ -153,10 +159,10 @@ class PlannerMixin:
 
     def test_cleaning_time_pads_both_sides(self):
         _id, (host,) = self.allocate(10, 12, host_ids=[self.hosts[0]])
-        self.assertIn(host, self.free(13, 14, cleaning_time=60))
-        self.assertNotIn(host, self.free(13, 14, cleaning_time=61))
-        self.assertIn(host, self.free(8, 9, cleaning_time=60))
-        self.assertNotIn(host, self.free(8, 9, cleaning_time=61))
+        self.assertIn(host, self.free(13, 14, busy=busy(60)))
+        self.assertNotIn(host, self.free(13, 14, busy=busy(61)))
+        self.assertIn(host, self.free(8, 9, busy=busy(60)))
+        self.assertNotIn(host, self.free(8, 9, busy=busy(61)))
 
     def test_instance_allocations_make_a_host_busy(self):
         with self.writer() as session:
@@ -179,11 +185,47 @@ class PlannerMixin:
                 HOSTS.c.id == self.hosts[0]).values(reservable=False))
         self.assertNotIn(self.hosts[0], self.free(0, 1))
 
-    def test_exclude_reservation_id(self):
+    def test_ignored_reservation_does_not_count(self):
         reservation_id, (host,) = self.allocate(0, 10)
         self.assertNotIn(host, self.free(5, 15))
         self.assertIn(host, self.free(
-            5, 15, exclude_reservation_id=reservation_id))
+            5, 15, busy=busy(ignore_reservation=reservation_id)))
+
+    def hold(self, start, end, expires_at, host_ids):
+        proposal_id = str(uuid.uuid4())
+        with self.writer() as session:
+            session.execute(sa.insert(models.Proposal.__table__).values(
+                id=proposal_id, request_id=proposal_id, project_id='p',
+                start_date=at(start), end_date=at(end),
+                expires_at=expires_at, reservations='[]', volume_gb=0))
+            planner.allocate_hosts(
+                session, planner.Owner.hold(proposal_id, 0, expires_at),
+                at(start), at(end), 1, len(host_ids), busy(),
+                host_ids=host_ids)
+        return proposal_id
+
+    def test_holds_count_until_they_expire(self):
+        self.hold(0, 10, at(1), [self.hosts[0]])
+        self.assertNotIn(self.hosts[0], self.free(5, 6))
+        expired = planner.Busy(at(1))
+        self.assertIn(self.hosts[0], self.free(5, 6, busy=expired))
+        with self.writer() as session:
+            self.assertEqual([self.hosts[0]], planner.allocate_hosts(
+                session, planner.Owner(add_reservation(session)), at(5),
+                at(6), 1, 1, expired, host_ids=[self.hosts[0]]))
+
+    def test_ignored_proposal_does_not_count(self):
+        proposal_id = self.hold(0, 10, at(1), self.hosts[:2])
+        self.assertEqual(self.hosts[2:], self.free(5, 6))
+        self.assertEqual(self.hosts, self.free(
+            5, 6, busy=busy(ignore_proposal=proposal_id)))
+        with self.writer() as session:
+            self.assertEqual(self.hosts[:2], planner.held_hosts(
+                session, proposal_id, 0))
+            planner.release_holds(session, [proposal_id])
+        self.assertEqual(self.hosts, self.free(5, 6))
+        self.assertEqual([2, 2], [self.generations()[h]
+                                  for h in self.hosts[:2]])
 
     def test_bad_query_is_invalid_input(self):
         error = self.assertRaises(exceptions.InvalidInput, self.free, 0, 1,
@@ -213,7 +255,8 @@ class PlannerMixin:
     def test_move(self):
         reservation_id, booked = self.allocate(0, 10, 2, 2)
         with self.writer() as session:
-            planner.move_allocations(session, reservation_id, at(5), at(20))
+            planner.move_allocations(session, reservation_id, at(5), at(20),
+                                     busy())
         self.assertEqual(
             sorted((reservation_id, host, at(5), at(20)) for host in booked),
             sorted(self.allocations()))
@@ -226,7 +269,7 @@ class PlannerMixin:
         with self.writer() as session:
             self.assertRaises(
                 exceptions.NotEnoughResources, planner.move_allocations,
-                session, reservation_id, at(5), at(21))
+                session, reservation_id, at(5), at(21), busy())
         self.assertEqual(before, (self.allocations(), self.generations()))
 
     def test_release(self):
@@ -255,15 +298,15 @@ class PlannerMixin:
         with self.writer() as session:
             reservation_id = add_reservation(session)
             allocate = self.count_statements(lambda: planner.allocate_hosts(
-                session, reservation_id, at(500), at(510), 2, 2,
-                conditions=compiled(GPU)))
+                session, planner.Owner(reservation_id), at(500), at(510), 2,
+                2, busy(), conditions=compiled(GPU)))
         return search, allocate
 
     def book_slice(self, start, end, size, query=None, **kwargs):
         with self.writer() as session:
             return planner.allocate_slice(
-                session, add_reservation(session), at(start), at(end), size,
-                conditions=compiled(query), **kwargs)
+                session, planner.Owner(add_reservation(session)), at(start),
+                at(end), size, busy(), conditions=compiled(query), **kwargs)
 
     def test_slices_fill_a_host_then_the_next(self):
         # Every host has 8 vCPUs, 8192 MB and 100 GB.
