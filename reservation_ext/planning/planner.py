@@ -45,6 +45,7 @@ import sqlalchemy as sa
 
 from db import models
 from reservation_ext import exceptions
+from reservation_ext.planning import timelines
 
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
@@ -138,6 +139,51 @@ def find_free_hosts(session, start, end, busy, max_count=None,
     if host_ids is not None:
         stmt = stmt.where(HOSTS.c.id.in_(host_ids))
     return [tuple(row) for row in session.execute(stmt)]
+
+
+def read_schedules(session, lower, upper, busy, conditions=()):
+    """The reservable hosts matching ``conditions`` and their allocations.
+
+    One statement: the allocations that count (``busy``) and overlap
+    ``[lower, upper)``, for the timelines of
+    :mod:`reservation_ext.planning.timelines`.
+
+    :returns: ``(hosts, allocations)``: ``{host_id: row}`` with the
+        host's ``generation``, ``vcpus``, ``memory_mb`` and ``local_gb``,
+        and ``{host_id: [timelines.Allocation]}`` (a slice's size is
+        ``(vcpus, memory_mb, disk_gb)``, a whole host's None), both with
+        every matching host.
+    """
+    overlapping = sa.and_(ALLOCATIONS.c.host_id == HOSTS.c.id,
+                          ALLOCATIONS.c.start_date < upper,
+                          ALLOCATIONS.c.end_date > lower, *busy.counted())
+    rows = session.execute(
+        sa.select(HOSTS.c.id, HOSTS.c.generation, HOSTS.c.vcpus,
+                  HOSTS.c.memory_mb, HOSTS.c.local_gb,
+                  ALLOCATIONS.c.start_date, ALLOCATIONS.c.end_date,
+                  ALLOCATIONS.c.whole_host,
+                  ALLOCATIONS.c.vcpus.label('slice_vcpus'),
+                  ALLOCATIONS.c.memory_mb.label('slice_memory_mb'),
+                  ALLOCATIONS.c.disk_gb.label('slice_disk_gb'))
+        .select_from(HOSTS.outerjoin(ALLOCATIONS, overlapping))
+        .where(HOSTS.c.reservable, *conditions)
+        .order_by(HOSTS.c.id, ALLOCATIONS.c.start_date))
+    hosts, allocations = {}, {}
+    for row in rows:
+        hosts.setdefault(row.id, row)
+        booked = allocations.setdefault(row.id, [])
+        if row.start_date is not None:
+            booked.append(timelines.Allocation(
+                row.start_date, row.end_date, None if row.whole_host else (
+                    row.slice_vcpus, row.slice_memory_mb,
+                    row.slice_disk_gb)))
+    return hosts, allocations
+
+
+def count_matching(session, conditions=()):
+    """How many reservable hosts match ``conditions``, busy or not."""
+    return session.scalar(sa.select(sa.func.count()).select_from(HOSTS)
+                          .where(HOSTS.c.reservable, *conditions))
 
 
 def allocate_hosts(session, owner, start, end, min_count, max_count, busy,

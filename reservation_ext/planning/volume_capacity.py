@@ -23,7 +23,7 @@ both count. It keeps the check one SQL statement, whatever the number of
 leases, and a grant never depends on how the others are spread inside
 the window.
 
-Concurrent writers cannot both fit in the last GB: :func:`book` first
+Concurrent writers cannot both fit in the last GB: :func:`check` first
 bumps the one row of ``volume_capacity_state``, which on PostgreSQL (and
 MySQL) holds its row lock until the transaction ends, so the next writer
 waits there and then sums what the first committed. On SQLite the
@@ -37,32 +37,55 @@ from db import api as db_api
 from db import models
 from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.planning import timelines
 
 VOLUMES = models.VolumeReservation.__table__
 RESERVATIONS = models.Reservation.__table__
 LEASES = models.Lease.__table__
+PROPOSALS = models.Proposal.__table__
 STATE = models.VolumeCapacityState.__table__
 
 
-def reserved_gb(session, start, end, exclude_reservation_id=None):
-    """GB held by volume reservations whose leases overlap [start, end).
+def reserved_gb(session, start, end, busy):
+    """GB held in ``[start, end)`` by the volume reservations whose leases
+    overlap it and the live holds of proposals that do.
 
     Reservations that ended (``deleted``) hold nothing any more.
+    ``busy`` (a :class:`~reservation_ext.planning.planner.Busy`) says
+    which holds are live and what to ignore.
     """
-    conditions = [LEASES.c.start_date < end, LEASES.c.end_date > start,
+    return sum(allocation.size for allocation in read_held(
+        session, start, end, busy))
+
+
+def read_held(session, lower, upper, busy):
+    """What holds GB in ``[lower, upper)``: ``[timelines.Allocation]``.
+
+    One statement: the volume reservations of the leases that overlap,
+    and the proposals whose live holds do.
+    """
+    conditions = [LEASES.c.start_date < upper, LEASES.c.end_date > lower,
                   RESERVATIONS.c.status != ReservationStatus.DELETED]
-    if exclude_reservation_id is not None:
-        conditions.append(RESERVATIONS.c.id != exclude_reservation_id)
-    return session.execute(
-        sa.select(sa.func.coalesce(sa.func.sum(VOLUMES.c.size_gb), 0))
+    if busy.ignore_reservation is not None:
+        conditions.append(RESERVATIONS.c.id != busy.ignore_reservation)
+    reservations = (
+        sa.select(LEASES.c.start_date, LEASES.c.end_date, VOLUMES.c.size_gb)
         .select_from(VOLUMES)
         .join(RESERVATIONS, RESERVATIONS.c.id == VOLUMES.c.reservation_id)
         .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
-        .where(*conditions)).scalar()
+        .where(*conditions))
+    holds = (sa.select(PROPOSALS.c.start_date, PROPOSALS.c.end_date,
+                       PROPOSALS.c.volume_gb)
+             .where(PROPOSALS.c.start_date < upper,
+                    PROPOSALS.c.end_date > lower,
+                    PROPOSALS.c.expires_at > busy.now,
+                    PROPOSALS.c.volume_gb > 0,
+                    PROPOSALS.c.id != (busy.ignore_proposal or '')))
+    return [timelines.Allocation(*row)
+            for row in session.execute(sa.union_all(reservations, holds))]
 
 
-def check(session, reservable_gb, start, end, size_gb,
-          exclude_reservation_id=None):
+def check(session, reservable_gb, start, end, size_gb, busy):
     """Make sure ``size_gb`` more fit in ``[start, end)``.
 
     Takes the capacity lock first; call it before writing the
@@ -70,8 +93,8 @@ def check(session, reservable_gb, start, end, size_gb,
 
     :raises NotEnoughResources: they do not fit; the message says why.
     """
-    _lock(session)
-    held = reserved_gb(session, start, end, exclude_reservation_id)
+    lock(session)
+    held = reserved_gb(session, start, end, busy)
     if held + size_gb > reservable_gb:
         raise exceptions.NotEnoughResources(
             'Not enough volume capacity: %d GB wanted from %s to %s, but '
@@ -80,6 +103,6 @@ def check(session, reservable_gb, start, end, size_gb,
             % (size_gb, start, end, held, reservable_gb))
 
 
-def _lock(session):
+def lock(session):
     """Serialize the capacity checks of concurrent transactions."""
     db_api.bump_counter(session, STATE)

@@ -77,7 +77,8 @@ class VirtualVolumePlugin(base.ResourcePlugin):
     def reserve(self, session, ctx, lease, reservation_id, values):
         volume_capacity.check(
             session, self.conf.reservation.volume_reservable_gb,
-            lease['start_date'], lease['end_date'], values['size_gb'])
+            lease['start_date'], lease['end_date'], values['size_gb'],
+            self.busy())
         session.execute(sa.insert(REQUESTS).values(
             id=reservation_id, reservation_id=reservation_id,
             **{key: values[key] for key in _COLUMNS}))
@@ -98,7 +99,7 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         volume_capacity.check(
             session, self.conf.reservation.volume_reservable_gb,
             lease['start_date'], lease['end_date'], reservation['size_gb'],
-            exclude_reservation_id=reservation['id'])
+            self.busy(ignore_reservation=reservation['id']))
 
     def on_start(self, ctx, lease, reservation):
         self.cinder.start_volume(reservation['volume_id'], lease['id'])

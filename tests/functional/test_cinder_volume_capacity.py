@@ -36,6 +36,7 @@ from reservation_ext import context
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
+from reservation_ext.planning import planner
 from reservation_ext.planning import volume_capacity
 from reservation_ext.plugins import virtual_volume
 from tests import base
@@ -127,7 +128,8 @@ class CapacityMixin:
 
     def reserved(self, start, end):
         with db_api.context_manager.reader.using(self.ctx) as session:
-            return volume_capacity.reserved_gb(session, at(start), at(end))
+            return volume_capacity.reserved_gb(
+                session, at(start), at(end), planner.Busy(at(0)))
 
     def test_granted_up_to_the_capacity(self):
         lease = self.service.create(user(), body(1, 10, size=60))

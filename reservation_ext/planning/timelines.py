@@ -1,0 +1,437 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What is free when: the schedule of a request's capacity, in memory.
+
+A timeline holds, for one reservation of a request, the allocations that
+count (bookings and live holds) of the capacity it may use, as read from
+the DB for a :class:`Span` of starts, and answers with the same tests as
+the planner's SQL (:mod:`reservation_ext.planning.planner`,
+:mod:`reservation_ext.planning.volume_capacity`):
+
+* :class:`WholeHosts` (``physical:host``): a host is free for ``[t, t +
+  duration)`` when no allocation overlaps it widened by the cleaning
+  time; the request fits when ``need`` hosts are free.
+* :class:`Slices` (``virtual:instance``): a host fits a slice when no
+  whole-host allocation overlaps and the slices that overlap leave room.
+* :class:`Capacity` (``virtual:volume``): the GB of the reservations
+  that overlap, plus the request's, stay within the reservable GB.
+
+**Where a proposal may start.** Capacity is freed only where an
+allocation ends (plus the cleaning time, for hosts): a start that fits
+and is neither ``not_before`` nor such a boundary still fits a little
+earlier. So the candidate starts are ``not_before`` and the boundaries,
+and :func:`first_starts` tries them in order. The first proposal is the
+earliest candidate at which every timeline fits; it is taken (its
+capacity held in the timelines) and the next one is the earliest
+candidate after it at which the request still fits, and so on: distinct
+windows, each starting where capacity changed, none sharing capacity with
+another. With several reservations, a start fits when it fits each one:
+each timeline gives its earliest fit from a candidate, and the latest of
+those is the next candidate to try, until they agree.
+
+Every timeline is exact for starts up to its span's ``last``: the caller
+read every allocation that overlaps a window starting in the span.
+"""
+
+import bisect
+import dataclasses
+import datetime
+import heapq
+
+_NEVER = datetime.datetime.max
+_ZERO = datetime.timedelta(0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Span:
+    """The starts searched, ``first`` to ``last``, of windows ``duration``
+    long; ``margin`` is the cleaning time kept free around host windows.
+    """
+
+    first: datetime.datetime
+    last: datetime.datetime
+    duration: datetime.timedelta
+    margin: datetime.timedelta = _ZERO
+
+    @property
+    def reach(self):
+        """``(lower, upper)``: what the allocations read must overlap."""
+        return (self.first - self.margin,
+                self.last + self.duration + self.margin)
+
+
+@dataclasses.dataclass(frozen=True)
+class Allocation:
+    """A booking or live hold: a whole host (``size`` None), a slice of
+    ``(vcpus, memory_mb, disk_gb)``, or an amount of GB.
+    """
+
+    start: datetime.datetime
+    end: datetime.datetime
+    size: object = None
+
+
+class _Timeline:
+    """The candidate starts of a timeline and the search over them.
+
+    Subclasses say where capacity is freed (:meth:`boundaries`) and
+    whether a window fits (:meth:`fits`); :meth:`take` holds a window.
+    """
+
+    margin = _ZERO
+
+    def __init__(self, span):
+        self.span = span
+
+    def boundaries(self):
+        """Sorted times at which capacity is freed."""
+        raise NotImplementedError
+
+    def fits(self, start):
+        """Whether the request fits a window at ``start``."""
+        raise NotImplementedError
+
+    def earliest(self, start):
+        """The earliest fit at ``start`` or at a boundary after it."""
+        return _first_fit(self.fits, start, self.boundaries(),
+                          self.span.last)
+
+    def next_boundary(self, start):
+        """The first boundary after ``start`` in the span, or None."""
+        candidates = self.boundaries()
+        index = bisect.bisect_right(candidates, start)
+        if index < len(candidates) and candidates[index] <= self.span.last:
+            return candidates[index]
+        return None
+
+    def overlaps(self, allocation, lower, upper):
+        """Whether ``allocation``, widened by the margin, meets
+        ``[lower, upper)``."""
+        return (allocation.start - self.margin < upper and
+                allocation.end + self.margin > lower)
+
+    def _window(self, start, size=None):
+        return Allocation(start, start + self.span.duration, size)
+
+
+class WholeHosts(_Timeline):
+    """Whole hosts: ``need`` of them free, the request takes up to ``most``.
+
+    ``allocations`` is ``{host_id: [Allocation, ...]}`` for every matching
+    host (an empty list for a host without any).
+    """
+
+    def __init__(self, span, allocations, need, most):
+        super().__init__(span)
+        self.margin = span.margin
+        self.need, self.most = need, most
+        self._booked = {host: list(booked)
+                        for host, booked in allocations.items()}
+        self._free = {host: self._free_starts(booked)
+                      for host, booked in self._booked.items()}
+
+    def _free_starts(self, booked):
+        """The starts at which a host is free: sorted closed intervals.
+
+        An allocation forbids the starts in ``(start - margin - duration,
+        end + margin)``.
+        """
+        free, lower = [], datetime.datetime.min
+        for left, right in _busy(booked, self.margin + self.span.duration,
+                                 self.margin):
+            free.append((lower, left))
+            lower = right
+        free.append((lower, _NEVER))
+        return free
+
+    def boundaries(self):
+        return sorted({a.end + self.margin
+                       for booked in self._booked.values() for a in booked})
+
+    def free_hosts(self, start):
+        """The hosts free for a window at ``start``, by id."""
+        return sorted(host for host, intervals in self._free.items()
+                      if _within(intervals, start))
+
+    def fits(self, start):
+        return len(self.free_hosts(start)) >= self.need
+
+    def earliest(self, start):
+        """A sweep over the hosts' free starts, in time order.
+
+        Where ``need`` hosts are free first, one of them became free: the
+        first fit is ``start`` or the beginning of a host's free starts,
+        which is a boundary.
+        """
+        intervals = sorted(
+            (max(lower, start), upper)
+            for free in self._free.values()
+            for lower, upper in free if upper >= start)
+        ends = []
+        for lower, upper in intervals:
+            if lower > self.span.last:
+                return None
+            while ends and ends[0] < lower:
+                heapq.heappop(ends)
+            heapq.heappush(ends, upper)
+            if len(ends) >= self.need:
+                return lower
+        return None
+
+    def take(self, start):
+        """Hold the lowest-id free hosts (up to ``most``) at ``start``."""
+        hosts = self.free_hosts(start)[:self.most]
+        for host in hosts:
+            self._booked[host].append(self._window(start))
+            self._free[host] = self._free_starts(self._booked[host])
+        return hosts
+
+    def timeline(self, start, end):
+        """How many hosts are free over ``[start, end)``, and when each is.
+
+        A host is busy from ``start - margin`` to ``end + margin`` of each
+        allocation.
+
+        :returns: ``([(from, to, free hosts)], {host_id: [(from, to)]})``
+            with the steps and every host's free periods.
+        """
+        free = {host: _complement(_busy(booked, self.margin, self.margin),
+                                  start, end)
+                for host, booked in self._booked.items()}
+        changes = [(moment, step) for periods in free.values()
+                   for lower, upper in periods
+                   for moment, step in ((lower, 1), (upper, -1))]
+        return _steps(changes, start, end, 0), free
+
+
+class Slices(_Timeline):
+    """Slices of ``size`` on hosts of ``capacity``: one host must fit.
+
+    :param capacity: ``{host_id: (vcpus, memory_mb, disk_gb)}`` with the
+        allocation ratios applied.
+    :param allocations: ``{host_id: [Allocation, ...]}``; a slice's
+        ``size`` is ``(vcpus, memory_mb, disk_gb)``, a whole host's None.
+    :param size: the slice; one of its sizes at least is not 0.
+    """
+
+    def __init__(self, span, capacity, allocations, size):
+        super().__init__(span)
+        self.margin = span.margin
+        self.capacity, self.size = capacity, tuple(size)
+        self._booked = {host: list(allocations.get(host, ()))
+                        for host in capacity}
+
+    def boundaries(self):
+        return sorted({a.end + self.margin
+                       for booked in self._booked.values() for a in booked})
+
+    def host_fits(self, host, start):
+        """Whether ``host`` has room for a slice at ``start``."""
+        return self._room(host, start, start + self.span.duration) > 0
+
+    def fits(self, start):
+        return any(self.host_fits(host, start) for host in self._booked)
+
+    def earliest(self, start):
+        """The earliest of the hosts' earliest fits.
+
+        A host's room only shrinks where one of its own allocations
+        begins to overlap, so its earliest fit is ``start`` or one of its
+        own boundaries.
+        """
+        fits = [_first_fit(
+            lambda moment, host=host: self.host_fits(host, moment), start,
+            sorted(a.end + self.margin for a in booked), self.span.last)
+            for host, booked in self._booked.items()]
+        return min((fit for fit in fits if fit is not None), default=None)
+
+    def take(self, start):
+        """Hold a slice on the lowest-id host that fits at ``start``."""
+        host = min(host for host in self._booked
+                   if self.host_fits(host, start))
+        self._booked[host].append(self._window(start, self.size))
+        return [host]
+
+    def _room(self, host, lower, upper):
+        """How many slices fit on ``host`` over all of [lower, upper)."""
+        used = [0, 0, 0]
+        for allocation in self._booked[host]:
+            if self.overlaps(allocation, lower, upper):
+                if allocation.size is None:
+                    return 0
+                used = [u + s for u, s in zip(used, allocation.size)]
+        return _how_many(self.capacity[host], used, self.size)
+
+    def timeline(self, start, end):
+        """How many slices fit over ``[start, end)``, and where.
+
+        :returns: ``([(from, to, slices)], {host_id: [(from, to,
+            slices)]})``: the steps in all and on each host.
+        """
+        rooms = {host: self._host_steps(host, start, end)
+                 for host in self._booked}
+        changes = [(moment, step) for steps in rooms.values()
+                   for lower, upper, room in steps
+                   for moment, step in ((lower, room), (upper, -room))]
+        return _steps(changes, start, end, 0), rooms
+
+    def _host_steps(self, host, start, end):
+        moments = sorted({start, end} | {
+            moment for a in self._booked[host]
+            for moment in (a.start - self.margin, a.end + self.margin)
+            if start < moment < end})
+        return [step for step in merge_steps([
+            (lower, upper, self._room(host, lower, upper))
+            for lower, upper in zip(moments, moments[1:])]) if step[2]]
+
+
+class Capacity(_Timeline):
+    """An amount (GB) out of ``total``, held by ``allocations``.
+
+    Every allocation that overlaps a window counts, as in
+    :func:`reservation_ext.planning.volume_capacity.check`.
+    """
+
+    def __init__(self, span, total, allocations, amount):
+        super().__init__(span)
+        self.total, self.amount = total, amount
+        self._held = list(allocations)
+
+    def boundaries(self):
+        return sorted({a.end for a in self._held})
+
+    def fits(self, start):
+        end = start + self.span.duration
+        held = sum(a.size for a in self._held
+                   if self.overlaps(a, start, end))
+        return held + self.amount <= self.total
+
+    def take(self, start):
+        """Hold ``amount`` for a window at ``start``."""
+        self._held.append(self._window(start, self.amount))
+        return self.amount
+
+    def timeline(self, start, end):
+        """``[(from, to, free amount)]`` over ``[start, end)``."""
+        changes = [(moment, step) for a in self._held
+                   if self.overlaps(a, start, end)
+                   for moment, step in ((max(a.start, start), -a.size),
+                                        (min(a.end, end), a.size))]
+        return _steps(changes, start, end, self.total)
+
+
+def first_starts(timelines, first, count):
+    """Up to ``count`` starts at which every timeline fits, taken in turn.
+
+    :returns: ``[(start, [what each timeline's take() returned])]``, in
+        chronological order.
+    """
+    found = []
+    start = first
+    while start is not None and len(found) < count:
+        start = _common_fit(timelines, start)
+        if start is None:
+            break
+        found.append((start, [timeline.take(start)
+                              for timeline in timelines]))
+        start = min((boundary for boundary in (
+            timeline.next_boundary(start) for timeline in timelines)
+            if boundary is not None), default=None)
+    return found
+
+
+def merge_steps(steps):
+    """Join consecutive ``(from, to, ...)`` steps that say the same."""
+    merged = []
+    for step in steps:
+        if merged and merged[-1][1] == step[0] and (
+                merged[-1][2:] == step[2:]):
+            merged[-1] = (merged[-1][0], step[1]) + tuple(step[2:])
+        else:
+            merged.append(tuple(step))
+    return merged
+
+
+def _common_fit(timelines, start):
+    """The earliest candidate from ``start`` that fits every timeline."""
+    while True:
+        fits = [timeline.earliest(start) for timeline in timelines]
+        if None in fits:
+            return None
+        latest = max(fits)
+        if latest == start:
+            return start
+        start = latest
+
+
+def _first_fit(fits, start, boundaries, last):
+    """The first of ``start`` and the boundaries after it that fits."""
+    for candidate in [start] + boundaries[
+            bisect.bisect_right(boundaries, start):]:
+        if candidate > last:
+            return None
+        if fits(candidate):
+            return candidate
+    return None
+
+
+def _busy(booked, before, after):
+    """The merged open intervals ``(start - before, end + after)``."""
+    merged = []
+    for left, right in sorted((a.start - before, a.end + after)
+                              for a in booked):
+        if merged and left < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], right))
+        else:
+            merged.append((left, right))
+    return merged
+
+
+def _complement(busy, start, end):
+    """The periods of ``[start, end)`` outside the ``busy`` intervals."""
+    free, lower = [], start
+    for left, right in busy:
+        if left > lower:
+            free.append((lower, min(left, end)))
+        lower = max(lower, right)
+        if lower >= end:
+            break
+    if lower < end:
+        free.append((lower, end))
+    return [(lower, upper) for lower, upper in free if lower < upper]
+
+
+def _steps(changes, start, end, base):
+    """The step function ``base`` + the ``(moment, change)`` so far."""
+    totals = {}
+    for moment, change in changes:
+        totals[moment] = totals.get(moment, 0) + change
+    moments = sorted(set(totals) | {start, end})
+    level, steps = base, []
+    for lower, upper in zip(moments, moments[1:]):
+        level += totals.get(lower, 0)
+        steps.append((lower, upper, level))
+    return merge_steps(steps)
+
+
+def _how_many(capacity, used, size):
+    """How many of ``size`` fit in ``capacity`` less ``used``."""
+    return min((total - taken) // wanted
+               for total, taken, wanted in zip(capacity, used, size)
+               if wanted)
+
+
+def _within(intervals, moment):
+    """Whether ``moment`` lies in one of the sorted closed ``intervals``."""
+    index = bisect.bisect_right(intervals, (moment, _NEVER)) - 1
+    return index >= 0 and intervals[index][1] >= moment
