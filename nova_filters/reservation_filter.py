@@ -37,7 +37,7 @@ from reservation_ext.planning import pool_snapshot
 
 LOG = logging.getLogger(__name__)
 
-HINT = 'reservation'
+HINT = lease_hints.RESERVATION
 
 
 class _Passing:

@@ -83,6 +83,19 @@ reservation_opts = [
                      'default lease: starting now, in the shared pool, for '
                      'default_lease_duration (a "default reservation", for '
                      'developer labs where servers must not live forever).'),
+    cfg.IntOpt('proposal_ttl', default=300, min=1,
+               help='Seconds a schedule proposal holds its capacity: '
+                    'within them, a lease made from it (proposal_id) is '
+                    'sure to get it; afterwards the capacity is free '
+                    'again.'),
+    cfg.IntOpt('proposal_search_days', default=365, min=1,
+               help='When a schedule proposals request gives no '
+                    'not_after, proposals may start up to this many days '
+                    'after not_before.'),
+    cfg.IntOpt('max_proposals', default=20, min=1,
+               help='The largest count of schedule proposals that one '
+                    'request may ask for (each holds capacity until it '
+                    'expires).'),
     cfg.StrOpt('freepool_name', default='freepool',
                help='Name of the Nova host aggregate that holds the '
                     'reservable hosts not in an active lease. No ordinary '

@@ -36,6 +36,7 @@ LEASES = 'reservation:leases:%s'
 HOSTS = 'reservation:hosts:%s'
 SERVERS = 'reservation:servers:%s'
 VOLUMES = 'reservation:volumes:%s'
+AVAILABILITY = 'reservation:availability:%s'
 _PATH = '/reservation/v1/leases'
 _HOSTS_PATH = '/reservation/v1/os-hosts'
 # Only the project-scoped tokens of Nova's and Placement's personas: a
@@ -140,10 +141,21 @@ _lease_rules = [
     _lease_rule('list_all_projects', ADMIN,
                 'List the leases of every project.', 'GET',
                 _PATH + '?all_projects=1'),
+    _lease_rule('propose', PROJECT_MEMBER_OR_ADMIN,
+                'Ask for schedule proposals: windows held for a while for '
+                'a lease of the project. Who may list the reservable hosts '
+                'also sees the hosts held.', 'POST', _PATH + '/proposals'),
     _lease_rule('update', PROJECT_MEMBER_OR_ADMIN, 'Update a lease.', 'PUT',
                 _PATH + '/{lease_id}'),
     _lease_rule('delete', PROJECT_MEMBER_OR_ADMIN, 'Delete a lease.',
                 'DELETE', _PATH + '/{lease_id}'),
+]
+
+_availability_rules = [
+    _rule(AVAILABILITY % 'get', PROJECT_READER_OR_ADMIN,
+          'See how much matching reservable capacity is free over time '
+          '(counts; who may list the reservable hosts also sees which).',
+          'GET', '/reservation/v1/availability'),
 ]
 
 _host_rules = [
@@ -183,7 +195,8 @@ _enforcer = None
 
 def list_rules():
     """Every rule with its default (entry point oslo.policy.policies)."""
-    return _base_rules + _lease_rules + _host_rules + _engine_rules
+    return (_base_rules + _lease_rules + _availability_rules +
+            _host_rules + _engine_rules)
 
 
 def get_enforcer(conf=None):
@@ -209,7 +222,8 @@ def allowed(ctx, action, project_id, rules=LEASES):
     """True when ``ctx`` may do ``action`` on an object of ``project_id``.
 
     ``rules`` names the family of the rule: :data:`LEASES`,
-    :data:`HOSTS`, :data:`SERVERS` or :data:`VOLUMES`. ``ctx`` is any
+    :data:`AVAILABILITY`, :data:`HOSTS`, :data:`SERVERS` or
+    :data:`VOLUMES`. ``ctx`` is any
     oslo.context request context: ours, or Nova's or Cinder's.
     """
     return get_enforcer().authorize(rules % action,

@@ -149,6 +149,7 @@ _REASONS = {
     'minimum': lambda minimum: 'must be at least %s' % minimum,
     'minLength': lambda length: 'must be at least %d characters' % length,
     'maxLength': lambda length: 'must be at most %d characters' % length,
+    'minItems': lambda count: 'must have at least %d item(s)' % count,
 }
 
 

@@ -42,7 +42,9 @@ from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext import exceptions
 from reservation_ext.hosts import inventory
+from reservation_ext.leases import availability
 from reservation_ext.leases import notifications
+from reservation_ext.leases import proposals
 from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins
 
@@ -50,7 +52,8 @@ LOG = logging.getLogger(__name__)
 
 # Path templates, with ``{name}`` for one path segment, the service their
 # handlers take, and the handlers by method. Fixed paths such as
-# ``/v1/os-hosts/allocations`` come before ``/v1/os-hosts/{host_id}`` so
+# ``/v1/os-hosts/allocations`` (``/v1/leases/proposals``) come before
+# ``/v1/os-hosts/{host_id}`` (``/v1/leases/{lease_id}``) so
 # that they win whatever the Routes version (2.5 also tries the longest
 # fixed beginnings first).
 ROUTE_DECLARATIONS = [
@@ -58,10 +61,16 @@ ROUTE_DECLARATIONS = [
         'GET': lease_handlers.list_leases,
         'POST': lease_handlers.create_lease,
     }),
+    ('/v1/leases/proposals', 'proposals', {
+        'POST': lease_handlers.propose,
+    }),
     ('/v1/leases/{lease_id}', 'leases', {
         'GET': lease_handlers.show_lease,
         'PUT': lease_handlers.update_lease,
         'DELETE': lease_handlers.delete_lease,
+    }),
+    ('/v1/availability', 'availability', {
+        'GET': lease_handlers.show_availability,
     }),
     ('/v1/os-hosts', 'hosts', {
         'GET': host_handlers.list_hosts,
@@ -131,11 +140,17 @@ class App:
     """Route requests to the handlers and the services they take.
 
     ``leases`` is a :class:`~reservation_ext.leases.service.LeaseService`,
-    ``hosts`` a :class:`~reservation_ext.hosts.inventory.HostInventory`.
+    ``hosts`` a :class:`~reservation_ext.hosts.inventory.HostInventory`,
+    ``proposals`` a
+    :class:`~reservation_ext.leases.proposals.ProposalService` and
+    ``availability`` an
+    :class:`~reservation_ext.leases.availability.AvailabilityService`.
     """
 
-    def __init__(self, leases, hosts):
-        self._services = {'leases': leases, 'hosts': hosts}
+    def __init__(self, leases, hosts, proposals, availability):
+        self._services = {'leases': leases, 'hosts': hosts,
+                          'proposals': proposals,
+                          'availability': availability}
         self._map = make_map(ROUTE_DECLARATIONS)
 
     @webob.dec.wsgify(RequestClass=Request)
@@ -208,9 +223,20 @@ def app_factory(global_conf, **local_conf):
     """Paste factory: the lease API configured from ``cfg.CONF``."""
     conf = conf_mod.CONF
     db_api.configure(conf)
-    leases = lease_service.LeaseService(
-        conf, clock.SYSTEM, plugins.load_plugins(conf, clock.SYSTEM),
-        notifications.get_notifier(conf))
-    hosts = inventory.HostInventory(conf.reservation, clock.SYSTEM,
-                                    compute_client.NovaClient(conf))
-    return App(leases, hosts)
+    return build_app(conf, clock.SYSTEM,
+                     plugins.load_plugins(conf, clock.SYSTEM),
+                     notifications.get_notifier(conf),
+                     compute_client.NovaClient(conf))
+
+
+def build_app(conf, clock, loaded_plugins, notifier, nova):
+    """The lease API's services and the :class:`App` over them.
+
+    :param loaded_plugins: ``{resource_type: ResourcePlugin}``.
+    :param nova: the Nova client of the host inventory.
+    """
+    return App(
+        lease_service.LeaseService(conf, clock, loaded_plugins, notifier),
+        inventory.HostInventory(conf.reservation, clock, nova),
+        proposals.ProposalService(conf, clock, loaded_plugins),
+        availability.AvailabilityService(conf, clock, loaded_plugins))

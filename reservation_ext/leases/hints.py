@@ -33,6 +33,9 @@ from reservation_ext import validation
 
 RESERVED = 'reserved'
 LEASE_PARAMS = 'lease_params'
+# The hint that places a server on the hosts of a host reservation
+# (Blazar's): ``--hint reservation=<reservation id>``.
+RESERVATION = 'reservation'
 
 
 def parse(hints, now, default_name, default_duration, on_end_choices,

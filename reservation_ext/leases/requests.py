@@ -23,7 +23,10 @@ create request is::
      'trust_id': None}
 
 The server and volume hints (:mod:`reservation_ext.leases.hints`) make
-the same request with :func:`lease` and :func:`with_reservation`.
+the same request with :func:`lease` and :func:`with_reservation`. A
+create from a schedule proposal has ``proposal_id`` instead of the window
+(and, from the lease API, no reservations): the lease service reads them
+from the proposal.
 """
 
 from reservation_ext import exceptions
@@ -50,25 +53,36 @@ def with_reservation(request, plugins, resource_type, values):
         reservation(plugins, resource_type, values, 'reservations[0]')])
 
 
-def reservation(plugins, resource_type, values, field):
+def reservation(plugins, resource_type, values, field, check='validate'):
     """``(resource_type, values)`` as the type's plugin normalizes them.
 
     :param plugins: ``{resource_type: plugin}``.
     :param field: the reservation as the user wrote it, put in front of
-        the plugin's field names.
+        the plugin's field names ('' when the fields stand alone).
+    :param check: the plugin's method that checks it: ``validate`` (a
+        lease's), ``validate_proposal`` or ``validate_query``.
     """
+    prefix = field + '.' if field else ''
     if resource_type not in plugins:
         raise exceptions.InvalidInput(
-            field + '.resource_type',
+            prefix + 'resource_type',
             'unknown resource type %r, expected one of: %s'
             % (resource_type, ', '.join(sorted(plugins))))
-    with validation.prefixed(field + '.'):
-        return resource_type, plugins[resource_type].validate(values)
+    plugin = plugins[resource_type]
+    with validation.prefixed(prefix):
+        return resource_type, getattr(plugin, check)(values)
 
 
 def parse_create(body, plugins, now):
-    """The parsed create request of a Blazar lease-create ``body``."""
+    """The parsed create request of a Blazar lease-create ``body``.
+
+    A body with ``proposal_id`` gives the name (and projects) only: the
+    window and reservations are the proposal's, which the lease service
+    reads when it writes the lease.
+    """
     validation.check_schema(body, schemas.CREATE)
+    if 'proposal_id' in body:
+        return _from_proposal(body)
     start = validation.parse_date(body.get('start_date', 'now'),
                                   'start_date', now)
     end = _end_of(body, start, now)
@@ -84,6 +98,23 @@ def parse_create(body, plugins, now):
         _reservation(plugins, index, values)
         for index, values in enumerate(body.get('reservations', []))]
     return request
+
+
+# What a schedule proposal fixes, so that a create from one cannot say.
+_PROPOSED = ('start_date', 'end_date', 'duration', 'before_end_date',
+             'reservations')
+
+
+def _from_proposal(body):
+    given = [key for key in _PROPOSED if key in body]
+    if given:
+        raise exceptions.InvalidInput(
+            given[0], 'cannot be combined with proposal_id: the proposal '
+            'sets the window and the reservations')
+    return {'name': validation.validate_name(body['name'], 'name'),
+            'proposal_id': body['proposal_id'], 'reservations': [],
+            'projects': list(dict.fromkeys(body.get('projects', []))),
+            'trust_id': body.get('trust_id')}
 
 
 def parse_update(body, now):

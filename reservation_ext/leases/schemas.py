@@ -25,22 +25,22 @@ from reservation_ext import validation
 _EVENTS = {'type': 'array', 'maxItems': 0, 'description': 'an empty list'}
 _ID = {'type': 'string', 'minLength': 1, 'maxLength': 64}
 
+_RESERVATION = {
+    'type': 'object',
+    'properties': {'resource_type': {'type': 'string'}},
+    'required': ['resource_type'],
+}
+
 CREATE = {
     'type': 'object',
     'properties': {
         'name': validation.NAME,
+        'proposal_id': dict(_ID, description='a schedule proposal id'),
         'start_date': validation.DATE,
         'end_date': validation.DATE,
         'duration': validation.DURATION,
         'before_end_date': validation.nullable(validation.DATE),
-        'reservations': {
-            'type': 'array',
-            'items': {
-                'type': 'object',
-                'properties': {'resource_type': {'type': 'string'}},
-                'required': ['resource_type'],
-            },
-        },
+        'reservations': {'type': 'array', 'items': _RESERVATION},
         'events': _EVENTS,
         'projects': {
             'type': 'array', 'description': 'a list of project ids',
@@ -73,4 +73,21 @@ UPDATE = {
         'events': _EVENTS,
     },
     'additionalProperties': False,
+}
+
+# A schedule proposals request: the reservations of a lease create, and
+# where and how long the windows may be.
+PROPOSE = {
+    'type': 'object',
+    'properties': {
+        'reservations': {'type': 'array', 'items': _RESERVATION,
+                         'minItems': 1},
+        'duration': validation.DURATION,
+        'not_before': validation.DATE,
+        'not_after': validation.DATE,
+        'count': {'type': 'integer', 'minimum': 1,
+                  'description': 'an integer of at least 1'},
+    },
+    'additionalProperties': False,
+    'required': ['reservations', 'duration'],
 }

@@ -36,12 +36,14 @@ from db import api as db_api
 from db import models
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
+from reservation_ext.leases import proposals
 from reservation_ext.leases import requests
 from reservation_ext.leases.states import EventStatus
 from reservation_ext.leases.states import EventType
 from reservation_ext.leases.states import LeaseStatus
 from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.leases import views
+from reservation_ext.planning import planner
 from reservation_ext import policy
 from reservation_ext import validation
 
@@ -155,12 +157,47 @@ class LeaseService:
     def _insert(self, ctx, request):
         with db_api.writer(ctx, self.clock) as session:
             _check_name_free(session, ctx.project_id, request['name'])
+            proposal = None
+            if request.get('proposal_id'):
+                proposal, request = self._proposed(session, ctx, request)
             lease = self._insert_lease(session, ctx, request)
-            for resource_type, values in request['reservations']:
-                self._reserve(session, ctx, lease, resource_type, values)
+            for item, (resource_type, values) in enumerate(
+                    request['reservations']):
+                hold = proposal and planner.Owner.hold(proposal.id, item,
+                                                       None)
+                with validation.prefixed('reservations[%d].' % item):
+                    self._reserve(session, ctx, lease, resource_type,
+                                  values, hold)
+            if proposal:
+                proposals.release(session, proposal.request_id)
             self._insert_events(session, lease)
             return self._view(session,
                               _get_row(session, ctx, lease['id'], 'get'))
+
+    def _proposed(self, session, ctx, request):
+        """The proposal taken and the request it makes.
+
+        The window is the proposal's; so are the reservations when the
+        request has none (the lease API's), and those it has (from the
+        server and volume hints) must be of the proposal's types.
+        """
+        now = self.clock.now()
+        row, given = proposals.take(session, ctx, request['proposal_id'],
+                                    now)
+        reservations = request['reservations'] or [
+            requests.reservation(self.plugins, values.pop('resource_type'),
+                                 values, 'reservations[%d]' % index)
+            for index, values in enumerate(dict(values) for values in given)]
+        proposed = [values['resource_type'] for values in given]
+        wanted = [resource_type for resource_type, _values in reservations]
+        if proposed != wanted:
+            raise exceptions.InvalidInput(
+                'proposal_id', 'proposes %s, not %s'
+                % (', '.join(proposed), ', '.join(wanted)))
+        made = requests.lease(request['name'], row.start_date, row.end_date,
+                              None, now, request['projects'],
+                              request['trust_id'])
+        return row, dict(made, reservations=reservations)
 
     def _insert_lease(self, session, ctx, request):
         now = self.clock.now()
@@ -182,15 +219,18 @@ class LeaseService:
         return dict(lease, projects=request['projects'],
                     starts_later=request['starts_later'])
 
-    def _reserve(self, session, ctx, lease, resource_type, values):
+    def _reserve(self, session, ctx, lease, resource_type, values, hold):
         reservation_id = str(uuid.uuid4())
         session.execute(RESERVATIONS.insert().values(
             id=reservation_id, lease_id=lease['id'],
             resource_type=resource_type, status=ReservationStatus.PENDING,
             missing_resources=False, resources_changed=False,
             created_at=self.clock.now()))
+        # Only a create from a proposal passes a hold: plugins of other
+        # types need not know of it.
         resource_id = self.plugins[resource_type].reserve(
-            session, ctx, lease, reservation_id, values)
+            session, ctx, lease, reservation_id, values,
+            **({'hold': hold} if hold else {}))
         # Still the creation of the row: not an update to be timestamped.
         session.execute(RESERVATIONS.update().where(
             RESERVATIONS.c.id == reservation_id).values(

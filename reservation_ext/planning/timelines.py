@@ -54,8 +54,10 @@ _ZERO = datetime.timedelta(0)
 
 @dataclasses.dataclass(frozen=True)
 class Span:
-    """The starts searched, ``first`` to ``last``, of windows ``duration``
-    long; ``margin`` is the cleaning time kept free around host windows.
+    """The starts searched: ``first`` to ``last``.
+
+    Windows are ``duration`` long; ``margin`` is the cleaning time kept
+    free around host windows.
     """
 
     first: datetime.datetime
@@ -72,8 +74,10 @@ class Span:
 
 @dataclasses.dataclass(frozen=True)
 class Allocation:
-    """A booking or live hold: a whole host (``size`` None), a slice of
-    ``(vcpus, memory_mb, disk_gb)``, or an amount of GB.
+    """A booking or live hold.
+
+    Of a whole host (``size`` None), a slice of ``(vcpus, memory_mb,
+    disk_gb)``, or an amount of GB.
     """
 
     start: datetime.datetime
@@ -115,8 +119,7 @@ class _Timeline:
         return None
 
     def overlaps(self, allocation, lower, upper):
-        """Whether ``allocation``, widened by the margin, meets
-        ``[lower, upper)``."""
+        """Whether ``allocation`` widened by the margin meets a period."""
         return (allocation.start - self.margin < upper and
                 allocation.end + self.margin > lower)
 
@@ -128,13 +131,15 @@ class WholeHosts(_Timeline):
     """Whole hosts: ``need`` of them free, the request takes up to ``most``.
 
     ``allocations`` is ``{host_id: [Allocation, ...]}`` for every matching
-    host (an empty list for a host without any).
+    host (an empty list for a host without any); ``generations`` as for
+    :class:`Slices`.
     """
 
-    def __init__(self, span, allocations, need, most):
+    def __init__(self, span, allocations, need, most, generations=None):
         super().__init__(span)
         self.margin = span.margin
         self.need, self.most = need, most
+        self.generations = generations or {}
         self._booked = {host: list(booked)
                         for host, booked in allocations.items()}
         self._free = {host: self._free_starts(booked)
@@ -196,6 +201,11 @@ class WholeHosts(_Timeline):
             self._free[host] = self._free_starts(self._booked[host])
         return hosts
 
+    @staticmethod
+    def held(hosts):
+        """What :meth:`take` holds: ``([(host, None)], 0)``."""
+        return [(host, None) for host in hosts], 0
+
     def timeline(self, start, end):
         """How many hosts are free over ``[start, end)``, and when each is.
 
@@ -222,11 +232,14 @@ class Slices(_Timeline):
     :param allocations: ``{host_id: [Allocation, ...]}``; a slice's
         ``size`` is ``(vcpus, memory_mb, disk_gb)``, a whole host's None.
     :param size: the slice; one of its sizes at least is not 0.
+    :param generations: ``{host_id: generation}`` as read with the
+        allocations, for the compare-and-swap of the holds written.
     """
 
-    def __init__(self, span, capacity, allocations, size):
+    def __init__(self, span, capacity, allocations, size, generations=None):
         super().__init__(span)
         self.margin = span.margin
+        self.generations = generations or {}
         self.capacity, self.size = capacity, tuple(size)
         self._booked = {host: list(allocations.get(host, ()))
                         for host in capacity}
@@ -261,6 +274,10 @@ class Slices(_Timeline):
                    if self.host_fits(host, start))
         self._booked[host].append(self._window(start, self.size))
         return [host]
+
+    def held(self, hosts):
+        """What :meth:`take` holds: ``([(host, size)], 0)``."""
+        return [(host, self.size) for host in hosts], 0
 
     def _room(self, host, lower, upper):
         """How many slices fit on ``host`` over all of [lower, upper)."""
@@ -321,13 +338,21 @@ class Capacity(_Timeline):
         self._held.append(self._window(start, self.amount))
         return self.amount
 
+    @staticmethod
+    def held(amount):
+        """What :meth:`take` holds: ``([], amount)``."""
+        return [], amount
+
     def timeline(self, start, end):
-        """``[(from, to, free amount)]`` over ``[start, end)``."""
+        """How much is free over ``[start, end)``.
+
+        :returns: ``([(from, to, free amount)], {})``: no hosts.
+        """
         changes = [(moment, step) for a in self._held
                    if self.overlaps(a, start, end)
                    for moment, step in ((max(a.start, start), -a.size),
                                         (min(a.end, end), a.size))]
-        return _steps(changes, start, end, self.total)
+        return _steps(changes, start, end, self.total), {}
 
 
 def first_starts(timelines, first, count):

@@ -47,12 +47,13 @@ STATE = models.VolumeCapacityState.__table__
 
 
 def reserved_gb(session, start, end, busy):
-    """GB held in ``[start, end)`` by the volume reservations whose leases
-    overlap it and the live holds of proposals that do.
+    """GB held in ``[start, end)``.
 
-    Reservations that ended (``deleted``) hold nothing any more.
-    ``busy`` (a :class:`~reservation_ext.planning.planner.Busy`) says
-    which holds are live and what to ignore.
+    By the volume reservations whose leases overlap it and the live
+    holds of proposals that do. Reservations that ended (``deleted``)
+    hold nothing any more. ``busy`` (a
+    :class:`~reservation_ext.planning.planner.Busy`) says which holds are
+    live and what to ignore.
     """
     return sum(allocation.size for allocation in read_held(
         session, start, end, busy))

@@ -73,11 +73,11 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         return self.clients.cinder
 
     def busy(self, **ignore):
-        """The planner's :class:`~reservation_ext.planning.planner.Busy`
-        test as of now, with ``[reservation] cleaning_time``.
+        """The planner's busy test as of now.
 
-        ``ignore`` names allocations not to count (``ignore_reservation``,
-        ``ignore_proposal``).
+        A :class:`~reservation_ext.planning.planner.Busy` with
+        ``[reservation] cleaning_time``; ``ignore`` names allocations not
+        to count (``ignore_reservation``, ``ignore_proposal``).
         """
         return planner.Busy(self.clock.now(),
                             self.conf.reservation.cleaning_time, **ignore)
@@ -92,8 +92,40 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         reservation's position.
         """
 
+    def validate_proposal(self, values):
+        """Check a reservation of a schedule proposals request.
+
+        As :meth:`validate`, for the fields that say what capacity is
+        wanted. By default the type cannot be proposed.
+        """
+        raise exceptions.InvalidInput(
+            'resource_type', 'no schedule proposals for this type')
+
+    def validate_query(self, values):
+        """Check the fields of an availability query of the type.
+
+        By default as :meth:`validate_proposal`.
+        """
+        return self.validate_proposal(values)
+
+    def timeline(self, session, values, span, busy, for_update=False):
+        """The timeline of the capacity a request may use.
+
+        ``values`` are as :meth:`validate_proposal` returned them. A
+        :mod:`reservation_ext.planning.timelines` timeline over the
+        :class:`~reservation_ext.planning.timelines.Span` ``span``, read
+        in ``session`` with the planner's ``busy`` test. Raise
+        ``InvalidInput`` when the request can never fit, whenever it
+        starts.
+
+        :param for_update: holds will be written from it in this (writer)
+            transaction: take the locks that serialize such writers.
+        """
+        raise NotImplementedError()
+
     @abc.abstractmethod
-    def reserve(self, session, ctx, lease, reservation_id, values):
+    def reserve(self, session, ctx, lease, reservation_id, values,
+                hold=None):
         """Book the resources for the lease window, in ``session``.
 
         Runs inside the lease-create transaction, after the lease and
@@ -101,6 +133,11 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         allocations. Raise ``NotEnoughResources`` (409) when the window
         cannot be served. Return the reservation's ``resource_id`` (or
         None).
+
+        :param hold: when the lease is made from a schedule proposal, the
+            :class:`~reservation_ext.planning.planner.Owner` of what the
+            proposal holds for this reservation: book exactly that,
+            ignoring the proposal's holds. The caller deletes them.
         """
 
     @abc.abstractmethod

@@ -41,9 +41,11 @@ from db import api as db_api
 from db import models
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import exceptions
+from reservation_ext.leases import hints
 from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import capabilities
 from reservation_ext.planning import planner
+from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
 from reservation_ext import validation
 
@@ -106,11 +108,28 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         out['conditions'] = _conditions(out)
         return out
 
-    def reserve(self, session, ctx, lease, reservation_id, values):
-        planner.allocate_hosts(
-            session, planner.Owner(reservation_id), lease['start_date'],
-            lease['end_date'], values['min'], values['max'], self.busy(),
-            conditions=values['conditions'])
+    def validate_proposal(self, values):
+        # "Which hosts and when", without a count, is about one host.
+        if not values.get('hosts'):
+            values = dict({'min': 1}, **values)
+        return self.validate(values)
+
+    def timeline(self, session, values, span, busy, for_update=False):
+        hosts, allocations = planner.read_schedules(
+            session, *span.reach, busy, values['conditions'])
+        _check_pool(len(hosts), values)
+        return timelines.WholeHosts(
+            span, allocations, values['min'], values['max'],
+            generations={host: row.generation for host, row in hosts.items()})
+
+    def reserve(self, session, ctx, lease, reservation_id, values,
+                hold=None):
+        try:
+            self._book(session, lease, reservation_id, values, hold)
+        except exceptions.NotEnoughResources:
+            _check_pool(planner.count_matching(
+                session, values['conditions']), values)
+            raise
         # One request per reservation: it shares the reservation's id.
         session.execute(sa.insert(REQUESTS).values(
             id=reservation_id, reservation_id=reservation_id,
@@ -119,6 +138,21 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             **{key: values[key] for key in _VIEW_COLUMNS + _OPTIONAL_COLUMNS
                if key != 'aggregate_id'}))
         return reservation_id
+
+    def _book(self, session, lease, reservation_id, values, hold):
+        """Book the hosts: any that match, or those ``hold`` holds."""
+        if hold is None:
+            planner.allocate_hosts(
+                session, planner.Owner(reservation_id), lease['start_date'],
+                lease['end_date'], values['min'], values['max'],
+                self.busy(), conditions=values['conditions'])
+            return
+        held = planner.held_hosts(session, hold.proposal_id,
+                                  hold.proposal_item)
+        planner.allocate_hosts(
+            session, planner.Owner(reservation_id), lease['start_date'],
+            lease['end_date'], len(held), len(held),
+            self.busy(ignore_proposal=hold.proposal_id), host_ids=held)
 
     def get_details(self, session, reservation_ids):
         details = {}
@@ -129,6 +163,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                          if getattr(row, key) is not None})
             if row.requested_hosts:
                 view['hosts'] = json.loads(row.requested_hosts)
+            # What a user passes to Nova to boot on the leased hosts.
+            view['scheduler_hints'] = {hints.RESERVATION: row.reservation_id}
             details[row.reservation_id] = view
         return details
 
@@ -188,6 +224,26 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 .join(ALLOCATIONS, ALLOCATIONS.c.host_id == HOSTS.c.id)
                 .where(ALLOCATIONS.c.reservation_id == reservation_id)
                 .order_by(HOSTS.c.service_name)).all()
+
+
+# The constraints of a request, the most specific first: the one a pool
+# too small for the request is blamed on.
+_CONSTRAINTS = ('hosts', 'resource_properties', 'hypervisor_properties',
+                'availability_zone') + tuple(_MINIMUMS)
+
+
+def _check_pool(matching, values):
+    """Refuse a request that no window can fit: too few hosts match.
+
+    :param matching: how many reservable hosts match its constraints.
+    :raises InvalidInput: naming the most specific constraint given.
+    """
+    if matching >= values['min']:
+        return
+    field = next((key for key in _CONSTRAINTS if values.get(key)), 'min')
+    raise exceptions.InvalidInput(
+        field, '%d reservable host(s) match the request, %d wanted: no '
+        'window can ever fit it' % (matching, values['min']))
 
 
 def _conditions(values):

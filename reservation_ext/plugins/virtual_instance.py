@@ -39,6 +39,7 @@ from db import models
 from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import planner
+from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
 from reservation_ext import validation
 
@@ -59,6 +60,13 @@ SCHEMA = {
         'shared_pool': {'type': 'boolean'},
         'on_end': {'enum': list(ON_END)},
     },
+    'additionalProperties': False,
+    'required': list(SIZE_KEYS),
+}
+# What a schedule proposals request asks for: a server's size.
+PROPOSAL_SCHEMA = {
+    'type': 'object',
+    'properties': {key: validation.INTEGER for key in SIZE_KEYS},
     'additionalProperties': False,
     'required': list(SIZE_KEYS),
 }
@@ -99,12 +107,39 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             out[BUILD_ARGS] = str(build_args)
         return out
 
-    def reserve(self, session, ctx, lease, reservation_id, values):
+    def validate_proposal(self, values):
+        validation.check_schema(values, PROPOSAL_SCHEMA)
+        size = {key: validation.parse_integer(values[key], key)
+                for key in SIZE_KEYS}
+        if not any(size.values()):
+            raise exceptions.InvalidInput(
+                'vcpus', 'a server needs some vCPUs, memory or disk')
+        return size
+
+    def timeline(self, session, values, span, busy, for_update=False):
+        hosts, allocations = planner.read_schedules(session, *span.reach,
+                                                    busy)
+        ratios = allocation_ratios(self.conf)
+        return timelines.Slices(
+            span, {host: tuple(int(capacity * ratio) for capacity, ratio in
+                               zip((row.vcpus, row.memory_mb, row.local_gb),
+                                   ratios))
+                   for host, row in hosts.items()},
+            allocations, tuple(values[key] for key in SIZE_KEYS),
+            generations={host: row.generation for host, row in hosts.items()})
+
+    def reserve(self, session, ctx, lease, reservation_id, values,
+                hold=None):
         if values['shared_pool']:
             if lease['starts_later']:
                 raise exceptions.InvalidInput(
                     'shared_pool', 'only a lease that starts now runs in '
                     'the shared pool')
+        elif hold is not None:
+            self._book(session, reservation_id, lease, values, (
+                HOSTS.c.id.in_(planner.held_hosts(
+                    session, hold.proposal_id, hold.proposal_item)),),
+                ignore_proposal=hold.proposal_id)
         else:
             self._book(session, reservation_id, lease, values)
         session.execute(sa.insert(REQUESTS).values(
@@ -156,12 +191,13 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         elif reservation['status'] == ReservationStatus.ACTIVE:
             self.on_end(ctx, lease, reservation)
 
-    def _book(self, session, reservation_id, lease, size, conditions=()):
+    def _book(self, session, reservation_id, lease, size, conditions=(),
+              **ignore):
         """Book a slice of ``size`` (a dict of SIZE_KEYS) for the lease."""
         planner.allocate_slice(
             session, planner.Owner(reservation_id), lease['start_date'],
             lease['end_date'], tuple(size[key] for key in SIZE_KEYS),
-            self.busy(), ratios=allocation_ratios(self.conf),
+            self.busy(**ignore), ratios=allocation_ratios(self.conf),
             conditions=conditions)
 
 

@@ -35,7 +35,9 @@ reserved record.
 import sqlalchemy as sa
 
 from db import models
+from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.planning import timelines
 from reservation_ext.planning import volume_capacity
 from reservation_ext.plugins import base
 from reservation_ext import validation
@@ -52,6 +54,13 @@ SCHEMA = {
         'availability_zone': validation.nullable(validation.TEXT),
         'on_end': {'enum': list(ON_END)},
     },
+    'additionalProperties': False,
+    'required': ['size_gb'],
+}
+# What a schedule proposals request asks for: GB.
+PROPOSAL_SCHEMA = {
+    'type': 'object',
+    'properties': {'size_gb': validation.INTEGER},
     'additionalProperties': False,
     'required': ['size_gb'],
 }
@@ -74,11 +83,37 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         out['on_end'] = values.get('on_end', 'delete')
         return out
 
-    def reserve(self, session, ctx, lease, reservation_id, values):
+    def validate_proposal(self, values):
+        validation.check_schema(values, PROPOSAL_SCHEMA)
+        size = validation.parse_integer(values['size_gb'], 'size_gb',
+                                        minimum=1)
+        reservable = self.conf.reservation.volume_reservable_gb
+        if size > reservable:
+            raise exceptions.InvalidInput(
+                'size_gb', 'is more than the %d GB reservable: no window '
+                'can ever fit it' % reservable)
+        return {'size_gb': size}
+
+    def validate_query(self, values):
+        # Availability counts GB free, whatever the size of a volume.
+        return self.validate_proposal(dict({'size_gb': 1}, **values))
+
+    def timeline(self, session, values, span, busy, for_update=False):
+        if for_update:
+            volume_capacity.lock(session)
+        return timelines.Capacity(
+            span, self.conf.reservation.volume_reservable_gb,
+            volume_capacity.read_held(session, *span.reach, busy),
+            values['size_gb'])
+
+    def reserve(self, session, ctx, lease, reservation_id, values,
+                hold=None):
+        ignore = {} if hold is None else {
+            'ignore_proposal': hold.proposal_id}
         volume_capacity.check(
             session, self.conf.reservation.volume_reservable_gb,
             lease['start_date'], lease['end_date'], values['size_gb'],
-            self.busy())
+            self.busy(**ignore))
         session.execute(sa.insert(REQUESTS).values(
             id=reservation_id, reservation_id=reservation_id,
             **{key: values[key] for key in _COLUMNS}))

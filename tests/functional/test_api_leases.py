@@ -32,9 +32,7 @@ from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
-from reservation_ext.hosts import inventory
 from reservation_ext.leases import notifications
-from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins as plugins_mod
 from tests import base
 from tests import fixtures
@@ -75,11 +73,9 @@ class _LeaseAPITests:
         clock = clock_mod.ManualClock(test_leases.NOW)
         service_plugins = plugins_mod.load_plugins(conf, clock)
         service_plugins['test:broken'] = BrokenPlugin(conf, clock)
-        self.app = wsgi.App(
-            lease_service.LeaseService(conf, clock, service_plugins,
-                                       notifications.get_notifier(conf)),
-            inventory.HostInventory(conf.reservation, clock,
-                                    compute_client.NovaClient(conf)))
+        self.app = wsgi.build_app(conf, clock, service_plugins,
+                                  notifications.get_notifier(conf),
+                                  compute_client.NovaClient(conf))
 
     def request(self, method, path, body=None, project='p1',
                 roles=MEMBER):

@@ -172,7 +172,7 @@ class TestSlicesAndCapacity(base.TestCase):
         self.assertEqual([(at(0), at(30), 40), (at(30), at(50), 10),
                           (at(50), at(120), 50), (at(120), at(170), 60),
                           (at(170), at(180), 80), (at(180), at(200), 100)],
-                         timeline.timeline(at(0), at(200)))
+                         timeline.timeline(at(0), at(200))[0])
 
     def test_several_reservations_start_where_all_fit(self):
         span = timelines.Span(at(0), at(1000), 60 * MINUTE)

@@ -11,7 +11,7 @@
 #    under the License.
 
 """Handlers of ``/v1/leases``: Blazar v1 lease list, create, show, update
-and delete.
+and delete; schedule proposals and availability.
 
 Every handler takes the
 :class:`~reservation_ext.leases.service.LeaseService`, the request (a
@@ -48,3 +48,21 @@ def delete_lease(service, req, lease_id):
     """``DELETE /v1/leases/{lease_id}``."""
     service.delete(req.context, lease_id)
     return 204, None
+
+
+def propose(service, req):
+    """``POST /v1/leases/proposals``: windows for a lease, held a while.
+
+    ``service`` is the
+    :class:`~reservation_ext.leases.proposals.ProposalService`.
+    """
+    return 201, {'proposals': service.propose(req.context, req.read_json())}
+
+
+def show_availability(service, req):
+    """``GET /v1/availability?resource_type=...&start=...&end=...``.
+
+    ``service`` is the
+    :class:`~reservation_ext.leases.availability.AvailabilityService`.
+    """
+    return 200, {'availability': service.show(req.context, req.GET)}

@@ -1,0 +1,284 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Schedule proposals: windows offered for a lease request, and held.
+
+``POST /v1/leases/proposals`` takes the reservations of a lease create,
+a ``duration``, the earliest and latest start (``not_before``,
+``not_after``) and a ``count``, and answers with up to ``count``
+proposals in chronological order (the search:
+:mod:`reservation_ext.planning.timelines`). The protocol:
+
+* One writer transaction finds the windows and writes each proposal with
+  its holds: host_allocations rows of the proposal (whole hosts, instance
+  slices) and ``volume_gb`` on its row. The holds are allocations like
+  bookings, so that no other lease or proposal gets their capacity, and
+  the hosts' generations move with a compare-and-swap as for a booking.
+* A hold counts until the proposal's ``expires_at`` (now +
+  ``[reservation] proposal_ttl``): every test of the planner ignores it
+  afterwards. Expired proposals are deleted by the next proposals
+  request; nothing waits for that.
+* ``POST /v1/leases`` with ``proposal_id`` (same project, before expiry)
+  makes the lease of the proposal's window and reservations: each plugin
+  books what the proposal holds, ignoring the proposal's own holds, in
+  the lease-create transaction, which then deletes every proposal of the
+  same request, and their holds. Because nothing else could book what
+  was held, this always succeeds.
+
+A proposals request takes one reservation per resource type: the
+timelines of one request do not see each other's holds.
+"""
+
+import datetime
+import json
+import uuid
+
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import exceptions
+from reservation_ext.leases import requests
+from reservation_ext.leases import schemas
+from reservation_ext.planning import planner
+from reservation_ext.planning import timelines
+from reservation_ext import policy
+from reservation_ext import validation
+
+PROPOSALS = models.Proposal.__table__
+HOSTS = models.ComputeHost.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+
+# The first span searched: this many windows' lengths, at least a week;
+# each next one is four times longer, up to not_after.
+_FIRST_SPAN_WINDOWS = 4
+_FIRST_SPAN_MIN = datetime.timedelta(days=7)
+_SPAN_GROWTH = 4
+
+_retry = db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
+
+
+def parse(body, plugins, now, conf):
+    """The proposals request of ``body``, checked completely.
+
+    :returns: ``{'reservations': [(resource_type, values, given)],
+        'duration': timedelta, 'not_before': datetime, 'not_after':
+        datetime, 'count': int}``; ``given`` is the reservation as the
+        body had it.
+    """
+    validation.check_schema(body, schemas.PROPOSE)
+    duration = validation.parse_duration(body['duration'], 'duration')
+    not_before = validation.parse_date(body.get('not_before', 'now'),
+                                       'not_before', now)
+    validation.check_start(not_before, now, 'not_before')
+    not_before = max(not_before, now)
+    not_after = _not_after(body, not_before, now, conf)
+    validation.add(not_after, duration, 'duration')
+    count = body.get('count', 5)
+    if count > conf.reservation.max_proposals:
+        raise exceptions.InvalidInput(
+            'count', 'must be at most %d' % conf.reservation.max_proposals)
+    return {'reservations': _reservations(body['reservations'], plugins),
+            'duration': duration, 'not_before': not_before,
+            'not_after': not_after, 'count': count}
+
+
+def _not_after(body, not_before, now, conf):
+    if 'not_after' not in body:
+        return not_before + datetime.timedelta(
+            days=conf.reservation.proposal_search_days)
+    not_after = validation.parse_date(body['not_after'], 'not_after', now)
+    if not_after < not_before:
+        raise exceptions.InvalidInput('not_after',
+                                      'must not be before not_before')
+    return not_after
+
+
+def _reservations(given, plugins):
+    parsed, seen = [], {}
+    for index, values in enumerate(given):
+        values = dict(values)
+        resource_type = values.pop('resource_type')
+        field = 'reservations[%d]' % index
+        if resource_type in seen:
+            raise exceptions.InvalidInput(
+                field + '.resource_type', 'a proposals request takes one '
+                '%s reservation, and %s has one already'
+                % (resource_type, seen[resource_type]))
+        seen[resource_type] = field
+        _type, checked = requests.reservation(
+            plugins, resource_type, values, field,
+            check='validate_proposal')
+        parsed.append((resource_type, checked, given[index]))
+    return parsed
+
+
+class ProposalService:
+    """Schedule proposals on behalf of a request context.
+
+    ``plugins`` is ``{resource_type: ResourcePlugin}``.
+    """
+
+    def __init__(self, conf, clock, plugins):
+        self.conf = conf
+        self.clock = clock
+        self.plugins = plugins
+
+    def propose(self, ctx, body):
+        """Find, hold and return the proposals that ``body`` asks for."""
+        if not ctx.project_id:
+            raise exceptions.Forbidden(
+                'Schedule proposals need a project-scoped request.')
+        policy.authorize(ctx, 'propose', ctx.project_id)
+        request = parse(body, self.plugins, self.clock.now(), self.conf)
+        return self._propose(ctx, request)
+
+    @_retry
+    def _propose(self, ctx, request):
+        with db_api.writer(ctx, self.clock) as session:
+            now = self.clock.now()
+            purge_expired(session, now)
+            found, searched = self._search(session, request, now)
+            rows, holds = self._proposals(ctx, request, found, searched, now)
+            if rows:
+                session.execute(sa.insert(PROPOSALS), rows)
+            if holds:
+                planner.write_holds(session, holds, _generations(searched))
+            names = self._host_names(session, ctx, holds)
+        return [_view(row, names.get(row['id'])) for row in rows]
+
+    def _search(self, session, request, now):
+        """The windows, searched over longer and longer spans of starts.
+
+        The first span covers a few windows' lengths; a span that gives
+        fewer than ``count`` proposals is followed by a longer one, read
+        again from the DB, until ``not_after``.
+        """
+        first, limit = request['not_before'], request['not_after']
+        length = max(_FIRST_SPAN_WINDOWS * request['duration'],
+                     _FIRST_SPAN_MIN)
+        busy = planner.Busy(now, self.conf.reservation.cleaning_time)
+        while True:
+            last = min(limit, first + length)
+            span = timelines.Span(first, last, request['duration'],
+                                  busy.margin)
+            searched = [self._timeline(session, index, reservation, span,
+                                       busy)
+                        for index, reservation in enumerate(
+                            request['reservations'])]
+            found = timelines.first_starts(searched, first,
+                                           request['count'])
+            if len(found) == request['count'] or last == limit:
+                return found, searched
+            length *= _SPAN_GROWTH
+
+    def _timeline(self, session, index, reservation, span, busy):
+        resource_type, values, _given = reservation
+        with validation.prefixed('reservations[%d].' % index):
+            return self.plugins[resource_type].timeline(
+                session, values, span, busy, for_update=True)
+
+    def _proposals(self, ctx, request, found, searched, now):
+        """The proposals rows and the host holds of the found windows."""
+        expires_at = now + datetime.timedelta(
+            seconds=self.conf.reservation.proposal_ttl)
+        request_id = str(uuid.uuid4())
+        given = json.dumps([given for _type, _values, given
+                            in request['reservations']])
+        rows, holds = [], []
+        for start, taken in found:
+            end = start + request['duration']
+            row = {'id': str(uuid.uuid4()), 'request_id': request_id,
+                   'project_id': ctx.project_id, 'user_id': ctx.user_id,
+                   'start_date': start, 'end_date': end,
+                   'expires_at': expires_at, 'reservations': given,
+                   'volume_gb': 0, 'created_at': now}
+            for item, (timeline, took) in enumerate(zip(searched, taken)):
+                slices, amount = timeline.held(took)
+                owner = planner.Owner.hold(row['id'], item, expires_at)
+                holds.extend((owner, host, start, end, size)
+                             for host, size in slices)
+                row['volume_gb'] += amount
+            rows.append(row)
+        return rows, holds
+
+    @staticmethod
+    def _host_names(session, ctx, holds):
+        """``{proposal_id: [hostname, ...]}``, for those who see hosts."""
+        if not holds or not policy.allowed(ctx, 'list', None,
+                                           rules=policy.HOSTS):
+            return {}
+        names = dict(session.execute(
+            sa.select(HOSTS.c.id, HOSTS.c.hypervisor_hostname).where(
+                HOSTS.c.id.in_({hold[1] for hold in holds}))).all())
+        held = {}
+        for owner, host, *_window in holds:
+            held.setdefault(owner.proposal_id, []).append(names[host])
+        return {proposal: sorted(hosts) for proposal, hosts in held.items()}
+
+
+def _generations(searched):
+    generations = {}
+    for timeline in searched:
+        generations.update(getattr(timeline, 'generations', {}))
+    return generations
+
+
+def _view(row, hosts=None):
+    view = {'id': row['id'],
+            'start_date': validation.format_date(row['start_date']),
+            'end_date': validation.format_date(row['end_date']),
+            'expires_at': validation.format_date(row['expires_at'])}
+    if hosts is not None:
+        view['hosts'] = hosts
+    return view
+
+
+def purge_expired(session, now):
+    """Delete the proposals that expired, and their holds with them.
+
+    Their holds count for nothing already; no host generation moves.
+    """
+    session.execute(sa.delete(ALLOCATIONS).where(
+        ALLOCATIONS.c.proposal_id.in_(
+            sa.select(PROPOSALS.c.id).where(PROPOSALS.c.expires_at <= now))))
+    session.execute(sa.delete(PROPOSALS).where(
+        PROPOSALS.c.expires_at <= now))
+
+
+def take(session, ctx, proposal_id, now):
+    """The proposal a lease is made from, locked until the commit.
+
+    :returns: ``(row, reservations)``: the proposals row and the
+        reservations the request gave, as a lease create has them.
+    :raises NotFound: no such proposal in the caller's project.
+    :raises Conflict: it expired.
+    """
+    row = session.execute(
+        sa.select(PROPOSALS).where(PROPOSALS.c.id == proposal_id)
+        .with_for_update()).first()
+    if row is None or row.project_id != ctx.project_id:
+        raise exceptions.NotFound(kind='Proposal', id=proposal_id)
+    if row.expires_at <= now:
+        raise exceptions.Conflict(
+            'Proposal %s expired at %s; ask for new proposals.'
+            % (proposal_id, validation.format_date(row.expires_at)))
+    return row, json.loads(row.reservations)
+
+
+def release(session, request_id):
+    """Delete the proposals of a request and their holds."""
+    proposal_ids = sa.select(PROPOSALS.c.id).where(
+        PROPOSALS.c.request_id == request_id)
+    planner.release_holds(session, proposal_ids)
+    session.execute(sa.delete(PROPOSALS).where(
+        PROPOSALS.c.request_id == request_id))
