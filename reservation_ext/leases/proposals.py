@@ -58,11 +58,9 @@ PROPOSALS = models.Proposal.__table__
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 
-# The first span searched: this many windows' lengths, at least a week;
-# each next one is four times longer, up to not_after.
+# The first span searched: this many windows' lengths, at least a week.
 _FIRST_SPAN_WINDOWS = 4
 _FIRST_SPAN_MIN = datetime.timedelta(days=7)
-_SPAN_GROWTH = 4
 
 _retry = db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
 
@@ -157,18 +155,18 @@ class ProposalService:
         return [_view(row, names.get(row['id'])) for row in rows]
 
     def _search(self, session, request, now):
-        """The windows, searched over longer and longer spans of starts.
+        """The windows: first among the starts soon after not_before.
 
-        The first span covers a few windows' lengths; a span that gives
-        fewer than ``count`` proposals is followed by a longer one, read
-        again from the DB, until ``not_after``.
+        The first span of starts covers a few windows' lengths, where
+        most requests find their proposals; when it gives fewer than
+        ``count``, the search is run again on every start up to
+        ``not_after`` (each span read from the DB once).
         """
         first, limit = request['not_before'], request['not_after']
-        length = max(_FIRST_SPAN_WINDOWS * request['duration'],
-                     _FIRST_SPAN_MIN)
+        soon = first + max(_FIRST_SPAN_WINDOWS * request['duration'],
+                           _FIRST_SPAN_MIN)
         busy = planner.Busy(now, self.conf.reservation.cleaning_time)
-        while True:
-            last = min(limit, first + length)
+        for last in sorted({min(soon, limit), limit}):
             span = timelines.Span(first, last, request['duration'],
                                   busy.margin)
             searched = [self._timeline(session, index, reservation, span,
@@ -177,9 +175,9 @@ class ProposalService:
                             request['reservations'])]
             found = timelines.first_starts(searched, first,
                                            request['count'])
-            if len(found) == request['count'] or last == limit:
-                return found, searched
-            length *= _SPAN_GROWTH
+            if len(found) == request['count']:
+                break
+        return found, searched
 
     def _timeline(self, session, index, reservation, span, busy):
         resource_type, values, _given = reservation

@@ -141,42 +141,41 @@ def find_free_hosts(session, start, end, busy, max_count=None,
     return [tuple(row) for row in session.execute(stmt)]
 
 
-def read_schedules(session, lower, upper, busy, conditions=()):
+def read_schedules(session, lower, upper, busy, conditions=(),
+                   sizes=False):
     """The reservable hosts matching ``conditions`` and their allocations.
 
-    One statement: the allocations that count (``busy``) and overlap
-    ``[lower, upper)``, for the timelines of
+    Two statements: the hosts, and the allocations that count (``busy``)
+    and overlap ``[lower, upper)``, for the timelines of
     :mod:`reservation_ext.planning.timelines`.
 
-    :returns: ``(hosts, allocations)``: ``{host_id: row}`` with the
-        host's ``generation``, ``vcpus``, ``memory_mb`` and ``local_gb``,
-        and ``{host_id: [timelines.Allocation]}`` (a slice's size is
+    :param sizes: also read the hosts' capacities and the slices' sizes.
+    :returns: ``(hosts, allocations)``: ``{host_id: (generation, vcpus,
+        memory_mb, local_gb)}`` (capacities None without ``sizes``) and
+        ``{host_id: [timelines.Allocation]}`` (a slice's size is
         ``(vcpus, memory_mb, disk_gb)``, a whole host's None), both with
         every matching host.
     """
-    overlapping = sa.and_(ALLOCATIONS.c.host_id == HOSTS.c.id,
-                          ALLOCATIONS.c.start_date < upper,
-                          ALLOCATIONS.c.end_date > lower, *busy.counted())
-    rows = session.execute(
-        sa.select(HOSTS.c.id, HOSTS.c.generation, HOSTS.c.vcpus,
-                  HOSTS.c.memory_mb, HOSTS.c.local_gb,
-                  ALLOCATIONS.c.start_date, ALLOCATIONS.c.end_date,
-                  ALLOCATIONS.c.whole_host,
-                  ALLOCATIONS.c.vcpus.label('slice_vcpus'),
-                  ALLOCATIONS.c.memory_mb.label('slice_memory_mb'),
-                  ALLOCATIONS.c.disk_gb.label('slice_disk_gb'))
-        .select_from(HOSTS.outerjoin(ALLOCATIONS, overlapping))
-        .where(HOSTS.c.reservable, *conditions)
-        .order_by(HOSTS.c.id, ALLOCATIONS.c.start_date))
-    hosts, allocations = {}, {}
-    for row in rows:
-        hosts.setdefault(row.id, row)
-        booked = allocations.setdefault(row.id, [])
-        if row.start_date is not None:
-            booked.append(timelines.Allocation(
-                row.start_date, row.end_date, None if row.whole_host else (
-                    row.slice_vcpus, row.slice_memory_mb,
-                    row.slice_disk_gb)))
+    capacities = ((HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb)
+                  if sizes else (sa.null(),) * 3)
+    matching = sa.select(HOSTS.c.id).where(HOSTS.c.reservable, *conditions)
+    hosts = {row[0]: tuple(row[1:]) for row in session.execute(
+        sa.select(HOSTS.c.id, HOSTS.c.generation, *capacities)
+        .where(HOSTS.c.reservable, *conditions))}
+    allocations = {host: [] for host in hosts}
+    slices = ((ALLOCATIONS.c.whole_host, ALLOCATIONS.c.vcpus,
+               ALLOCATIONS.c.memory_mb, ALLOCATIONS.c.disk_gb)
+              if sizes else ())
+    for host, start, end, *size in session.execute(
+            sa.select(ALLOCATIONS.c.host_id, ALLOCATIONS.c.start_date,
+                      ALLOCATIONS.c.end_date, *slices)
+            .where(ALLOCATIONS.c.host_id.in_(matching),
+                   ALLOCATIONS.c.start_date < upper,
+                   ALLOCATIONS.c.end_date > lower, *busy.counted())):
+        if host in allocations:
+            allocations[host].append(timelines.Allocation(
+                start, end, None if not size or size[0] else
+                tuple(size[1:])))
     return hosts, allocations
 
 

@@ -44,9 +44,11 @@ read every allocation that overlaps a window starting in the span.
 """
 
 import bisect
+import collections
 import dataclasses
 import datetime
 import heapq
+import itertools
 
 _NEVER = datetime.datetime.max
 _ZERO = datetime.timedelta(0)
@@ -72,17 +74,17 @@ class Span:
                 self.last + self.duration + self.margin)
 
 
-@dataclasses.dataclass(frozen=True)
-class Allocation:
+class Allocation(collections.namedtuple('Allocation', 'start end size')):
     """A booking or live hold.
 
     Of a whole host (``size`` None), a slice of ``(vcpus, memory_mb,
-    disk_gb)``, or an amount of GB.
+    disk_gb)``, or an amount of GB. A tuple: schedules have thousands.
     """
 
-    start: datetime.datetime
-    end: datetime.datetime
-    size: object = None
+    __slots__ = ()
+
+    def __new__(cls, start, end, size=None):
+        return super().__new__(cls, start, end, size)
 
 
 class _Timeline:
@@ -96,10 +98,24 @@ class _Timeline:
 
     def __init__(self, span):
         self.span = span
+        self._boundaries = None
+
+    def _ends(self):
+        """The times at which capacity is freed, in any order."""
+        raise NotImplementedError
 
     def boundaries(self):
-        """Sorted times at which capacity is freed."""
-        raise NotImplementedError
+        """Sorted times at which capacity is freed (computed once)."""
+        if self._boundaries is None:
+            self._boundaries = sorted(set(self._ends()))
+        return self._boundaries
+
+    def _freed_at(self, moment):
+        """Note a boundary that a take added."""
+        boundaries = self.boundaries()
+        index = bisect.bisect_left(boundaries, moment)
+        if index == len(boundaries) or boundaries[index] != moment:
+            boundaries.insert(index, moment)
 
     def fits(self, start):
         """Whether the request fits a window at ``start``."""
@@ -142,8 +158,23 @@ class WholeHosts(_Timeline):
         self.generations = generations or {}
         self._booked = {host: list(booked)
                         for host, booked in allocations.items()}
-        self._free = {host: self._free_starts(booked)
-                      for host, booked in self._booked.items()}
+        self._free_by_host = None
+        self._all_free = None
+
+    @property
+    def _free(self):
+        """``{host: free starts}``, computed when a search first needs it."""
+        if self._free_by_host is None:
+            self._free_by_host = {host: self._free_starts(booked)
+                                  for host, booked in self._booked.items()}
+        return self._free_by_host
+
+    def _sorted_free(self):
+        """Every host's free starts in one sorted list (kept by take)."""
+        if self._all_free is None:
+            self._all_free = sorted(interval for free in self._free.values()
+                                    for interval in free)
+        return self._all_free
 
     def _free_starts(self, booked):
         """The starts at which a host is free: sorted closed intervals.
@@ -159,9 +190,9 @@ class WholeHosts(_Timeline):
         free.append((lower, _NEVER))
         return free
 
-    def boundaries(self):
-        return sorted({a.end + self.margin
-                       for booked in self._booked.values() for a in booked})
+    def _ends(self):
+        return (a.end + self.margin
+                for booked in self._booked.values() for a in booked)
 
     def free_hosts(self, start):
         """The hosts free for a window at ``start``, by id."""
@@ -178,12 +209,16 @@ class WholeHosts(_Timeline):
         first fit is ``start`` or the beginning of a host's free starts,
         which is a boundary.
         """
-        intervals = sorted(
-            (max(lower, start), upper)
-            for free in self._free.values()
-            for lower, upper in free if upper >= start)
-        ends = []
-        for lower, upper in intervals:
+        if start > self.span.last:
+            return None
+        intervals = self._sorted_free()
+        split = bisect.bisect_right(intervals, (start, _NEVER))
+        ends = [upper for _lower, upper in intervals[:split]
+                if upper >= start]
+        if len(ends) >= self.need:
+            return start
+        heapq.heapify(ends)
+        for lower, upper in itertools.islice(intervals, split, None):
             if lower > self.span.last:
                 return None
             while ends and ends[0] < lower:
@@ -196,9 +231,16 @@ class WholeHosts(_Timeline):
     def take(self, start):
         """Hold the lowest-id free hosts (up to ``most``) at ``start``."""
         hosts = self.free_hosts(start)[:self.most]
+        window = self._window(start)
+        intervals = self._sorted_free()
         for host in hosts:
-            self._booked[host].append(self._window(start))
+            for interval in self._free[host]:
+                del intervals[bisect.bisect_left(intervals, interval)]
+            self._booked[host].append(window)
             self._free[host] = self._free_starts(self._booked[host])
+            for interval in self._free[host]:
+                bisect.insort(intervals, interval)
+        self._freed_at(window.end + self.margin)
         return hosts
 
     @staticmethod
@@ -244,9 +286,9 @@ class Slices(_Timeline):
         self._booked = {host: list(allocations.get(host, ()))
                         for host in capacity}
 
-    def boundaries(self):
-        return sorted({a.end + self.margin
-                       for booked in self._booked.values() for a in booked})
+    def _ends(self):
+        return (a.end + self.margin
+                for booked in self._booked.values() for a in booked)
 
     def host_fits(self, host, start):
         """Whether ``host`` has room for a slice at ``start``."""
@@ -272,7 +314,9 @@ class Slices(_Timeline):
         """Hold a slice on the lowest-id host that fits at ``start``."""
         host = min(host for host in self._booked
                    if self.host_fits(host, start))
-        self._booked[host].append(self._window(start, self.size))
+        window = self._window(start, self.size)
+        self._booked[host].append(window)
+        self._freed_at(window.end + self.margin)
         return [host]
 
     def held(self, hosts):
@@ -324,8 +368,8 @@ class Capacity(_Timeline):
         self.total, self.amount = total, amount
         self._held = list(allocations)
 
-    def boundaries(self):
-        return sorted({a.end for a in self._held})
+    def _ends(self):
+        return (a.end for a in self._held)
 
     def fits(self, start):
         end = start + self.span.duration
@@ -335,7 +379,9 @@ class Capacity(_Timeline):
 
     def take(self, start):
         """Hold ``amount`` for a window at ``start``."""
-        self._held.append(self._window(start, self.amount))
+        window = self._window(start, self.amount)
+        self._held.append(window)
+        self._freed_at(window.end)
         return self.amount
 
     @staticmethod

@@ -120,7 +120,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         _check_pool(len(hosts), values)
         return timelines.WholeHosts(
             span, allocations, values['min'], values['max'],
-            generations={host: row.generation for host, row in hosts.items()})
+            generations={host: row[0] for host, row in hosts.items()})
 
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):

@@ -117,16 +117,15 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return size
 
     def timeline(self, session, values, span, busy, for_update=False):
-        hosts, allocations = planner.read_schedules(session, *span.reach,
-                                                    busy)
+        hosts, allocations = planner.read_schedules(
+            session, *span.reach, busy, sizes=True)
         ratios = allocation_ratios(self.conf)
         return timelines.Slices(
             span, {host: tuple(int(capacity * ratio) for capacity, ratio in
-                               zip((row.vcpus, row.memory_mb, row.local_gb),
-                                   ratios))
+                               zip(row[1:], ratios))
                    for host, row in hosts.items()},
             allocations, tuple(values[key] for key in SIZE_KEYS),
-            generations={host: row.generation for host, row in hosts.items()})
+            generations={host: row[0] for host, row in hosts.items()})
 
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
