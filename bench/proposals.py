@@ -113,10 +113,10 @@ class Model:
         return sorted(h for h, host in self.hosts.items() if match(host))
 
     def free(self, host, start, end):
-        """No booking of ``host`` overlaps [start, end) (or holds ``start``,
-        for an empty period).
+        """Whether no booking of ``host`` overlaps [start, end).
 
-        A host's bookings do not overlap (the workload places them so):
+        An empty period is a moment: free unless a booking holds it. A
+        host's bookings do not overlap (the workload places them so):
         only the last that starts before the end can reach the start.
         """
         windows = self.busy[host]

@@ -78,7 +78,9 @@ def parse(body, plugins, now, conf):
     not_before = validation.parse_date(body.get('not_before', 'now'),
                                        'not_before', now)
     validation.check_start(not_before, now, 'not_before')
-    not_before = max(not_before, now)
+    if not_before <= now:
+        # "Now", on a whole second: windows that users read.
+        not_before = now.replace(microsecond=0)
     not_after = _not_after(body, not_before, now, conf)
     validation.add(not_after, duration, 'duration')
     count = body.get('count', 5)

@@ -69,6 +69,8 @@ ENGINE_POLL_INTERVAL = 1.0
 # GB of volume capacity that leases may hold at once: what the fake
 # volume driver serves is unlimited, so this is the only bound.
 VOLUME_RESERVABLE_GB = 100
+# [reservation] proposal_ttl, unless --proposal-ttl says otherwise.
+PROPOSAL_TTL = 300
 CINDER_EXTENSIONS = ('cinder.api.contrib.standard_extensions',
                      'cinder_ext.extension.Reservation')
 # Sparse files under cinder's state_path: volumes have data that Cinder's
@@ -120,6 +122,7 @@ class Layout:
     ports: dict
     password: str
     leases_db_url: str = None
+    proposal_ttl: int = PROPOSAL_TTL
 
     def __post_init__(self):
         self.state_dir = os.path.abspath(self.state_dir)
@@ -245,17 +248,18 @@ def write_nova_conf(layout):
         'oslo_concurrency': [('lock_path', os.path.join(nova_state,
                                                         'locks'))],
         'vnc': [('enabled', 'false')],
-        'reservation': _reservation_options(),
+        'reservation': _reservation_options(layout),
         'reservation_database': [('connection', layout.leases_db_url)],
         'reservation_client': _client(layout),
     }))
 
 
-def _reservation_options():
+def _reservation_options(layout):
     # The same in nova.conf and cinder.conf: both APIs create leases.
     return [('freepool_name', 'freepool'),
             ('event_poll_interval', ENGINE_POLL_INTERVAL),
-            ('volume_reservable_gb', VOLUME_RESERVABLE_GB)]
+            ('volume_reservable_gb', VOLUME_RESERVABLE_GB),
+            ('proposal_ttl', layout.proposal_ttl)]
 
 
 def write_cinder_conf(layout):
@@ -279,7 +283,7 @@ def write_cinder_conf(layout):
         'keystone_authtoken': _authtoken(layout),
         'oslo_concurrency': [('lock_path', os.path.join(cinder_state,
                                                         'locks'))],
-        'reservation': _reservation_options(),
+        'reservation': _reservation_options(layout),
         'reservation_database': [('connection', layout.leases_db_url)],
     }))
 

@@ -80,9 +80,16 @@ def parse_args(argv):
                              '(default: %(default)s)')
     parser.add_argument('--db-url',
                         help='the leases DB (default: SQLite in DIR)')
+    parser.add_argument('--proposal-ttl', type=int,
+                        default=config.PROPOSAL_TTL,
+                        help='seconds a schedule proposal holds its '
+                             'capacity ([reservation] proposal_ttl; '
+                             'default: %(default)s)')
     args = parser.parse_args(argv)
     if args.hosts < 1:
         parser.error('--hosts must be at least 1')
+    if args.proposal_ttl < 1:
+        parser.error('--proposal-ttl must be at least 1')
     return args
 
 
@@ -282,7 +289,8 @@ def prepare(args):
         state_dir=args.state_dir, hosts=args.hosts,
         ports={name: sock.getsockname()[1]
                for name, sock in sockets.items()},
-        password=secrets.token_urlsafe(12), leases_db_url=args.db_url)
+        password=secrets.token_urlsafe(12), leases_db_url=args.db_url,
+        proposal_ttl=args.proposal_ttl)
     layout.save()
     config.write_keystone_conf(layout)
     config.write_nova_conf(layout)

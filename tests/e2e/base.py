@@ -73,9 +73,10 @@ class SandboxFixture(fixtures.Fixture):
     ``output`` what the sandbox printed up to ``sandbox ready``.
     """
 
-    def __init__(self, hosts=4):
+    def __init__(self, hosts=4, options=()):
         super().__init__()
         self.hosts = hosts
+        self.options = list(options)
 
     def _setUp(self):
         self.state_dir = self.useFixture(fixtures.TempDir()).path
@@ -83,7 +84,7 @@ class SandboxFixture(fixtures.Fixture):
         self._ready = threading.Event()
         self.process = subprocess.Popen(
             [executable('reservation-sandbox'), '--state-dir',
-             self.state_dir, '--hosts', str(self.hosts)],
+             self.state_dir, '--hosts', str(self.hosts)] + self.options,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True)
         self.addCleanup(self._stop)
@@ -143,11 +144,13 @@ class SandboxTestCase(testtools.TestCase):
     """Tests sharing one sandbox per class (``cls.sandbox``)."""
 
     HOSTS = 4
+    # More reservation-sandbox options of the class's sandbox.
+    OPTIONS = ()
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.sandbox = SandboxFixture(hosts=cls.HOSTS)
+        cls.sandbox = SandboxFixture(hosts=cls.HOSTS, options=cls.OPTIONS)
         cls.sandbox.setUp()
 
     @classmethod

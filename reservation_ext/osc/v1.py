@@ -1,0 +1,192 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The ``openstack reservation`` commands of proposals and availability.
+
+``lease propose``, ``lease create-from-proposal`` and ``availability
+show``. Each command sends one request to the lease API through the reservation
+client of python-blazarclient (``client_manager.reservation``), whose
+errors (``ERROR: <field>: <reason>``) the commands let through as the
+other ``openstack reservation`` commands do.
+"""
+
+import argparse
+import json
+import re
+import urllib.parse
+
+from osc_lib.command import command
+
+# "key=value,key=value": a comma starts a new pair only before "key=",
+# so that JSON values ('["=", "$gpu", "true"]') keep theirs.
+_PAIRS = re.compile(r',(?=[A-Za-z_][A-Za-z0-9_]*=)')
+_PROPOSAL_COLUMNS = ('id', 'start_date', 'end_date', 'expires_at')
+
+
+def parse_reservation(text):
+    """A ``--reservation key=value,...`` as the dict the API takes.
+
+    Values that are JSON lists or objects (``hosts=["a","b"]``) are
+    decoded; the others stay text, which the API parses.
+    """
+    reservation = {}
+    for pair in _PAIRS.split(text):
+        key, sep, value = pair.partition('=')
+        if not sep or not key:
+            raise ValueError('expected key=value pairs separated by commas, '
+                             'got %r' % pair)
+        reservation[key.strip()] = _decoded(value)
+    return reservation
+
+
+def _decoded(value):
+    if value[:1] in ('[', '{'):
+        try:
+            return json.loads(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _lease_api(app):
+    """The lease API's JSON adapter of python-blazarclient's client."""
+    return app.client_manager.reservation.lease.request_manager
+
+
+class ProposeLease(command.Lister):
+    """Ask for schedule proposals: windows held a while for a lease."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--reservation', metavar='<key=value,...>', action='append',
+            required=True, dest='reservations', type=_reservation_argument,
+            help='A reservation of the lease, as for "lease create": '
+                 'resource_type=physical:host,min=4,max=4,'
+                 'resource_properties=\'["=", "$gpu", "true"]\'; '
+                 'repeat for several.')
+        parser.add_argument('--duration', required=True,
+                            help='How long the lease lasts: "2d", "12h", '
+                                 '"30m" or seconds.')
+        parser.add_argument('--not-before', metavar='<date>',
+                            help='The earliest start (default: now).')
+        parser.add_argument('--not-after', metavar='<date>',
+                            help='The latest start.')
+        parser.add_argument('--count', type=int,
+                            help='How many proposals (default 5).')
+        return parser
+
+    def take_action(self, parsed_args):
+        body = {'reservations': parsed_args.reservations,
+                'duration': parsed_args.duration}
+        for key in ('not_before', 'not_after', 'count'):
+            if getattr(parsed_args, key) is not None:
+                body[key] = getattr(parsed_args, key)
+        _resp, answer = _lease_api(self.app).post('/leases/proposals',
+                                                  body=body)
+        proposals = answer['proposals']
+        columns = _PROPOSAL_COLUMNS + (
+            ('hosts',) if any('hosts' in p for p in proposals) else ())
+        return columns, [
+            tuple(_cell(proposal.get(column)) for column in columns)
+            for proposal in proposals]
+
+
+class CreateLeaseFromProposal(command.ShowOne):
+    """Create a lease from a schedule proposal: its window, its hosts."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('proposal_id', metavar='<proposal id>',
+                            help='A proposal of "lease propose".')
+        parser.add_argument('name', metavar='<name>',
+                            help='The name of the lease.')
+        return parser
+
+    def take_action(self, parsed_args):
+        _resp, answer = _lease_api(self.app).post('/leases', body={
+            'name': parsed_args.name,
+            'proposal_id': parsed_args.proposal_id})
+        lease = answer['lease']
+        columns = sorted(lease)
+        # As python-blazarclient shows a lease: lists indented.
+        return columns, [_cell(lease[column], indent=4)
+                         for column in columns]
+
+
+class ShowAvailability(command.Lister):
+    """Show how much matching reservable capacity is free, and when."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--resource-type', required=True,
+            help='physical:host (hosts free), virtual:instance (servers '
+                 'of --vcpus, --memory-mb, --disk-gb that fit) or '
+                 'virtual:volume (GB free).')
+        parser.add_argument('--start', default='now', metavar='<date>',
+                            help='From (default: now).')
+        parser.add_argument('--end', required=True, metavar='<date>',
+                            help='To.')
+        parser.add_argument('--resource-properties', metavar='<query>',
+                            help='Which hosts, as for a host reservation.')
+        parser.add_argument(
+            '--field', metavar='<key=value>', action='append', default=[],
+            type=_field_argument,
+            help='Another field of a reservation of the type (hosts, '
+                 'availability_zone, vcpus, memory_mb, disk_gb, ...); '
+                 'repeat for several.')
+        parser.add_argument(
+            '--per-host', action='store_true',
+            help='List each host\'s free periods (who may list the '
+                 'reservable hosts only).')
+        return parser
+
+    def take_action(self, parsed_args):
+        query = [('resource_type', parsed_args.resource_type),
+                 ('start', parsed_args.start), ('end', parsed_args.end)]
+        if parsed_args.resource_properties:
+            query.append(('resource_properties',
+                          parsed_args.resource_properties))
+        query += parsed_args.field
+        _resp, answer = _lease_api(self.app).get(
+            '/availability?' + urllib.parse.urlencode(query))
+        availability = answer['availability']
+        if parsed_args.per_host:
+            return ('host', 'start', 'end'), [
+                (host['host'], step['start'], step['end'])
+                for host in availability.get('hosts', [])
+                for step in host['free']]
+        return ('start', 'end', 'free (%s)' % availability['unit']), [
+            (step['start'], step['end'], step['amount'])
+            for step in availability['free']]
+
+
+def _reservation_argument(text):
+    try:
+        return parse_reservation(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+def _field_argument(text):
+    key, sep, value = text.partition('=')
+    if not sep or not key:
+        raise argparse.ArgumentTypeError('expected key=value, got %r' % text)
+    return key, value
+
+
+def _cell(value, indent=None):
+    """A value as a table shows it: lists and dicts as JSON."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, indent=indent)
+    return value
