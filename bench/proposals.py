@@ -90,6 +90,9 @@ def parse_args(argv=None):
                         help='timed requests per case')
     parser.add_argument('--peer', action='store_true',
                         help='also time a Blazar user on the same workload')
+    parser.add_argument('--peer-reps', type=int, default=5,
+                        help='timed requests per case of the peer (each '
+                             'takes seconds)')
     parser.add_argument('--shared', default=common.DEFAULT_SHARED,
                         help='the shared folder holding bench/blazar_alloc.py')
     return parser.parse_args(argv)
@@ -260,18 +263,26 @@ def availability_case(bench, model, filter_name, query, first, reps):
 
     line = run_case(bench, reps, lambda: bench.request('GET', path), check)
     response, _elapsed, _count = bench.request('GET', path)
-    line['steps'] = len(response.json['availability']['free'])
+    steps = response.json['availability']['free']
+    line['steps'] = len(steps)
+    line['free_host_hours'] = round(sum(
+        step['amount'] * (_parsed(step['end']) -
+                          _parsed(step['start'])).total_seconds() / 3600
+        for step in steps), 3)
     return line
 
 
+def _parsed(text):
+    return common.parse_date(text.replace('T', ' '))
+
+
 def _middle(step):
-    start = common.parse_date(step['start'].replace('T', ' '))
-    end = common.parse_date(step['end'].replace('T', ' '))
+    start, end = _parsed(step['start']), _parsed(step['end'])
     return start + (end - start) / 2
 
 
 def peer_results(args, params, first, last):
-    arguments = ['--shared', args.shared, '--reps', str(args.reps),
+    arguments = ['--shared', args.shared, '--reps', str(args.peer_reps),
                  '--first', first.isoformat(), '--last', last.isoformat()]
     for option in PEER_OPTIONS:
         arguments += ['--' + option.replace('_', '-'), str(params[option])]
@@ -312,7 +323,9 @@ def main(argv=None):
         if line['case'] in peer:
             theirs = peer[line['case']]
             out.update(peer_p50_ms=theirs['p50_ms'],
-                       peer_valid=theirs['starts'] == line.get('starts'),
+                       peer_valid=all(theirs.get(key) == line.get(key)
+                                      for key in ('starts',
+                                                  'free_host_hours')),
                        peer_sql_per_request=theirs['sql_per_request'],
                        speedup=round(theirs['p50_ms'] / line['p50_ms'], 1))
         print(json.dumps(out), flush=True)
