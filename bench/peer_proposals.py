@@ -130,12 +130,13 @@ def main():
     first = datetime.datetime.fromisoformat(args.first)
     last = datetime.datetime.fromisoformat(args.last)
 
-    from oslo_config import cfg
+    # Blazar's modules exist in the peer virtualenv only.
     import blazar.config  # noqa: F401 (registers Blazar's options)
     from blazar.db import api as db_api
     from blazar.db.sqlalchemy import facade_wrapper
     from blazar.db.sqlalchemy import models
     from blazar.plugins.oshosts import host_plugin
+    from oslo_config import cfg
     from oslo_utils import timeutils
     from sqlalchemy import event
 
