@@ -10,11 +10,12 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Packaging: the license, the requirements and the [sandbox] extra.
+"""Packaging: the license, the requirements and the extras.
 
 The runtime requirements (``requirements.txt``) are what nova-api,
 nova-scheduler, cinder-api and the engine import of the project; what only
-the sandbox needs is the ``sandbox`` extra of ``setup.cfg``.
+the sandbox needs is the ``sandbox`` extra of ``setup.cfg``, and what only
+the OpenStackClient plugin needs the ``client`` extra.
 """
 
 import ast
@@ -88,7 +89,11 @@ def _runtime_requirements():
 
 
 def _sandbox_extra():
-    return _names(_setup_cfg()['extras']['sandbox'].splitlines())
+    return _extra('sandbox')
+
+
+def _extra(name):
+    return _names(_setup_cfg()['extras'][name].splitlines())
 
 
 def _python_files(folder):
@@ -164,12 +169,13 @@ class PackagingTest(base.TestCase):
         self.assertEqual(set(), extra & _runtime_requirements())
 
     def test_runtime_imports_are_requirements(self):
-        sandbox = os.path.join(TOP, 'reservation_ext', 'sandbox', '')
+        extras = tuple(os.path.join(TOP, 'reservation_ext', folder, '')
+                       for folder in ('sandbox', 'osc'))
         paths = [path
                  for folder in ('reservation_ext', 'nova_filters',
                                 'cinder_ext', 'db')
                  for path in _python_files(folder)
-                 if not path.startswith(sandbox)]
+                 if not path.startswith(extras)]
         self.assertEqual(set(), _unlisted_imports(
             paths, _runtime_requirements()))
 
@@ -177,3 +183,9 @@ class PackagingTest(base.TestCase):
         paths = _python_files(os.path.join('reservation_ext', 'sandbox'))
         self.assertEqual(set(), _unlisted_imports(
             paths, _runtime_requirements() | _sandbox_extra()))
+
+    def test_client_imports_are_requirements_or_the_extra(self):
+        paths = _python_files(os.path.join('reservation_ext', 'osc'))
+        self.assertEqual(set(), _unlisted_imports(
+            paths, _runtime_requirements() | _extra('client')))
+        self.assertEqual(set(), _extra('client') - _sandbox_extra())
