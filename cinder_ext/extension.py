@@ -33,6 +33,7 @@ the one place where they meet Cinder's API.
 
 import contextlib
 import copy
+import functools
 import uuid
 
 from cinder.api.contrib import scheduler_hints
@@ -172,18 +173,20 @@ class ReservationController(wsgi.Controller):
         ctx = req.environ['cinder.context']
         hints = _hints(req, copy.deepcopy(body))
         volume_id = str(uuid.uuid4())
+        rctx = rctx_mod.from_service_context(ctx)
         with _http_errors():
             lease = lease_hints.parse(
                 hints, self.clock.now(),
                 _lease_name(body.get('volume'), volume_id),
                 lease_hints.default_duration(conf_mod.CONF),
-                virtual_volume.ON_END, 'delete')
+                virtual_volume.ON_END, 'delete',
+                proposal_window=functools.partial(
+                    self.lease_service.proposal_window, rctx))
         if lease is None:
             return None
         self._check_volume_body(req, body=body)
         fields = _volume_fields(body['volume'])
         volume_type = _volume_type(ctx, fields.get('volume_type'))
-        rctx = rctx_mod.from_service_context(ctx)
         with _http_errors():
             view = self.lease_service.create_parsed(
                 rctx, lease_requests.with_reservation(

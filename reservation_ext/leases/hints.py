@@ -18,6 +18,9 @@ The seed workflow asks for a lease with two hints::
     --hint lease_params='{"name": "lease1", "start": "now",
                           "end": "2027-12-1 16:07"}'
 
+or takes the window of a schedule proposal (``openstack reservation lease
+propose``) with ``--hint reserved=True --hint proposal=<id>``.
+
 :func:`parse` checks them completely, before anything is created, and
 raises ``InvalidInput`` naming the field as the user wrote it
 (``reserved``, ``lease_params``, ``lease_params.start``, ...).
@@ -33,13 +36,17 @@ from reservation_ext import validation
 
 RESERVED = 'reserved'
 LEASE_PARAMS = 'lease_params'
+# The schedule proposal whose window (and held capacity) the lease takes.
+PROPOSAL = 'proposal'
+# What a proposal fixes, so that lease_params cannot say it too.
+_PROPOSED = ('start', 'end', 'duration', 'before_end')
 # The hint that places a server on the hosts of a host reservation
 # (Blazar's): ``--hint reservation=<reservation id>``.
 RESERVATION = 'reservation'
 
 
 def parse(hints, now, default_name, default_duration, on_end_choices,
-          default_on_end, reserve_all=False):
+          default_on_end, reserve_all=False, proposal_window=None):
     """The lease that ``hints`` ask for, or None when they ask for none.
 
     :param hints: the create call's scheduler hints; a value may be a
@@ -50,6 +57,9 @@ def parse(hints, now, default_name, default_duration, on_end_choices,
         ``duration`` is given.
     :param on_end_choices: the accepted ``on_end`` values.
     :param reserve_all: a request without hints gets a default lease.
+    :param proposal_window: ``f(proposal_id)``: the ``(start, end)`` of
+        a schedule proposal the caller may take, or NotFound/Conflict
+        (:meth:`reservation_ext.leases.service.LeaseService.proposal_window`).
     :returns: a create request of :mod:`reservation_ext.leases.requests`
         without reservations (add one with
         :func:`~reservation_ext.leases.requests.with_reservation`), with
@@ -57,9 +67,14 @@ def parse(hints, now, default_name, default_duration, on_end_choices,
     """
     reserved = _reserved(hints.get(RESERVED))
     params = _params(hints.get(LEASE_PARAMS), on_end_choices)
-    if reserved is False and params is not None:
-        raise exceptions.InvalidInput(
-            LEASE_PARAMS, 'is given, but %s is false' % RESERVED)
+    proposal = _proposal(hints.get(PROPOSAL))
+    for hint, given in ((LEASE_PARAMS, params), (PROPOSAL, proposal)):
+        if reserved is False and given is not None:
+            raise exceptions.InvalidInput(
+                hint, 'is given, but %s is false' % RESERVED)
+    if proposal is not None:
+        return _proposed(params or {}, now, default_name, default_on_end,
+                         proposal, proposal_window)
     if not (reserved or params is not None or reserve_all):
         return None
     return _lease(params or {}, now, default_name, default_duration,
@@ -119,6 +134,30 @@ def _params(value, on_end_choices):
     validation.check_schema(value, params_schema(on_end_choices),
                             LEASE_PARAMS)
     return value
+
+
+def _proposal(value):
+    value = _single(value)
+    if value is not None and not (isinstance(value, str) and value):
+        raise exceptions.InvalidInput(PROPOSAL, 'must be a proposal id')
+    return value
+
+
+def _proposed(params, now, default_name, default_on_end, proposal,
+              proposal_window):
+    """The lease of a schedule proposal: its window, the params' name."""
+    for key in _PROPOSED:
+        if key in params:
+            raise exceptions.InvalidInput(
+                _field(key), 'cannot be combined with the %s hint: the '
+                'proposal sets the window' % PROPOSAL)
+    start, end = proposal_window(proposal)
+    name = params.get('name', default_name)
+    if name is not None:
+        name = validation.validate_name(name, _field('name'))
+    return dict(requests.lease(name, start, end, None, now),
+                on_end=params.get('on_end', default_on_end),
+                proposal_id=proposal)
 
 
 def _field(key):

@@ -263,16 +263,25 @@ def take(session, ctx, proposal_id, now):
     :raises NotFound: no such proposal in the caller's project.
     :raises Conflict: it expired.
     """
-    row = session.execute(
-        sa.select(PROPOSALS).where(PROPOSALS.c.id == proposal_id)
-        .with_for_update()).first()
+    row = find(session, ctx, proposal_id, now, lock=True)
+    return row, json.loads(row.reservations)
+
+
+def find(session, ctx, proposal_id, now, lock=False):
+    """The caller's live proposal ``proposal_id`` (its row).
+
+    :raises NotFound: no such proposal in the caller's project.
+    :raises Conflict: it expired.
+    """
+    query = sa.select(PROPOSALS).where(PROPOSALS.c.id == proposal_id)
+    row = session.execute(query.with_for_update() if lock else query).first()
     if row is None or row.project_id != ctx.project_id:
         raise exceptions.NotFound(kind='Proposal', id=proposal_id)
     if row.expires_at <= now:
         raise exceptions.Conflict(
             'Proposal %s expired at %s; ask for new proposals.'
             % (proposal_id, validation.format_date(row.expires_at)))
-    return row, json.loads(row.reservations)
+    return row
 
 
 def release(session, request_id):

@@ -91,6 +91,16 @@ class LeaseService:
                              notifications.LEASE_CREATE, view)
         return view
 
+    def proposal_window(self, ctx, proposal_id):
+        """``(start, end)`` of the caller's live proposal ``proposal_id``.
+
+        For the server and volume hints, which decide from the window
+        what to do before the lease is written (and the proposal taken).
+        """
+        with db_api.context_manager.reader.using(ctx) as session:
+            row = proposals.find(session, ctx, proposal_id, self.clock.now())
+            return row.start_date, row.end_date
+
     def get(self, ctx, lease_id):
         """The view of a lease of the caller's project (any, for admins)."""
         with db_api.context_manager.reader.using(ctx) as session:

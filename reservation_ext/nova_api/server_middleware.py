@@ -41,6 +41,7 @@ Errors of reservation-ext become Nova-style fault bodies in
 :func:`_fault`, the one place where they meet the compute API.
 """
 
+import functools
 import math
 import re
 
@@ -157,7 +158,10 @@ class ServerReservations:
             hints, now, None, lease_hints.default_duration(self.conf),
             virtual_instance.ON_END, self.conf.reservation.instance_on_end,
             reserve_all=(self.conf.reservation.reserve_all_instances and
-                         'reservation' not in hints))
+                         lease_hints.RESERVATION not in hints),
+            proposal_window=functools.partial(
+                self.lease_service.proposal_window,
+                _reservation_context(req)))
         if lease is None:
             return self.application
         deferred = lease['starts_later']

@@ -66,8 +66,12 @@ if IN_CINDER:
 
     from db import models
     from reservation_ext import clock as clock_mod
+    from reservation_ext import context
     from reservation_ext import exceptions
+    from reservation_ext.leases import proposals
+    from reservation_ext import plugins as plugins_mod
     from reservation_ext.plugins import virtual_volume
+    from reservation_ext import validation
     from tests.functional import cinder_base
 
     CAPACITY = 10
@@ -124,6 +128,29 @@ if IN_CINDER:
             self.assertEqual((2, volume['id'], 'delete'),
                              (request.size_gb, request.volume_id,
                               request.on_end))
+
+        def test_a_proposal_gives_a_reserved_volume_its_window(self):
+            proposer = proposals.ProposalService(
+                cfg.CONF, clock_mod.SYSTEM,
+                plugins_mod.load_plugins(cfg.CONF, clock_mod.SYSTEM))
+            owner = context.RequestContext(
+                user_id=cinder_fake.USER_ID,
+                project_id=cinder_fake.PROJECT_ID, roles=['member', 'reader'])
+            found = proposer.propose(owner, {
+                'reservations': [{'resource_type': 'virtual:volume',
+                                  'size_gb': CAPACITY}],
+                'duration': '1h', 'count': 2, 'not_before': _later(3600)})
+            volume = self.create(CAPACITY, reserved='True',
+                                 proposal=found[1]['id'])['volume']
+            lease = self.rows(models.Lease.__table__)[0]
+            self.assertEqual(
+                (found[1]['start_date'], found[1]['end_date']),
+                tuple(validation.format_date(date) for date in (
+                    lease.start_date, lease.end_date)))
+            self.assertEqual('reserved', volume['status'])
+            # The first proposal was released with it: its hour is free.
+            self.reserve(size=CAPACITY, start=found[0]['start_date'],
+                         end=found[0]['end_date'])
 
         def test_ordinary_create_is_cinders(self):
             volume = self.create(size=1)['volume']

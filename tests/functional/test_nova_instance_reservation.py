@@ -110,6 +110,45 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         self.assertEqual('compute-2', self.lease_of(server)[
             'reservations'][0]['host'])
 
+    def propose(self, count=2):
+        return self.lease_api('POST', '/leases/proposals', {
+            'reservations': [{'resource_type': 'virtual:instance',
+                              'vcpus': 1, 'memory_mb': 4096, 'disk_gb': 1}],
+            'duration': '1h', 'count': count,
+            'not_before': validation.format_date(self.start)})['proposals']
+
+    def test_a_proposal_gives_a_reserved_server_its_window_and_host(self):
+        self.add_reservable_host('compute-2')
+        proposals = self.propose()
+        self.assertEqual(
+            [validation.format_date(self.start + k * HOUR) for k in (0, 1)],
+            [proposal['start_date'] for proposal in proposals])
+        server = self.post_server({'reserved': 'True',
+                                   'proposal': proposals[1]['id']})
+        server = self._wait_for_state_change(server, 'RESERVED')
+        lease = self.lease_of(server)
+        [reservation] = lease['reservations']
+        self.assertEqual(
+            (proposals[1]['start_date'], proposals[1]['end_date'],
+             'compute-2'),
+            (lease['start_date'], lease['end_date'], reservation['host']))
+        # Taking one proposal released the other.
+        error = self.post_server({'reserved': 'True',
+                                  'proposal': proposals[0]['id']},
+                                 name='vm2', expect=404)
+        self.assertIn('Proposal %s could not be found' % proposals[0]['id'],
+                      json.dumps(error))
+
+    def test_a_proposal_sets_the_window_that_lease_params_cannot(self):
+        self.add_reservable_host('compute-2')
+        [proposal] = self.propose(count=1)
+        error = self.post_server(
+            {'reserved': 'True', 'proposal': proposal['id'],
+             'lease_params': json.dumps({'start': 'now'})}, expect=400)
+        self.assertIn('lease_params.start: cannot be combined with the '
+                      'proposal hint', json.dumps(error))
+        self.assertEqual([], self.servers())
+
     def test_snapshot_delete_at_end(self):
         self.add_reservable_host('compute-2')
         server = self.reserve(on_end='snapshot_delete')
