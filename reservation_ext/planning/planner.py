@@ -163,19 +163,23 @@ def read_schedules(session, lower, upper, busy, conditions=(),
         sa.select(HOSTS.c.id, HOSTS.c.generation, *capacities)
         .where(HOSTS.c.reservable, *conditions))}
     allocations = {host: [] for host in hosts}
+    counted = (ALLOCATIONS.c.host_id.in_(matching),
+               ALLOCATIONS.c.start_date < upper,
+               ALLOCATIONS.c.end_date > lower, *busy.counted())
+    window = (ALLOCATIONS.c.host_id, ALLOCATIONS.c.start_date,
+              ALLOCATIONS.c.end_date)
     slices = ((ALLOCATIONS.c.whole_host, ALLOCATIONS.c.vcpus,
                ALLOCATIONS.c.memory_mb, ALLOCATIONS.c.disk_gb)
               if sizes else ())
-    for host, start, end, *size in session.execute(
-            sa.select(ALLOCATIONS.c.host_id, ALLOCATIONS.c.start_date,
-                      ALLOCATIONS.c.end_date, *slices)
-            .where(ALLOCATIONS.c.host_id.in_(matching),
-                   ALLOCATIONS.c.start_date < upper,
-                   ALLOCATIONS.c.end_date > lower, *busy.counted())):
-        if host in allocations:
-            allocations[host].append(timelines.Allocation(
-                start, end, None if not size or size[0] else
-                tuple(size[1:])))
+    make = timelines.Allocation._make
+    # Schedules have thousands of rows: one plain loop, no calls per row.
+    for host, start, end, *slice_ in session.execute(
+            sa.select(*window, *slices).where(*counted)):
+        booked = allocations.get(host)
+        # None: a host that stopped matching since the hosts were read.
+        if booked is not None:
+            booked.append(make((start, end, None if not slice_ or slice_[0]
+                                else tuple(slice_[1:]))))
     return hosts, allocations
 
 
