@@ -257,13 +257,17 @@ class WholeHosts(_Timeline):
         :returns: ``([(from, to, free hosts)], {host_id: [(from, to)]})``
             with the steps and every host's free periods.
         """
-        free = {host: _complement(_busy(booked, self.margin, self.margin),
-                                  start, end)
+        busy = {host: _busy(booked, self.margin, self.margin)
                 for host, booked in self._booked.items()}
-        changes = [(moment, step) for periods in free.values()
-                   for lower, upper in periods
-                   for moment, step in ((lower, 1), (upper, -1))]
-        return _steps(changes, start, end, 0), free
+        # Every host is free but where it is busy.
+        changes = [(moment, step) for intervals in busy.values()
+                   for lower, upper in intervals
+                   if lower < end and upper > start
+                   for moment, step in ((max(lower, start), -1),
+                                        (min(upper, end), 1))]
+        return _steps(changes, start, end, len(busy)), {
+            host: _complement(intervals, start, end)
+            for host, intervals in busy.items()}
 
 
 class Slices(_Timeline):
