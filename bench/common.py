@@ -20,6 +20,7 @@ every script; and the planner's workload (hosts and leases from
 that needs one.
 """
 
+import argparse
 import contextlib
 import datetime
 import importlib.util
@@ -51,6 +52,24 @@ MODEL_FILTERS = {
     'none': lambda host: True,
     'gpu': lambda host: host['caps'].get('gpu') == 'true',
 }
+
+
+def workload_parser(description):
+    """An argument parser with the options of the workload benches.
+
+    ``--workload``, ``--db-url``, ``--peer`` and ``--shared``; the bench
+    adds its own.
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument('--workload', required=True,
+                        help='workload JSON from blazar_alloc.py')
+    parser.add_argument('--db-url', help='an empty database to load into '
+                        '(default: a fresh temporary SQLite file)')
+    parser.add_argument('--peer', action='store_true',
+                        help='also time Blazar on the same workload')
+    parser.add_argument('--shared', default=DEFAULT_SHARED,
+                        help='the shared folder holding bench/blazar_alloc.py')
+    return parser
 
 
 def peer_python():

@@ -29,7 +29,6 @@ peer virtualenv .peer-venv when it is missing) and adds peer_median_ms and
 speedup (peer median / ours) to each line.
 """
 
-import argparse
 import gc
 import json
 import os
@@ -55,17 +54,9 @@ PEER_OPTIONS = ('hosts', 'allocs', 'want', 'reps', 'warmup', 'seed',
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--workload', required=True,
-                        help='workload JSON from blazar_alloc.py')
-    parser.add_argument('--db-url', help='an empty database to load into '
-                        '(default: a fresh temporary SQLite file)')
+    parser = common.workload_parser(__doc__.split('\n')[0])
     parser.add_argument('--reps', type=int, default=None,
                         help='time only the first N non-warmup queries')
-    parser.add_argument('--peer', action='store_true',
-                        help='also time Blazar on the same workload')
-    parser.add_argument('--shared', default=common.DEFAULT_SHARED,
-                        help='the shared folder holding bench/blazar_alloc.py')
     return parser.parse_args(argv)
 
 

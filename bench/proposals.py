@@ -41,7 +41,6 @@ Blazar's own plugin and DB API, then search the windows client-side; it
 adds ``peer_p50_ms`` and ``speedup``.
 """
 
-import argparse
 import bisect
 import datetime
 import gc
@@ -81,20 +80,12 @@ _TICK = datetime.timedelta(microseconds=1)
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--workload', required=True,
-                        help='workload JSON from blazar_alloc.py')
-    parser.add_argument('--db-url', help='an empty database to load into '
-                        '(default: a fresh temporary SQLite file)')
+    parser = common.workload_parser(__doc__.split('\n')[0])
     parser.add_argument('--reps', type=int, default=20,
                         help='timed requests per case')
-    parser.add_argument('--peer', action='store_true',
-                        help='also time a Blazar user on the same workload')
     parser.add_argument('--peer-reps', type=int, default=5,
                         help='timed requests per case of the peer (each '
                              'takes seconds)')
-    parser.add_argument('--shared', default=common.DEFAULT_SHARED,
-                        help='the shared folder holding bench/blazar_alloc.py')
     return parser.parse_args(argv)
 
 

@@ -24,6 +24,8 @@ import collections
 from concurrent import futures
 import multiprocessing
 
+from oslo_config import cfg
+
 from db import api as db_api
 from reservation_ext import clock as clock_mod
 from reservation_ext import context
@@ -58,20 +60,36 @@ def book(window):
     return 'booked'
 
 
-def book_in_process(url, windows):
-    """Run requests in a process of its own, with its own engine."""
+def run_in_process(url, work, items):
+    """``[work(item) for item in items]`` in a process of its own.
+
+    With its own engine on ``url``, and the configuration that policy
+    reads.
+    """
+    cfg.CONF([], project='reservation-ext', default_config_files=[])
     db_api.context_manager.configure(connection=url)
     try:
-        return [book(window) for window in windows]
+        return [work(item) for item in items]
     finally:
         db_api.get_engine().dispose()
 
 
+def run_in_processes(url, work, batches):
+    """:func:`run_in_process` of each batch at once; the outcomes."""
+    spawn = multiprocessing.get_context('spawn')
+    with spawn.Pool(len(batches)) as pool:
+        results = pool.starmap(run_in_process,
+                               [(url, work, batch) for batch in batches])
+    return [outcome for batch in results for outcome in batch]
+
+
 class ConcurrencyMixin:
+
+    POOL = POOL
 
     def add_pool(self):
         with db_api.writer(self.ctx, clock_mod.SYSTEM) as session:
-            test_planner.add_hosts(session, POOL)
+            test_planner.add_hosts(session, self.POOL)
 
     def assert_no_double_booking(self, outcomes, requests):
         with self.engine.connect() as conn:
@@ -107,10 +125,6 @@ class TestProcessesPostgreSQL(ConcurrencyMixin, base.PostgreSQLTestCase):
     def test_processes_never_double_book(self):
         url = self.engine.url.render_as_string(hide_password=False)
         batches = [WINDOWS[i:] + WINDOWS[:i] for i in range(8)]
-        spawn = multiprocessing.get_context('spawn')
-        with spawn.Pool(len(batches)) as pool:
-            results = pool.starmap(book_in_process,
-                                   [(url, batch) for batch in batches])
-        outcomes = [outcome for batch in results for outcome in batch]
         self.assert_no_double_booking(
-            outcomes, sum(len(batch) for batch in batches))
+            run_in_processes(url, book, batches),
+            sum(len(batch) for batch in batches))

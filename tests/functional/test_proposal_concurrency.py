@@ -22,11 +22,9 @@ the proposal's window, and every request ended with a result or a 409.
 
 from concurrent import futures
 import datetime
-import multiprocessing
 
 from oslo_config import cfg
 
-from db import api as db_api
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
@@ -37,9 +35,9 @@ from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins as plugins_mod
 from tests import base
 from tests import fixtures
+from tests.functional import test_allocation_concurrency
 from tests.functional import test_planner
 
-POOL = 3
 NOW = datetime.datetime(2030, 1, 1)
 MEMBER = ['member', 'reader']
 
@@ -94,21 +92,9 @@ def act(index):
         return repr(error)
 
 
-def act_in_process(url, indexes):
-    # Policy reads the process's configuration.
-    cfg.CONF([], project='reservation-ext', default_config_files=[])
-    db_api.context_manager.configure(connection=url)
-    try:
-        return [act(index) for index in indexes]
-    finally:
-        db_api.get_engine().dispose()
+class _ConcurrencyTests(test_allocation_concurrency.ConcurrencyMixin):
 
-
-class _ConcurrencyTests:
-
-    def add_pool(self):
-        with db_api.writer(self.ctx, clock_mod.SYSTEM) as session:
-            test_planner.add_hosts(session, POOL)
+    POOL = 3
 
     def assert_never_double_booked(self, outcomes):
         with self.engine.connect() as conn:
@@ -140,10 +126,6 @@ class ProcessesPostgreSQLTest(_ConcurrencyTests, base.PostgreSQLTestCase):
 
     def test_processes_never_double_book(self):
         url = self.engine.url.render_as_string(hide_password=False)
-        batches = [list(range(first, 48, 6)) for first in range(6)]
-        spawn = multiprocessing.get_context('spawn')
-        with spawn.Pool(len(batches)) as pool:
-            results = pool.starmap(act_in_process,
-                                   [(url, batch) for batch in batches])
         self.assert_never_double_booked(
-            [outcome for batch in results for outcome in batch])
+            test_allocation_concurrency.run_in_processes(
+                url, act, [list(range(first, 48, 6)) for first in range(6)]))
