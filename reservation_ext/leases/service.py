@@ -351,8 +351,8 @@ class LeaseService:
             self._set_error(ctx, lease_id, '%s; changing it back failed: %s'
                             % (reason, undo_exc))
             raise exceptions.PluginError(reason) from exc
-        raise exceptions.PluginError(
-            reason + '; the lease is unchanged') from exc
+        # Nova or Cinder refused the change as things are there now.
+        raise exceptions.Conflict(reason + '; the lease is unchanged') from exc
 
     @_retry
     def _settle(self, ctx, lease_id, status):

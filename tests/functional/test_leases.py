@@ -523,7 +523,7 @@ class _LeaseServiceTests:
         [reservation] = view['reservations']
         rows = self._rows()
         exc = self.assertRaises(
-            exceptions.PluginError, self.service.update, self.user,
+            exceptions.Conflict, self.service.update, self.user,
             view['id'], {'name': 'new', 'prolong_for': '1d', 'reservations': [
                 {'id': reservation['id'], 'step': 'fail'}]})
         self.assertIn('the step failed on purpose', exc.message)
