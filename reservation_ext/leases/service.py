@@ -318,7 +318,7 @@ class LeaseService:
                 _check_name_free(session, old['project_id'], lease['name'])
             self._write_update(session, old, lease)
             steps = self._rebook(session, ctx, old, lease, reservations,
-                                 request['reservations'])
+                                 request['reservations'], undo)
             if steps and not undo:
                 _set_status(session, row.id, row.status,
                             LeaseStatus.UPDATING, self.clock.now())
@@ -406,11 +406,13 @@ class LeaseService:
                 EVENTS.c.status == EventStatus.UNDONE,
                 EVENTS.c.time != time).values(time=time, updated_at=now))
 
-    def _rebook(self, session, ctx, old, lease, reservations, changes):
+    def _rebook(self, session, ctx, old, lease, reservations, changes,
+                undo=False):
         """Let the plugins re-book changed reservations or windows.
 
         Return the steps they left for after the transaction.
         """
+        action = 'undo_update' if undo else 'update'
         _check_reservation_ids(reservations, changes)
         window_moved = any(lease[key] != old[key]
                            for key in ('start_date', 'end_date'))
@@ -421,9 +423,9 @@ class LeaseService:
                 continue
             prefix = 'reservations[%d].' % change['index'] if change else ''
             with validation.prefixed(prefix):
-                step = self._plugin(reservation['resource_type']).update(
-                    session, ctx, lease, reservation,
-                    change['values'] if change else {})
+                step = getattr(self._plugin(reservation['resource_type']),
+                               action)(session, ctx, lease, reservation,
+                                       change['values'] if change else {})
             if step is not None:
                 steps.append(step)
         return steps

@@ -331,6 +331,21 @@ def booked_hosts(session, reservation_id):
     return _host_ids(session, reservation_id)
 
 
+def release_gained(session, reservation_id, start):
+    """Release the hosts a reservation booked after ``start``, its start.
+
+    Return their compute service names.
+    """
+    gained = sa.and_(ALLOCATIONS.c.reservation_id == reservation_id,
+                     ALLOCATIONS.c.start_date > start)
+    names = session.scalars(
+        sa.select(HOSTS.c.service_name).join(
+            ALLOCATIONS, ALLOCATIONS.c.host_id == HOSTS.c.id)
+        .where(gained).order_by(HOSTS.c.service_name)).all()
+    _release(session, gained)
+    return names
+
+
 def release(session, reservation_id):
     """Delete a reservation's allocations; its hosts become free."""
     _release(session, ALLOCATIONS.c.reservation_id == reservation_id)

@@ -167,6 +167,14 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         values and their steps run.
         """
 
+    def undo_update(self, session, ctx, lease, reservation, values):
+        """Put back the old ``values`` after an update's step failed.
+
+        As :meth:`update`, with the reservation as the update left it;
+        by default the same re-booking.
+        """
+        return self.update(session, ctx, lease, reservation, values)
+
     @abc.abstractmethod
     def on_start(self, ctx, lease, reservation):
         """Make the reserved resources available to the lease's owner."""

@@ -189,6 +189,25 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             REQUESTS.c.reservation_id == reservation['id']).values(
                 **_request_columns(request)))
 
+    def undo_update(self, session, ctx, lease, reservation, values):
+        """Give back the hosts a started reservation gained, and its window.
+
+        The hosts it gained are those booked after its start; the step
+        returns them from its aggregate to the free pool.
+        """
+        if reservation['status'] != ReservationStatus.ACTIVE:
+            return self.update(session, ctx, lease, reservation, values)
+        gained = planner.release_gained(session, reservation['id'],
+                                        lease['start_date'])
+        planner.move_allocations(session, reservation['id'],
+                                 lease['start_date'], lease['end_date'],
+                                 self.busy())
+        session.execute(sa.update(REQUESTS).where(
+            REQUESTS.c.reservation_id == reservation['id']).values(
+                **_request_columns(self._changed_request(reservation,
+                                                         values))))
+        return lambda ctx: self._leave(reservation, gained)
+
     def _changed_request(self, reservation, values):
         """The reservation's request with ``values`` applied, checked."""
         current = {key: reservation[key] for key in _UPDATABLE
@@ -251,6 +270,15 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             self.nova.remove_from_aggregate(freepool, host)
             self.nova.add_to_aggregate(aggregate, host)
         return aggregate
+
+    def _leave(self, reservation, hosts):
+        """Move ``hosts`` from the lease's aggregate to the free pool."""
+        aggregate = self.nova.ensure_aggregate(reservation['id'])
+        freepool = self.nova.ensure_aggregate(
+            self.conf.reservation.freepool_name)
+        for host in hosts:
+            self.nova.remove_from_aggregate(aggregate, host)
+            self.nova.add_to_aggregate(freepool, host)
 
     def on_end(self, ctx, lease, reservation):
         hosts = self._service_hosts(ctx, reservation['id'])
