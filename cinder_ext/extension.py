@@ -168,6 +168,23 @@ class ReservationController(wsgi.Controller):
                 ctx, id, _lease_id(body, 'os-reservation-end'), snapshot)
         return {'deleting': deleting}
 
+    @wsgi.response(202)
+    @wsgi.action('os-reservation-size')
+    def _size(self, req, id, body):
+        """Give a reserved volume its updated lease's size (the lease API).
+
+        The volume holds no quota and no storage before its start: only
+        its record changes.
+        """
+        ctx = _engine_context(req, 'start')
+        size = (body.get('os-reservation-size') or {}).get('size')
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise webob.exc.HTTPBadRequest(
+                explanation='size: must be an integer of at least 1')
+        with _http_errors():
+            reserved_volumes.resize(ctx, id, _lease_id(
+                body, 'os-reservation-size'), size)
+
     def _create_reserved(self, req, body):
         """The 202 of a reserved create, or None when not reserved."""
         ctx = req.environ['cinder.context']

@@ -107,6 +107,21 @@ def start(ctx, volume_id, lease_id):
         filter_properties={})
 
 
+def resize(ctx, volume_id, lease_id, size):
+    """Set the size of the reserved volume of ``lease_id``.
+
+    :raises InvalidState: the volume is not the lease's, or it is not
+        reserved any more (it was created on a backend).
+    """
+    volume = _lease_volume(ctx, volume_id, lease_id)
+    if volume.size == size:
+        return
+    if not volume.conditional_update({'size': size}, {'status': RESERVED}):
+        raise exceptions.InvalidState(
+            'Volume %s is created already: extend it with Cinder.'
+            % volume_id)
+
+
 def end(ctx, volume_id, lease_id, snapshot=False):
     """Delete the volume of ``lease_id``; a volume that is gone is fine.
 

@@ -40,6 +40,8 @@ NAME_MAX_LENGTH = 80
 
 # The format of dates in lease views (Blazar's).
 VIEW_DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
+# Blazar's request format: what a message suggests a user sends.
+REQUEST_DATE_FORMAT = '%Y-%m-%d %H:%M'
 # created_at/updated_at in Blazar's views.
 TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
 

@@ -23,11 +23,20 @@ exactly once. The request may ask it to fail or be slow:
 makes ``on_start`` fail twice before it succeeds. The behaviour is kept in
 the reservation's ``resource_id`` (``"<fail_start>,<fail_end>,<sleep>"``),
 so that every engine process sees it.
+
+An update with ``{"step": "ok"}`` (or ``"fail"``) leaves a step for after
+its transaction, which journals the lease's status then (``step_UPDATING``)
+and succeeds (or fails).
 """
 
+import functools
 import os
 import time
 
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
 from reservation_ext import exceptions
 from reservation_ext.plugins import base
 
@@ -60,6 +69,18 @@ class JournalPlugin(base.ResourcePlugin):
 
     def update(self, session, ctx, lease, reservation, values):
         self._write('update', reservation['id'])
+        if values.get('step'):
+            return functools.partial(self._step, lease['id'],
+                                     reservation['id'], values['step'])
+
+    def _step(self, lease_id, reservation_id, outcome, ctx):
+        leases = models.Lease.__table__
+        with db_api.context_manager.reader.using(ctx) as session:
+            status = session.scalar(sa.select(leases.c.status).where(
+                leases.c.id == lease_id))
+        self._write('step_' + status, reservation_id)
+        if outcome == 'fail':
+            raise exceptions.PluginError('the step failed on purpose')
 
     def on_start(self, ctx, lease, reservation):
         self._act('on_start', reservation, 0)

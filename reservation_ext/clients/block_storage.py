@@ -18,7 +18,8 @@ catalog (``volumev3``), as for Nova
 of the Cinder extension (:mod:`cinder_ext`):
 ``os-reservation-start`` creates a ``reserved`` volume on a backend,
 ``os-reservation-end`` deletes it (a reserved one: its DB record), after
-uploading it to an image with ``snapshot``. Both
+uploading it to an image with ``snapshot``; ``os-reservation-size``
+changes a reserved volume's size when its lease is updated. All
 name the lease, which the extension checks against the volume, so that a
 reservation can only act on the volume reserved for its own lease. Both
 are idempotent: starting a volume that is being created or is available,
@@ -31,6 +32,7 @@ from reservation_ext import exceptions
 
 START_ACTION = 'os-reservation-start'
 END_ACTION = 'os-reservation-end'
+SIZE_ACTION = 'os-reservation-size'
 # Statuses a volume goes through until its backend volume exists.
 STARTING = ('reserved', 'creating')
 
@@ -59,6 +61,11 @@ class CinderClient:
         polling.wait_for(lambda: self._volume(volume_id)['status'],
                          available, timeout, interval,
                          self._late(volume_id, 'available'))
+
+    def set_reserved_size(self, volume_id, lease_id, size):
+        """Give a volume that waits for ``lease_id`` another size (GB)."""
+        self._action(volume_id, SIZE_ACTION, {'lease_id': lease_id,
+                                              'size': size})
 
     def end_volume(self, volume_id, lease_id, snapshot=False, timeout=900,
                    interval=1):

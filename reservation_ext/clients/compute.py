@@ -37,6 +37,7 @@ OWNER_KEY = 'reservation:owner'
 RESERVATION_KEY = 'reservation:id'
 # The server action of nova-api's middleware that builds a reserved server.
 START_ACTION = 'os-reservation-start'
+FLAVOR_ACTION = 'os-reservation-flavor'
 SHELVED = ('SHELVED', 'SHELVED_OFFLOADED')
 
 
@@ -141,6 +142,17 @@ class NovaClient:
         self._call('POST', '/servers/%s/action' % server_id,
                    json={START_ACTION: {'lease_id': lease_id}})
         self._wait_for_server(server_id, ('ACTIVE',), timeout, interval)
+
+    def flavor(self, flavor_id):
+        """The flavor ``flavor_id`` (Nova's view), or None."""
+        found = self._get('/flavors/%s' % flavor_id, missing_ok=True)
+        return found and found['flavor']
+
+    def set_reserved_flavor(self, server_id, lease_id, flavor_id):
+        """Give a server that waits for ``lease_id`` another flavor."""
+        self._call('POST', '/servers/%s/action' % server_id,
+                   json={FLAVOR_ACTION: {'lease_id': lease_id,
+                                         'flavor_id': flavor_id}})
 
     def end_server(self, server_id, on_end, timeout=900, interval=1):
         """End a server as ``on_end`` says (a server that is gone is fine).

@@ -62,9 +62,9 @@ EventType = states.EventType
 LeaseStatus = states.LeaseStatus
 ReservationStatus = states.ReservationStatus
 
-# Leases whose events wait: a delete is under way (an update runs in one
-# transaction, which the claim cannot interleave with).
-_BUSY_LEASE = (LeaseStatus.DELETING,)
+# Leases whose events wait: a delete or the Nova/Cinder side of an update
+# is under way.
+_BUSY_LEASE = (LeaseStatus.DELETING, LeaseStatus.UPDATING)
 
 _Step = collections.namedtuple(
     '_Step', 'action lease_during lease_done reservations_done')

@@ -30,6 +30,7 @@ import datetime
 import uuid
 
 from oslo_db import exception as db_exc
+from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -46,6 +47,8 @@ from reservation_ext.leases import views
 from reservation_ext.planning import planner
 from reservation_ext import policy
 from reservation_ext import validation
+
+LOG = logging.getLogger(__name__)
 
 LEASES = models.Lease.__table__
 PROJECTS = models.LeaseProject.__table__
@@ -125,11 +128,19 @@ class LeaseService:
         only; the dates of leases in other statuses stay. The end stays
         after the start and after now. The plugins re-book, in the same
         transaction, every reservation whose window moved or that the
-        body names.
+        body names; a refusal changes nothing.
+
+        A change that Nova or Cinder must also make (hosts joining an
+        active lease's aggregate, a held-back server's flavor, a reserved
+        volume's size) is made after that transaction, with the lease
+        UPDATING; if it fails, the lease is changed back and keeps its
+        status, and a ``PluginError`` says why.
         """
         request = requests.parse_update(body, self.clock.now())
+        self._prepare(ctx, lease_id, request['reservations'])
         with _unique_name(request.get('name')):
-            view = self._update(ctx, lease_id, request)
+            change = self._update(ctx, lease_id, request)
+        view = self._apply(ctx, change)
         notifications.notify(self.notifier, ctx,
                              notifications.LEASE_UPDATE, view)
         return view
@@ -267,24 +278,96 @@ class LeaseService:
             EventType.END_LEASE: lease['end_date'],
         }
 
+    def _prepare(self, ctx, lease_id, changes):
+        """Let the plugins complete the reservation changes (no DB lock).
+
+        What they look up in Nova or Cinder (a flavor's size) is read
+        before the writer transaction, which must not wait on them.
+        """
+        if not changes:
+            return
+        reservations = {reservation['id']: reservation
+                        for reservation in self.get(ctx, lease_id)[
+                            'reservations']}
+        for reservation_id, change in changes.items():
+            if reservation_id in reservations:
+                reservation = reservations[reservation_id]
+                with validation.prefixed('reservations[%d].'
+                                         % change['index']):
+                    change['values'] = self._plugin(
+                        reservation['resource_type']).prepare_update(
+                            ctx, reservation, change['values'])
+
     @_retry
-    def _update(self, ctx, lease_id, request):
+    def _update(self, ctx, lease_id, request, undo=False):
+        """Write an update; return the :class:`_Change` left to apply.
+
+        :param undo: the update puts back what an update that failed
+            half-way changed: the lease is UPDATING, and its old dates
+            need no check against now.
+        """
         with db_api.writer(ctx, self.clock) as session:
             row = _get_row(session, ctx, lease_id, 'update')
-            _check_stable(row.status, 'updated')
+            if not undo:
+                _check_stable(row.status, 'updated')
             old = _lease_dict(session, row)
             reservations = self._view(session, row)['reservations']
-            lease = dict(old, **self._new_dates(old, request))
+            lease = dict(old, **self._new_dates(old, request, undo))
             lease['name'] = request.get('name', old['name'])
             if lease['name'] != old['name']:
                 _check_name_free(session, old['project_id'], lease['name'])
             self._write_update(session, old, lease)
-            self._rebook(session, ctx, old, lease, reservations,
-                         request['reservations'])
-            return self._view(session, _get_row(session, ctx, lease_id, 'get'))
+            steps = self._rebook(session, ctx, old, lease, reservations,
+                                 request['reservations'], undo)
+            if steps and not undo:
+                _set_status(session, row.id, row.status,
+                            LeaseStatus.UPDATING, self.clock.now())
+            return _Change(
+                self._view(session, _get_row(session, ctx, lease_id, 'get')),
+                row.status, steps, _undo_request(old, reservations, request))
 
-    def _new_dates(self, lease, request):
-        """The lease's dates after ``request``, checked against now."""
+    def _apply(self, ctx, change):
+        """Make the Nova and Cinder side of an update; its final view."""
+        if not change.steps:
+            return change.view
+        lease_id = change.view['id']
+        try:
+            _run(ctx, change.steps)
+        except Exception as exc:
+            self._undo(ctx, change, exc)
+        return self._settle(ctx, lease_id, change.status)
+
+    def _undo(self, ctx, change, exc):
+        """Put a lease back as it was before a failed update; raise."""
+        lease_id = change.view['id']
+        reason = 'Updating the lease failed: %s' % exc
+        LOG.warning('Lease %s: %s; changing it back', lease_id, reason)
+        try:
+            _run(ctx, self._update(ctx, lease_id, change.undo,
+                                   undo=True).steps)
+            self._settle(ctx, lease_id, change.status)
+        except Exception as undo_exc:
+            LOG.exception('Lease %s could not be changed back', lease_id)
+            self._set_error(ctx, lease_id, '%s; changing it back failed: %s'
+                            % (reason, undo_exc))
+            raise exceptions.PluginError(reason) from exc
+        # Nova or Cinder refused the change as things are there now.
+        raise exceptions.Conflict(reason + '; the lease is unchanged') from exc
+
+    @_retry
+    def _settle(self, ctx, lease_id, status):
+        """The lease back from UPDATING to ``status``; its view."""
+        with db_api.writer(ctx, self.clock) as session:
+            _set_status(session, lease_id, LeaseStatus.UPDATING, status,
+                        self.clock.now())
+            return self._view(session, _get_row(session, ctx, lease_id,
+                                                'get'))
+
+    def _new_dates(self, lease, request, undo=False):
+        """The lease's dates after ``request``, checked against now.
+
+        An undo puts back dates that were checked when they were set.
+        """
         now = self.clock.now()
         dates = {key: lease[key] for key in
                  ('start_date', 'end_date', 'before_end_date')}
@@ -298,7 +381,8 @@ class LeaseService:
             # As in Blazar: moving the end resets the before-end event to
             # its default unless the request sets it again.
             dates['before_end_date'] = None
-        _check_date_changes(lease, dates, now, end_field)
+        if not undo:
+            _check_date_changes(lease, dates, now, end_field)
         validation.check_window(
             dates['start_date'], dates['end_date'],
             dates['before_end_date'],
@@ -322,20 +406,29 @@ class LeaseService:
                 EVENTS.c.status == EventStatus.UNDONE,
                 EVENTS.c.time != time).values(time=time, updated_at=now))
 
-    def _rebook(self, session, ctx, old, lease, reservations, changes):
-        """Let the plugins re-book changed reservations or windows."""
+    def _rebook(self, session, ctx, old, lease, reservations, changes,
+                undo=False):
+        """Let the plugins re-book changed reservations or windows.
+
+        Return the steps they left for after the transaction.
+        """
+        action = 'undo_update' if undo else 'update'
         _check_reservation_ids(reservations, changes)
         window_moved = any(lease[key] != old[key]
                            for key in ('start_date', 'end_date'))
+        steps = []
         for reservation in reservations:
             change = changes.get(reservation['id'])
             if change is None and not window_moved:
                 continue
             prefix = 'reservations[%d].' % change['index'] if change else ''
             with validation.prefixed(prefix):
-                self._plugin(reservation['resource_type']).update(
-                    session, ctx, lease, reservation,
-                    change['values'] if change else {})
+                step = getattr(self._plugin(reservation['resource_type']),
+                               action)(session, ctx, lease, reservation,
+                                       change['values'] if change else {})
+            if step is not None:
+                steps.append(step)
+        return steps
 
     @_retry
     def _begin_delete(self, ctx, lease_id):
@@ -366,6 +459,40 @@ class LeaseService:
 
     def _plugin(self, resource_type):
         return views.plugin_for(self.plugins, resource_type)
+
+
+class _Change:
+    """An update written: its view, and what is left to do after it.
+
+    :param status: the lease's status before the update.
+    :param steps: callables of a context that make the update's Nova and
+        Cinder side; idempotent.
+    :param undo: the parsed update request that puts the lease back.
+    """
+
+    def __init__(self, view, status, steps, undo):
+        self.view = view
+        self.status = status
+        self.steps = steps
+        self.undo = undo
+
+
+def _run(ctx, steps):
+    for step in steps:
+        step(ctx)
+
+
+def _undo_request(old, reservations, request):
+    """The update request that puts back what ``request`` changes."""
+    by_id = {reservation['id']: reservation for reservation in reservations}
+    changes = {
+        reservation_id: {'index': change['index'], 'values': {
+            key: by_id[reservation_id].get(key) for key in change['values']}}
+        for reservation_id, change in request['reservations'].items()
+        if reservation_id in by_id}
+    return dict({key: old[key] for key in
+                 ('name', 'start_date', 'end_date', 'before_end_date')},
+                reservations=changes)
 
 
 def _authorize_create(ctx):

@@ -19,6 +19,7 @@ class LeaseStatus:
     ACTIVE = 'ACTIVE'
     TERMINATING = 'TERMINATING'
     TERMINATED = 'TERMINATED'
+    UPDATING = 'UPDATING'
     DELETING = 'DELETING'
     ERROR = 'ERROR'
 
@@ -26,9 +27,11 @@ class LeaseStatus:
     STABLE = frozenset([PENDING, ACTIVE, TERMINATED, ERROR])
     # Transitions the engine and the lease service may make.
     TRANSITIONS = {
-        PENDING: frozenset([STARTING, DELETING, ERROR]),
+        PENDING: frozenset([STARTING, UPDATING, DELETING, ERROR]),
         STARTING: frozenset([ACTIVE, ERROR]),
-        ACTIVE: frozenset([TERMINATING, DELETING, ERROR]),
+        ACTIVE: frozenset([TERMINATING, UPDATING, DELETING, ERROR]),
+        # An update goes back to where it came from (or fails).
+        UPDATING: frozenset([PENDING, ACTIVE, ERROR]),
         TERMINATING: frozenset([TERMINATED, ERROR]),
         TERMINATED: frozenset([DELETING]),
         DELETING: frozenset([ERROR]),

@@ -34,6 +34,7 @@ import contextvars
 import dataclasses
 import functools
 
+from nova.compute import api as compute_api
 from nova.conductor import api as conductor_api
 from nova import objects
 from oslo_serialization import jsonutils
@@ -129,6 +130,35 @@ def start(ctx, server_id, build_args, host, node):
     conductor_api.ComputeTaskAPI().schedule_and_build_instances(
         ctx, build_requests=[build_request], request_spec=[spec],
         image=args['image'], admin_password=None, injected_files=[], **cast)
+
+
+def set_flavor(ctx, server_id, flavor_id):
+    """Give a held-back build the flavor ``flavor_id``.
+
+    Its BuildRequest (what Nova shows of the server) and RequestSpec
+    (what it is scheduled and built with) change; Nova's quota is checked
+    as for a resize. Setting the flavor it has again changes nothing.
+
+    :raises FlavorNotFound, TooManyInstances: Nova's.
+    """
+    flavor = objects.Flavor.get_by_flavor_id(ctx, flavor_id)
+    build_request = objects.BuildRequest.get_by_instance_uuid(ctx, server_id)
+    instance = build_request.instance
+    if instance.flavor.flavorid == flavor.flavorid:
+        return
+    compute_api.API._check_quota_for_upsize(
+        ctx, instance, instance.flavor, flavor, is_bfv=False,
+        is_revert=False)
+    instance.flavor = flavor
+    instance.instance_type_id = flavor.id
+    for field, size in (('vcpus', 'vcpus'), ('memory_mb', 'memory_mb'),
+                        ('root_gb', 'root_gb'),
+                        ('ephemeral_gb', 'ephemeral_gb')):
+        setattr(instance, field, getattr(flavor, size))
+    build_request.save()
+    spec = objects.RequestSpec.get_by_instance_uuid(ctx, server_id)
+    spec.flavor = flavor
+    spec.save()
 
 
 def _primitive(obj):

@@ -226,6 +226,10 @@ class ServerReservations:
         if isinstance(action, dict) and compute_client.START_ACTION in action:
             return self._start(req, server_id,
                                action[compute_client.START_ACTION])
+        if isinstance(action, dict) and (
+                compute_client.FLAVOR_ACTION in action):
+            return self._set_flavor(req, server_id,
+                                    action[compute_client.FLAVOR_ACTION])
         if req.method in ('GET', 'HEAD'):
             return self.application
         leased = server_records.leased_server(
@@ -255,18 +259,7 @@ class ServerReservations:
         return response
 
     def _start(self, req, server_id, args):
-        ctx = req.environ['nova.context']
-        # Nova's own context, checked with our rule: the engine's service
-        # user (role service), or an administrator. The server is another
-        # project's: Nova's admin view of it builds it.
-        policy.authorize(ctx, 'start', ctx.project_id, policy.SERVERS)
-        ctx = ctx.elevated()
-        rctx = _reservation_context(req)
-        leased = server_records.leased_server(rctx, server_id)
-        lease_id = args.get('lease_id') if isinstance(args, dict) else None
-        if leased is None or leased.lease_id != lease_id:
-            raise exceptions.Conflict('Server %s is not reserved for lease '
-                                      '%s.' % (server_id, lease_id))
+        ctx, rctx, leased = self._engine_action(req, server_id, args)
         build_args = server_records.take_build_args(rctx, server_id)
         if build_args is not None:
             try:
@@ -277,6 +270,40 @@ class ServerReservations:
                 server_records.save_build_args(rctx, server_id, build_args)
                 raise
         return webob.Response(status=202)
+
+    def _set_flavor(self, req, server_id, args):
+        """Give a server that waits for its lease the lease's new flavor."""
+        ctx, _rctx, leased = self._engine_action(req, server_id, args)
+        if not leased.reserved:
+            raise exceptions.Conflict('Server %s is built already.'
+                                      % server_id)
+        flavor_id = args.get('flavor_id')
+        try:
+            held_builds.set_flavor(ctx, server_id, flavor_id)
+        except nova_exc.FlavorNotFound:
+            raise exceptions.InvalidInput('flavor_id',
+                                          'no flavor %s' % flavor_id)
+        except nova_exc.TooManyInstances as exc:
+            raise exceptions.Forbidden(str(exc))
+        return webob.Response(status=202)
+
+    @staticmethod
+    def _engine_action(req, server_id, args):
+        """Nova's elevated context, ours, and the server of its lease.
+
+        Nova's own context is checked with our rule: the reservation
+        service user (role service), or an administrator. The server is
+        another project's: Nova's admin view of it acts on it.
+        """
+        ctx = req.environ['nova.context']
+        policy.authorize(ctx, 'start', ctx.project_id, policy.SERVERS)
+        rctx = _reservation_context(req)
+        leased = server_records.leased_server(rctx, server_id)
+        lease_id = args.get('lease_id') if isinstance(args, dict) else None
+        if leased is None or leased.lease_id != lease_id:
+            raise exceptions.Conflict('Server %s is not reserved for lease '
+                                      '%s.' % (server_id, lease_id))
+        return ctx.elevated(), rctx, leased
 
 
 def filter_factory(global_conf, **local_conf):

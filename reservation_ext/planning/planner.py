@@ -306,6 +306,46 @@ def move_allocations(session, reservation_id, start, end, busy):
             .values(start_date=start, end_date=end))
 
 
+def latest_end(session, reservation_id, busy):
+    """The latest end a reservation's hosts are free until, or None.
+
+    The first allocation of another owner that starts on one of its hosts
+    at or after its end, minus the cleaning time: how far the
+    reservation can be extended while keeping its hosts. None when
+    nothing is booked after it.
+    """
+    ours = ALLOCATIONS.alias('ours')
+    mine = ours.c.reservation_id == reservation_id
+    first = session.scalar(
+        sa.select(sa.func.min(ALLOCATIONS.c.start_date)).where(
+            ALLOCATIONS.c.host_id.in_(sa.select(ours.c.host_id).where(mine)),
+            ALLOCATIONS.c.start_date >= sa.select(
+                sa.func.max(ours.c.end_date)).where(mine).scalar_subquery(),
+            *dataclasses.replace(
+                busy, ignore_reservation=reservation_id).counted()))
+    return None if first is None else first - busy.margin
+
+
+def booked_hosts(session, reservation_id):
+    """The ids of the hosts a reservation has booked."""
+    return _host_ids(session, reservation_id)
+
+
+def release_gained(session, reservation_id, start):
+    """Release the hosts a reservation booked after ``start``, its start.
+
+    Return their compute service names.
+    """
+    gained = sa.and_(ALLOCATIONS.c.reservation_id == reservation_id,
+                     ALLOCATIONS.c.start_date > start)
+    names = session.scalars(
+        sa.select(HOSTS.c.service_name).join(
+            ALLOCATIONS, ALLOCATIONS.c.host_id == HOSTS.c.id)
+        .where(gained).order_by(HOSTS.c.service_name)).all()
+    _release(session, gained)
+    return names
+
+
 def release(session, reservation_id):
     """Delete a reservation's allocations; its hosts become free."""
     _release(session, ALLOCATIONS.c.reservation_id == reservation_id)

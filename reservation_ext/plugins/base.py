@@ -144,13 +144,36 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
     def get_details(self, session, reservation_ids):
         """Return ``{reservation_id: {field: value}}`` for lease views."""
 
+    def prepare_update(self, ctx, reservation, values):
+        """Complete an update's ``values`` before the DB is locked.
+
+        What the update needs from Nova or Cinder (a flavor's size) is
+        looked up here. Return the values :meth:`update` gets.
+        """
+        return values
+
     def update(self, session, ctx, lease, reservation, values):
         """Re-book for a changed window (``lease`` has the new dates).
 
         ``values`` holds the changed fields of this reservation (possibly
-        empty). Raise ``NotEnoughResources`` when the new window cannot be
-        served; the caller rolls everything back.
+        empty), as :meth:`prepare_update` returned them. Raise
+        ``NotEnoughResources`` when the new window cannot be served; the
+        caller rolls everything back.
+
+        Return None, or the step (a callable of a request context) that
+        makes the change in Nova or Cinder once the transaction is
+        committed; the lease is UPDATING meanwhile. A step must be
+        idempotent: when one fails, the lease is updated back to its old
+        values and their steps run.
         """
+
+    def undo_update(self, session, ctx, lease, reservation, values):
+        """Put back the old ``values`` after an update's step failed.
+
+        As :meth:`update`, with the reservation as the update left it;
+        by default the same re-booking.
+        """
+        return self.update(session, ctx, lease, reservation, values)
 
     @abc.abstractmethod
     def on_start(self, ctx, lease, reservation):

@@ -85,6 +85,9 @@ _VIEW_COLUMNS = ('min', 'max', 'hypervisor_properties',
                  'resource_properties', 'before_end', 'on_end',
                  'aggregate_id')
 _OPTIONAL_COLUMNS = ('availability_zone',) + tuple(_MINIMUMS)
+# What an update may change: the request, as the lease view shows it.
+_UPDATABLE = ('min', 'max', 'hosts', 'before_end', 'on_end') + _QUERIES + \
+    _OPTIONAL_COLUMNS
 
 
 class PhysicalHostPlugin(base.ResourcePlugin):
@@ -133,10 +136,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         # One request per reservation: it shares the reservation's id.
         session.execute(sa.insert(REQUESTS).values(
             id=reservation_id, reservation_id=reservation_id,
-            requested_hosts=json.dumps(values['hosts']) if values['hosts']
-            else None,
-            **{key: values[key] for key in _VIEW_COLUMNS + _OPTIONAL_COLUMNS
-               if key != 'aggregate_id'}))
+            **_request_columns(values)))
         return reservation_id
 
     def _book(self, session, lease, reservation_id, values, hold):
@@ -169,25 +169,116 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return details
 
     def update(self, session, ctx, lease, reservation, values):
-        base.check_unchanged(values, RESOURCE_TYPE)
-        planner.move_allocations(
-            session, reservation['id'], lease['start_date'],
-            lease['end_date'], self.busy())
+        """Re-book for a new window or request, as the lease's status allows.
+
+        A reservation that has not started is booked again, on its own
+        hosts if they still serve (the request unchanged), else on any.
+        A started one keeps its hosts, which must still match; it may
+        grow, and the hosts it gains join its aggregate after the
+        transaction (the step returned).
+        """
+        request = self._changed_request(reservation, values)
+        latest = planner.latest_end(session, reservation['id'], self.busy())
+        try:
+            if reservation['status'] == ReservationStatus.ACTIVE:
+                return self._grow(session, lease, reservation, request)
+            self._rebook(session, lease, reservation, request, values)
+        except exceptions.NotEnoughResources as exc:
+            raise _blocked(exc, latest, lease['end_date'])
+        session.execute(sa.update(REQUESTS).where(
+            REQUESTS.c.reservation_id == reservation['id']).values(
+                **_request_columns(request)))
+
+    def undo_update(self, session, ctx, lease, reservation, values):
+        """Give back the hosts a started reservation gained, and its window.
+
+        The hosts it gained are those booked after its start; the step
+        returns them from its aggregate to the free pool.
+        """
+        if reservation['status'] != ReservationStatus.ACTIVE:
+            return self.update(session, ctx, lease, reservation, values)
+        gained = planner.release_gained(session, reservation['id'],
+                                        lease['start_date'])
+        planner.move_allocations(session, reservation['id'],
+                                 lease['start_date'], lease['end_date'],
+                                 self.busy())
+        session.execute(sa.update(REQUESTS).where(
+            REQUESTS.c.reservation_id == reservation['id']).values(
+                **_request_columns(self._changed_request(reservation,
+                                                         values))))
+        return lambda ctx: self._leave(reservation, gained)
+
+    def _changed_request(self, reservation, values):
+        """The reservation's request with ``values`` applied, checked."""
+        current = {key: reservation[key] for key in _UPDATABLE
+                   if reservation.get(key) is not None}
+        return self.validate(dict(current, **values))
+
+    def _rebook(self, session, lease, reservation, request, values):
+        if not values:
+            try:
+                # Refused before it writes anything.
+                return planner.move_allocations(
+                    session, reservation['id'], lease['start_date'],
+                    lease['end_date'], self.busy())
+            except exceptions.NotEnoughResources:
+                pass
+        planner.release(session, reservation['id'])
+        self._book(session, lease, reservation['id'], request, None)
+
+    def _grow(self, session, lease, reservation, request):
+        """Extend a started reservation on its hosts, and add hosts."""
+        booked = planner.booked_hosts(session, reservation['id'])
+        _check_keeps(session, booked, request)
+        planner.move_allocations(session, reservation['id'],
+                                 lease['start_date'], lease['end_date'],
+                                 self.busy())
+        session.execute(sa.update(REQUESTS).where(
+            REQUESTS.c.reservation_id == reservation['id']).values(
+                **_request_columns(request)))
+        if len(booked) >= request['min']:
+            return None
+        added = planner.allocate_hosts(
+            session, planner.Owner(reservation['id']), self.clock.now(),
+            lease['end_date'], request['min'] - len(booked),
+            request['max'] - len(booked), self.busy(),
+            conditions=request['conditions'])
+        names = session.scalars(sa.select(HOSTS.c.service_name).where(
+            HOSTS.c.id.in_(added)).order_by(HOSTS.c.service_name)).all()
+        return lambda ctx: self._join(lease, reservation, names)
 
     def on_start(self, ctx, lease, reservation):
+        aggregate = self._join(lease, reservation,
+                               self._service_hosts(ctx, reservation['id']))
+        with db_api.writer(ctx, self.clock) as session:
+            session.execute(sa.update(REQUESTS).where(
+                REQUESTS.c.reservation_id == reservation['id']).values(
+                    aggregate_id=aggregate['id']))
+
+    def _join(self, lease, reservation, hosts):
+        """Move ``hosts`` from the free pool to the lease's aggregate.
+
+        Return the aggregate.
+        """
         metadata = {compute_client.OWNER_KEY: lease['project_id'],
                     compute_client.RESERVATION_KEY: reservation['id']}
         metadata.update({project: 'true' for project in lease['projects']})
         aggregate = self.nova.ensure_aggregate(reservation['id'], metadata)
         freepool = self.nova.ensure_aggregate(
             self.conf.reservation.freepool_name)
-        for host in self._service_hosts(ctx, reservation['id']):
+        for host in hosts:
             self.nova.remove_from_aggregate(freepool, host)
             self.nova.add_to_aggregate(aggregate, host)
-        with db_api.writer(ctx, self.clock) as session:
-            session.execute(sa.update(REQUESTS).where(
-                REQUESTS.c.reservation_id == reservation['id']).values(
-                    aggregate_id=aggregate['id']))
+        return aggregate
+
+    def _leave(self, reservation, hosts):
+        """Move ``hosts`` from the lease's aggregate to the free pool."""
+        aggregate = self.nova.ensure_aggregate(reservation['id'])
+        freepool = self.nova.ensure_aggregate(
+            self.conf.reservation.freepool_name)
+        for host in hosts:
+            self.nova.remove_from_aggregate(aggregate, host)
+            self.nova.add_to_aggregate(freepool, host)
 
     def on_end(self, ctx, lease, reservation):
         hosts = self._service_hosts(ctx, reservation['id'])
@@ -244,6 +335,41 @@ def _check_pool(matching, values):
     raise exceptions.InvalidInput(
         field, '%d reservable host(s) match the request, %d wanted: no '
         'window can ever fit it' % (matching, values['min']))
+
+
+def _request_columns(values):
+    """The host_reservations columns of a checked request."""
+    columns = {key: values[key] for key in _VIEW_COLUMNS + _OPTIONAL_COLUMNS
+               if key != 'aggregate_id'}
+    columns['requested_hosts'] = (json.dumps(values['hosts'])
+                                  if values['hosts'] else None)
+    return columns
+
+
+def _blocked(exc, latest, end):
+    """``exc``, saying until when the hosts booked are free (if sooner)."""
+    if latest is None or latest >= end:
+        return exc
+    return exceptions.NotEnoughResources(
+        '%s The lease can be extended until %s at the latest.'
+        % (exc.message, latest.strftime(validation.REQUEST_DATE_FORMAT)))
+
+
+def _check_keeps(session, booked, request):
+    """Refuse to change a started reservation so it loses hosts."""
+    if len(booked) > request['max']:
+        raise exceptions.InvalidInput(
+            'max', 'a started reservation keeps its %d host(s)'
+            % len(booked))
+    matching = planner.count_matching(session, [
+        HOSTS.c.id.in_(booked), *request['conditions']])
+    if matching < len(booked):
+        field = next((key for key in _CONSTRAINTS if request.get(key)),
+                     'hypervisor_properties')
+        raise exceptions.InvalidInput(
+            field, '%d of the %d host(s) of the started reservation would '
+            'not match: it keeps its hosts' % (len(booked) - matching,
+                                               len(booked)))
 
 
 def _conditions(values):

@@ -33,6 +33,9 @@ what becomes of the server: ``delete``, ``snapshot_delete`` (an image
 first) or ``shelve``.
 """
 
+import functools
+import math
+
 import sqlalchemy as sa
 
 from db import models
@@ -62,6 +65,17 @@ SCHEMA = {
     },
     'additionalProperties': False,
     'required': list(SIZE_KEYS),
+}
+# What a lease update may change: the server's flavor (its size follows),
+# and what happens at the end.
+UPDATE_SCHEMA = {
+    'type': 'object',
+    'properties': {
+        'flavor_id': {'type': 'string', 'minLength': 1,
+                      'description': 'a flavor id'},
+        'on_end': {'enum': list(ON_END)},
+    },
+    'additionalProperties': False,
 }
 # What a schedule proposals request asks for: a server's size.
 PROPOSAL_SCHEMA = {
@@ -163,18 +177,52 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             details[row.reservation_id] = view
         return details
 
+    def prepare_update(self, ctx, reservation, values):
+        """The update's values, with the size of a new flavor."""
+        validation.check_schema(values, UPDATE_SCHEMA)
+        if 'flavor_id' not in values:
+            return values
+        flavor = self.nova.flavor(values['flavor_id'])
+        if flavor is None:
+            raise exceptions.InvalidInput(
+                'flavor_id', 'no flavor %s' % values['flavor_id'])
+        # As Nova counts a server's disk on its host; a volume-backed
+        # server is counted with its root disk: more, never less.
+        return dict(values, vcpus=flavor['vcpus'], memory_mb=flavor['ram'],
+                    disk_gb=flavor['disk'] + flavor.get(
+                        'OS-FLV-EXT-DATA:ephemeral', 0) +
+                    math.ceil((flavor.get('swap') or 0) / 1024))
+
     def update(self, session, ctx, lease, reservation, values):
-        base.check_unchanged(values, RESOURCE_TYPE)
-        if reservation['shared_pool']:
-            return
-        # A started server stays where it runs; one that waits for its
-        # start may move to any host that fits the new window.
+        """Re-book for a new window or flavor; the new flavor goes to Nova.
+
+        Only a server that waits for its start changes flavor (a built one
+        is Nova's to resize); it may move to any host that fits. A
+        started server stays where it runs.
+        """
+        request = dict({key: reservation.get(key) for key in _COLUMNS},
+                       **values)
+        resized = any(request[key] != reservation.get(key)
+                      for key in SIZE_KEYS + ('flavor_id',))
+        if resized:
+            _check_waiting(reservation)
+        if not reservation['shared_pool']:
+            self._rebook(session, lease, reservation, request)
+        session.execute(sa.update(REQUESTS).where(
+            REQUESTS.c.reservation_id == reservation['id']).values(
+                **{key: request[key] for key in _COLUMNS}))
+        if resized:
+            return functools.partial(
+                _set_flavor, self.nova, reservation['server_id'],
+                lease['id'], request['flavor_id'])
+        return None
+
+    def _rebook(self, session, lease, reservation, size):
         conditions = ()
         if reservation['status'] == ReservationStatus.ACTIVE:
             conditions = (HOSTS.c.hypervisor_hostname == reservation['host'],)
         planner.release(session, reservation['id'])
-        self._book(session, reservation['id'], lease, reservation,
-                   conditions)
+        self._book(session, reservation['id'], lease, size, conditions)
 
     def on_start(self, ctx, lease, reservation):
         if not reservation['shared_pool']:
@@ -198,6 +246,18 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             lease['end_date'], tuple(size[key] for key in SIZE_KEYS),
             self.busy(**ignore), ratios=allocation_ratios(self.conf),
             conditions=conditions)
+
+
+def _check_waiting(reservation):
+    if reservation['shared_pool'] or (
+            reservation['status'] != ReservationStatus.PENDING):
+        raise exceptions.InvalidInput(
+            'flavor_id', 'server %s is built already: resize it with Nova'
+            % reservation['server_id'])
+
+
+def _set_flavor(nova, server_id, lease_id, flavor_id, ctx):
+    nova.set_reserved_flavor(server_id, lease_id, flavor_id)
 
 
 def allocation_ratios(conf):

@@ -32,6 +32,8 @@ volume, an image can). Deleting the lease before its start deletes the
 reserved record.
 """
 
+import functools
+
 import sqlalchemy as sa
 
 from db import models
@@ -63,6 +65,14 @@ PROPOSAL_SCHEMA = {
     'properties': {'size_gb': validation.INTEGER},
     'additionalProperties': False,
     'required': ['size_gb'],
+}
+# What a lease update may change: the size (before the start) and what
+# happens at the end.
+UPDATE_SCHEMA = {
+    'type': 'object',
+    'properties': {'size_gb': validation.INTEGER,
+                   'on_end': {'enum': list(ON_END)}},
+    'additionalProperties': False,
 }
 _COLUMNS = ('size_gb', 'volume_id', 'volume_type', 'availability_zone',
             'on_end')
@@ -128,13 +138,39 @@ class VirtualVolumePlugin(base.ResourcePlugin):
                 if key not in _OPTIONAL or getattr(row, key) is not None}
         return details
 
+    def prepare_update(self, ctx, reservation, values):
+        validation.check_schema(values, UPDATE_SCHEMA)
+        if 'size_gb' not in values:
+            return values
+        return dict(values, size_gb=validation.parse_integer(
+            values['size_gb'], 'size_gb', minimum=1))
+
     def update(self, session, ctx, lease, reservation, values):
-        base.check_unchanged(values, RESOURCE_TYPE)
+        """Count the GB in the new window; a new size goes to Cinder.
+
+        Only a volume that waits for its start changes size: a created
+        one is Cinder's to extend.
+        """
+        size = values.get('size_gb', reservation['size_gb'])
+        resized = size != reservation['size_gb']
+        if resized and reservation['status'] != ReservationStatus.PENDING:
+            raise exceptions.InvalidInput(
+                'size_gb', 'volume %s is created already: extend it with '
+                'Cinder' % reservation['volume_id'])
         # The lease row has the new window already: count the others.
         volume_capacity.check(
             session, self.conf.reservation.volume_reservable_gb,
-            lease['start_date'], lease['end_date'], reservation['size_gb'],
+            lease['start_date'], lease['end_date'], size,
             self.busy(ignore_reservation=reservation['id']))
+        session.execute(sa.update(REQUESTS).where(
+            REQUESTS.c.reservation_id == reservation['id']).values(
+                size_gb=size, on_end=values.get('on_end',
+                                                reservation['on_end'])))
+        if resized:
+            return functools.partial(_set_size, self.cinder,
+                                     reservation['volume_id'], lease['id'],
+                                     size)
+        return None
 
     def on_start(self, ctx, lease, reservation):
         self.cinder.start_volume(reservation['volume_id'], lease['id'])
@@ -149,3 +185,7 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         # volume is gone already.
         if reservation['status'] != ReservationStatus.DELETED:
             self.on_end(ctx, lease, reservation)
+
+
+def _set_size(cinder, volume_id, lease_id, size, ctx):
+    cinder.set_reserved_size(volume_id, lease_id, size)

@@ -68,7 +68,9 @@ if IN_CINDER:
     from reservation_ext import clock as clock_mod
     from reservation_ext import context
     from reservation_ext import exceptions
+    from reservation_ext.leases import notifications
     from reservation_ext.leases import proposals
+    from reservation_ext.leases import service as lease_service
     from reservation_ext import plugins as plugins_mod
     from reservation_ext.plugins import virtual_volume
     from reservation_ext import validation
@@ -318,6 +320,49 @@ if IN_CINDER:
                 '/snapshots', {'snapshot': {'volume_id': volume['id']}},
                 check_response_status=[202])
             self.assertEqual(400, error.response.status_code)
+
+        def owner_and_service(self, volume):
+            """The lease's owner's context and a lease service."""
+            [lease] = self.rows(models.Lease.__table__)
+            owner = context.RequestContext(
+                project_id=lease.project_id, user_id=lease.user_id,
+                roles=['member', 'reader'])
+            return owner, lease_service.LeaseService(
+                cfg.CONF, clock_mod.SYSTEM,
+                plugins_mod.load_plugins(cfg.CONF, clock_mod.SYSTEM),
+                notifications.get_notifier(cfg.CONF))
+
+        def resize(self, service, owner, volume, size):
+            lease_id = volume['reservation:lease_id']
+            [reservation] = service.get(owner, lease_id)['reservations']
+            return service.update(owner, lease_id, {'reservations': [
+                {'id': reservation['id'], 'size_gb': size}]})
+
+        def test_a_reserved_volume_is_resized_with_its_lease(self):
+            volume = self.reserve(size=2)
+            owner, service = self.owner_and_service(volume)
+            lease = self.resize(service, owner, volume, 5)
+            self.assertEqual(('PENDING', 5), (
+                lease['status'], lease['reservations'][0]['size_gb']))
+            self.assertEqual(('reserved', 5), tuple(
+                self.api.get_volume(volume['id'])[key]
+                for key in ('status', 'size')))
+            self.assertRaises(exceptions.NotEnoughResources, self.resize,
+                              service, owner, volume, CAPACITY + 1)
+            self.assertEqual(lease, service.get(owner, lease['id']))
+            self.assertEqual(5, self.api.get_volume(volume['id'])['size'])
+
+        def test_only_a_reserved_volume_changes_size(self):
+            plugin, lease, reservation = self.started('delete')
+            error = self.assertRaises(
+                client.OpenStackApiException, self.api.api_post,
+                '/volumes/%s/action' % reservation['volume_id'],
+                {'os-reservation-size': {'lease_id': lease['id'],
+                                         'size': 3}},
+                check_response_status=[202])
+            self.assertEqual(409, error.response.status_code)
+            self.assertEqual(1, self.api.get_volume(
+                reservation['volume_id'])['size'])
 
         def test_deleting_a_reserved_volume_deletes_its_lease(self):
             volume = self.reserve()

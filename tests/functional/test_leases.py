@@ -502,6 +502,56 @@ class _LeaseServiceTests:
                           self.user, view['id'], {'prolong_for': '1d'})
         self.assertEqual(rows, self._rows())
 
+    def test_an_update_is_updating_while_nova_or_cinder_apply_it(self):
+        view = self.service.create(self.user, lease_body())
+        [reservation] = view['reservations']
+        view = self.service.update(self.user, view['id'], {
+            'prolong_for': '1d',
+            'reservations': [{'id': reservation['id'], 'step': 'ok'}]})
+        self.assertEqual(('step_UPDATING', reservation['id']),
+                         test_plugins.read_journal()[-1])
+        self.assertEqual(LeaseStatus.PENDING, view['status'])
+        self.assertEqual('2027-01-13T10:00:00.000000', view['end_date'])
+        self.assertEqual(view, self.service.get(self.user, view['id']))
+        self.assertEqual((notifications.LEASE_UPDATE, view),
+                         self._notifications()[-1])
+
+    def test_an_update_that_nova_or_cinder_refuse_is_undone(self):
+        view = self.service.create(self.user, lease_body(start_date='now'))
+        self._activate(view)
+        view = self.service.get(self.user, view['id'])
+        [reservation] = view['reservations']
+        rows = self._rows()
+        exc = self.assertRaises(
+            exceptions.Conflict, self.service.update, self.user,
+            view['id'], {'name': 'new', 'prolong_for': '1d', 'reservations': [
+                {'id': reservation['id'], 'step': 'fail'}]})
+        self.assertIn('the step failed on purpose', exc.message)
+        self.assertIn('the lease is unchanged', exc.message)
+        after = self.service.get(self.user, view['id'])
+        self.assertEqual(LeaseStatus.ACTIVE, after['status'])
+        self.assertEqual((view['name'], view['end_date'], self._times(view)),
+                         (after['name'], after['end_date'],
+                          self._times(after)))
+        self.assertEqual(1, len(self._notifications()))
+        # The lease and event rows were written twice (their updated_at
+        # moved), and the pool generation that tells the scheduler so.
+        changed = ('leases', 'events', 'pool_state')
+        self.assertEqual(
+            {key: value for key, value in rows.items()
+             if key not in changed},
+            {key: value for key, value in self._rows().items()
+             if key not in changed})
+
+    def test_an_updating_lease_refuses_other_changes(self):
+        view = self.service.create(self.user, lease_body())
+        self._set_status(view['id'], LeaseStatus.UPDATING)
+        for call, args in [(self.service.update, ({'name': 'x'},)),
+                           (self.service.delete, ())]:
+            exc = self.assertRaises(exceptions.InvalidState, call,
+                                    self.user, view['id'], *args)
+            self.assertEqual(409, exc.code)
+
     def test_update_is_guarded_by_status(self):
         view = self.service.create(self.user, lease_body())
         for status in (LeaseStatus.STARTING, LeaseStatus.TERMINATING,

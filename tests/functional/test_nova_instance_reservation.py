@@ -335,3 +335,69 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         self.run_engine(at=end + datetime.timedelta(seconds=1))
         self._wait_until_deleted(server)
         self.assertEqual('TERMINATED', self.lease_of(server)['status'])
+
+    # Lease updates that change the server's flavor.
+
+    def change_flavor(self, server, flavor_id, expect=None):
+        lease = self.lease_of(server)
+        return self.lease_api('PUT', '/leases/' + lease['id'], {
+            'reservations': [{'id': lease['reservations'][0]['id'],
+                              'flavor_id': flavor_id}]}, expect=expect)
+
+    def test_a_reserved_servers_flavor_changes_with_its_lease(self):
+        self.add_reservable_host('compute-2')
+        server = self.reserve()
+        bigger = self._create_flavor(memory_mb=2048, vcpu=2, disk=2,
+                                     ephemeral=0)
+        lease = self.change_flavor(server, bigger)['lease']
+        [reservation] = lease['reservations']
+        self.assertEqual((bigger, 2, 2048, 2), tuple(
+            reservation[key] for key in ('flavor_id', 'vcpus', 'memory_mb',
+                                         'disk_gb')))
+        self.assertEqual('PENDING', lease['status'])
+        shown = self.api_user.get_server(server['id'])
+        self.assertEqual(('RESERVED', 2, 2048),
+                         (shown['status'], shown['flavor']['vcpus'],
+                          shown['flavor']['ram']))
+        self.run_engine(at=self.start + datetime.timedelta(seconds=1))
+        server = self._wait_for_state_change(server, 'ACTIVE')
+        self.assertEqual(2, server['flavor']['vcpus'])
+        [allocation] = self._get_allocations_by_server_uuid(
+            server['id']).values()
+        self.assertEqual(2, allocation['resources']['VCPU'])
+
+    def test_a_flavor_that_does_not_exist_changes_nothing(self):
+        self.add_reservable_host('compute-2')
+        server = self.reserve()
+        lease = self.lease_of(server)
+        answer = self.change_flavor(server, 'no-such-flavor', expect=400)
+        self.assertIn('reservations[0].flavor_id', answer['error_message'])
+        self.assertEqual(lease, self.lease_of(server))
+
+    def test_a_built_servers_flavor_is_novas_to_resize(self):
+        server = self._wait_for_state_change(self.post_server(
+            {'reserved': 'True'}), 'ACTIVE')
+        lease = self.lease_of(server)
+        other = self._create_flavor(memory_mb=2048, vcpu=2, disk=1,
+                                    ephemeral=0)
+        answer = self.change_flavor(server, other, expect=400)
+        self.assertIn('reservations[0].flavor_id: server %s is built '
+                      'already' % server['id'], answer['error_message'])
+        self.assertEqual(lease, self.lease_of(server))
+
+    def test_a_flavor_over_novas_quota_is_undone(self):
+        self.add_reservable_host('compute-2')
+        server = self.reserve()
+        lease = self.lease_of(server)
+        self.admin_api.update_quota({'cores': 2},
+                                    project_id=nova_base.OWNER)
+        bigger = self._create_flavor(memory_mb=2048, vcpu=4, disk=1,
+                                     ephemeral=0)
+        answer = self.change_flavor(server, bigger, expect=409)
+        self.assertIn('the lease is unchanged', answer['error_message'])
+        self.assertIn('Quota exceeded', answer['error_message'])
+        after = self.lease_of(server)
+        self.assertEqual((lease['status'], lease['reservations']),
+                         (after['status'], after['reservations']))
+        self.assertEqual(1, self.api_user.get_server(
+            server['id'])['flavor']['vcpus'])

@@ -272,6 +272,39 @@ class PlannerMixin:
                 session, reservation_id, at(5), at(21), busy())
         self.assertEqual(before, (self.allocations(), self.generations()))
 
+    def test_the_latest_end_is_the_next_booking_of_its_hosts(self):
+        reservation_id, booked = self.allocate(0, 10, 2, 2)
+        self.allocate(30, 40, host_ids=booked[:1])
+        self.allocate(25, 40, host_ids=booked[1:])
+        self.allocate(15, 40, host_ids=[h for h in self.hosts
+                                        if h not in booked][:1])
+        with self.writer() as session:
+            self.assertEqual(at(25), planner.latest_end(
+                session, reservation_id, busy()))
+            self.assertEqual(at(25) - datetime.timedelta(minutes=2),
+                             planner.latest_end(session, reservation_id,
+                                                busy(2)))
+
+    def test_nothing_after_a_booking_sets_no_latest_end(self):
+        reservation_id, booked = self.allocate(10, 20, 1, 1)
+        self.allocate(0, 5, host_ids=booked)
+        with self.writer() as session:
+            self.assertIsNone(planner.latest_end(session, reservation_id,
+                                                 busy()))
+
+    def test_releasing_the_hosts_gained_after_the_start(self):
+        reservation_id, booked = self.allocate(0, 10, 1, 1)
+        with self.writer() as session:
+            [gained] = planner.allocate_hosts(
+                session, planner.Owner(reservation_id), at(5), at(10), 1, 1,
+                busy())
+            name = session.scalar(sa.select(HOSTS.c.service_name).where(
+                HOSTS.c.id == gained))
+            self.assertEqual([name], planner.release_gained(
+                session, reservation_id, at(0)))
+        self.assertEqual([(reservation_id, booked[0], at(0), at(10))],
+                         self.allocations())
+
     def test_release(self):
         reservation_id, booked = self.allocate(0, 10, 2, 2)
         with self.writer() as session:

@@ -62,6 +62,19 @@ class ValidateTest(base.TestCase):
         self.assertInvalid('colour', colour='red')
 
 
+    def test_an_update_changes_the_flavor_not_the_size(self):
+        for values, field in [({'vcpus': 2}, 'vcpus'),
+                              ({'flavor_id': ''}, 'flavor_id'),
+                              ({'server_id': 'x'}, 'server_id'),
+                              ({'on_end': 'keep'}, 'on_end')]:
+            error = self.assertRaises(exceptions.InvalidInput,
+                                      self.plugin.prepare_update, None, {},
+                                      values)
+            self.assertEqual(field, error.field)
+        self.assertEqual({'on_end': 'shelve'}, self.plugin.prepare_update(
+            None, {}, {'on_end': 'shelve'}))
+
+
 class AllocationRatiosTest(base.TestCase):
 
     def test_nova_defaults_without_nova_options(self):

@@ -34,6 +34,18 @@ class ValidateTest(base.TestCase):
                                   self.plugin.validate, values)
         self.assertEqual(field, error.field)
 
+    def test_an_update_may_change_the_size_and_the_end_only(self):
+        reservation = {'size_gb': 1}
+        self.assertEqual({'size_gb': 3}, self.plugin.prepare_update(
+            None, reservation, {'size_gb': '3'}))
+        for values, field in [({'size_gb': 0}, 'size_gb'),
+                              ({'on_end': 'keep'}, 'on_end'),
+                              ({'volume_id': VOLUME}, 'volume_id')]:
+            error = self.assertRaises(exceptions.InvalidInput,
+                                      self.plugin.prepare_update, None,
+                                      reservation, values)
+            self.assertEqual(field, error.field)
+
     def test_defaults(self):
         self.assertEqual(
             {'size_gb': 10, 'volume_id': VOLUME, 'volume_type': None,
