@@ -34,11 +34,13 @@ Services publish on the exchange of their own configuration
 one queue. Notifications are handled one at a time, in the order they
 arrive: a meter must see a lease's start before its end. It needs only
 oslo.config and oslo.messaging, and understands payload_version 1.x.
+Ctrl-C or SIGTERM stops it once the notification at hand is handled.
 """
 
 import argparse
 import datetime
 import json
+import signal
 import threading
 
 from oslo_config import cfg
@@ -181,9 +183,12 @@ def main(argv=None):
     server = listener(args.transport_url, args.topic,
                       args.exchange or EXCHANGES,
                       BillingEndpoint(payloads=args.payloads))
+    stop = threading.Event()
+    # SIGTERM (a service manager's stop) ends it as Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
     server.start(override_pool_size=1)
     try:
-        threading.Event().wait()
+        stop.wait()
     except KeyboardInterrupt:
         pass
     finally:

@@ -74,9 +74,9 @@ class Consumer:
         return self.lines.get(timeout=WAIT)
 
     def stop(self):
-        """Stop the consumer (as Ctrl-C does) and read all it printed."""
+        """Stop the consumer (as a service manager does), read its output."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(WAIT)
             except subprocess.TimeoutExpired:
@@ -193,6 +193,8 @@ class BillingNotificationsTest(nova_base.NovaTestCase):
         self.assertResources(hosts, deleted)
         self.assertEqual({'hosts': 2, 'vcpus': 20, 'memory_mb': 16384,
                           'disk_gb': 2056}, line['held'])
-        # Nothing more: the consumer stops having printed no other line.
+        # Nothing more: the consumer stops cleanly having printed no other
+        # line.
         self.consumer.stop()
+        self.assertEqual(0, self.consumer.process.returncode)
         self.assertTrue(self.consumer.lines.empty())

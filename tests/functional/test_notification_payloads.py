@@ -23,6 +23,7 @@ RabbitMQ, in Nova's harness: test_billing_notifications.)
 import datetime
 import uuid
 
+import fixtures
 from oslo_config import cfg
 from oslo_messaging import conffixture
 from oslo_messaging.notify import _impl_test
@@ -87,8 +88,11 @@ class _PayloadTests:
                 in HOSTS.items()}
 
     def create(self, name='billed', day=11):
+        return self.create_with(self.service, name, day)
+
+    def create_with(self, service, name='billed', day=11):
         server_id, volume_id = str(uuid.uuid4()), str(uuid.uuid4())
-        view = self.service.create(self.user, lease_body(
+        view = service.create(self.user, lease_body(
             name, server_id, volume_id, day))
         return view, server_id, volume_id
 
@@ -140,6 +144,21 @@ class _PayloadTests:
         leases = [self.create('lease%d' % day, day)[0]
                   for day in (11, 13, 15)]
         self.assertEqual(self._queries(leases[:1]), self._queries(leases))
+
+    def test_a_lease_is_created_while_the_broker_is_down(self):
+        # Nothing listens on port 1 of the loopback: the send fails at once.
+        conf = self.service.conf
+        conf.set_override('driver', ['messagingv2'],
+                          group='oslo_messaging_notifications')
+        conf.set_override('transport_url', 'rabbit://guest:guest@'
+                          '127.0.0.1:1/', group='oslo_messaging_notifications')
+        service = lease_service.LeaseService(
+            conf, self.clock, self.plugins, notifications.get_notifier(conf))
+        log = self.useFixture(fixtures.FakeLogger(
+            name='oslo_messaging.notify.messaging'))
+        view, _, _ = self.create_with(service)
+        self.assertEqual(view, service.get(self.user, view['id']))
+        self.assertIn('Could not send notification', log.output)
 
     def _queries(self, leases):
         """How many statements reading the payloads of ``leases`` takes."""
