@@ -369,7 +369,8 @@ class LeaseService:
     def _payload(self, ctx, view):
         """The notification payload of ``view`` (None when none is sent).
 
-        Read in a transaction of its own, after the change was committed.
+        Read in a transaction of its own: after a create or update was
+        committed, before a delete removes the rows.
         """
         if not self.notifier.is_enabled():
             return None
