@@ -14,8 +14,11 @@
 
 import os
 import sys
+import unittest
+import uuid
 
 import fixtures
+import kombu
 from oslo_db.sqlalchemy import test_fixtures as db_fixtures
 
 from db import api as db_api
@@ -70,3 +73,52 @@ class TestPlugins(fixtures.Fixture):
         self.journal = os.path.join(path, 'journal')
         self.useFixture(fixtures.EnvironmentVariable(
             test_plugins.JOURNAL_ENV, self.journal))
+
+
+class RabbitMQ(fixtures.Fixture):
+    """A notification topic of its own on a real RabbitMQ broker.
+
+    The broker is ``RESERVATION_RABBITMQ_URL`` (an oslo.messaging
+    transport URL; default: the ``guest`` user on localhost, which
+    RabbitMQ lets in from the loopback only). When no broker answers, the
+    test is skipped, unless ``RESERVATION_REQUIRE_RABBITMQ=1`` (as
+    ``.ci/run`` sets it) makes that a failure. ``topic`` is new for every
+    test, so that runs never see each other's messages; its queue is
+    deleted afterwards.
+    """
+
+    DEFAULT_URL = 'rabbit://guest:guest@localhost:5672/'
+
+    def setUp(self):
+        # Checked before the fixture's own setUp, which would turn the
+        # skip into a SetupError.
+        self.url = os.environ.get('RESERVATION_RABBITMQ_URL',
+                                  self.DEFAULT_URL)
+        self._check_broker()
+        super().setUp()
+
+    def _setUp(self):
+        self.topic = 'reservation-test-' + uuid.uuid4().hex
+        self.addCleanup(self._delete_queue)
+
+    def _check_broker(self):
+        try:
+            with self._connection() as connection:
+                connection.connect()
+        except Exception as exc:
+            reason = 'no RabbitMQ broker answers at %s: %s' % (
+                self._connection().as_uri(), exc)
+            if os.environ.get('RESERVATION_REQUIRE_RABBITMQ') == '1':
+                raise AssertionError(
+                    reason + ' (RESERVATION_REQUIRE_RABBITMQ=1)') from exc
+            raise unittest.SkipTest(reason)
+
+    def _connection(self):
+        # kombu spells oslo.messaging's rabbit:// as amqp://.
+        return kombu.Connection('amqp' + self.url[len('rabbit'):],
+                                connect_timeout=5)
+
+    def _delete_queue(self):
+        # The queue of the INFO notifications, which the tests listen to.
+        with self._connection() as connection:
+            connection.default_channel.queue_delete(self.topic + '.info')

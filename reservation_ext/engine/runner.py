@@ -365,17 +365,22 @@ class Engine:
     def _notify(self, ctx, done):
         """Send lease.event.<type> for the events recorded as DONE.
 
-        The payload is the lease view as the API shows it after the event
-        (the same shape as the lease.create/update/delete payloads).
+        The payload is the lease as the API shows it after the event, with
+        its resources (the same shape as the lease.create/update/delete
+        payloads); ``event_time`` is when the events were recorded.
         """
         if not done or not self.notifier.is_enabled():
             return
         with db_api.context_manager.reader.using(ctx) as session:
-            leases = {view['id']: view for view in views.lease_views_by_id(
-                session, self.plugins, {e['lease_id'] for e in done})}
+            leases = {payload['id']: payload
+                      for payload in notifications.read_payloads(
+                          session, self.plugins, views.lease_views_by_id(
+                              session, self.plugins,
+                              {e['lease_id'] for e in done}))}
+        now = self.clock.now()
         for event in done:
             if event['lease_id'] in leases:
                 notifications.notify(
                     self.notifier, ctx,
                     notifications.event_type_of(event['event_type']),
-                    leases[event['lease_id']])
+                    leases[event['lease_id']], now)

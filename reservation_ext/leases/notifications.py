@@ -12,14 +12,31 @@
 
 """Lease notifications (oslo.messaging), e.g. for a billing service.
 
-Every notification has publisher ``reservation``, priority INFO and the
-lease view as payload. Where they go is set in
-``[oslo_messaging_notifications]`` (``driver``, ``transport_url``,
-``topics``); with no driver configured nothing is sent, and no message
-broker is needed.
+Every notification has publisher ``reservation`` and priority INFO. Its
+payload is the lease view as the API shows it after the change, plus
+``payload_version``, ``event_time``, ``before_end_date`` and each
+reservation's ``resources`` with their sizes, so that a billing service
+can rate leases from the notifications alone; the schema, and the rules
+of its versions, are in :mod:`.notification_schema`.
+
+Building a payload takes two steps: :func:`read_payloads` reads the
+leases' resources (one :meth:`billing_resources` call per resource type,
+whatever the number of leases) in a DB session, and :func:`notify` stamps
+the version and time and sends, after the change was committed. Senders
+read only when the notifier ``is_enabled()``.
+
+Where notifications go is set in ``[oslo_messaging_notifications]``
+(``driver``, ``transport_url``, ``topics``); with no driver configured
+nothing is sent, nothing is read for them, and no message broker is
+needed. Delivery is at most once: a notification lost on the way (or by a
+service that dies between the change and the send) is not sent again.
 """
 
 import oslo_messaging
+
+from reservation_ext.leases import notification_schema
+from reservation_ext.leases.states import EventType
+from reservation_ext import validation
 
 PUBLISHER_ID = 'reservation'
 
@@ -40,7 +57,7 @@ def get_notifier(conf):
     """Return the lease notifier configured in ``conf``."""
     transport = oslo_messaging.get_notification_transport(conf)
     # With no driver configured, say "noop" so that is_enabled() is false
-    # and notify() skips building payloads that go nowhere.
+    # and no payload is built for notifications that go nowhere.
     driver = None if conf.oslo_messaging_notifications.driver else 'noop'
     return oslo_messaging.Notifier(transport, publisher_id=PUBLISHER_ID,
                                    driver=driver, serializer=_Serializer())
@@ -51,13 +68,50 @@ def event_type_of(lease_event_type):
     return EVENT_PREFIX + lease_event_type
 
 
-def notify(notifier, ctx, event_type, lease_view):
-    """Send the notification ``event_type`` with ``lease_view`` as payload.
+def read_payloads(session, plugins, lease_views):
+    """The payloads of ``lease_views`` (API views), without version or time.
+
+    Each is the view with ``before_end_date`` and, in each reservation,
+    ``resources`` as its plugin's ``billing_resources`` gives them (none
+    for a type whose plugin is not loaded).
+    """
+    resources = {}
+    for resource_type, reservations in _by_type(lease_views).items():
+        if resource_type in plugins:
+            resources.update(plugins[resource_type].billing_resources(
+                session, reservations))
+    return [_payload(view, resources) for view in lease_views]
+
+
+def notify(notifier, ctx, event_type, payload, now):
+    """Send ``event_type`` with ``payload`` (from :func:`read_payloads`).
 
     ``event_type`` is one of ``lease.create``, ``lease.update``,
-    ``lease.delete`` or ``lease.event.<engine event type>``. Delivery
-    failures are logged by oslo.messaging, never raised: a lease change
-    must not fail because the notification bus is down.
+    ``lease.delete`` or ``lease.event.<engine event type>``; ``now`` (the
+    injected clock's) is the ``event_time``. Delivery failures are logged
+    by oslo.messaging, never raised: a lease change must not fail because
+    the notification bus is down.
     """
     if notifier.is_enabled():
-        notifier.info(ctx, event_type, lease_view)
+        notifier.info(ctx, event_type, dict(
+            payload, payload_version=notification_schema.PAYLOAD_VERSION,
+            event_time=validation.format_date(now)))
+
+
+def _by_type(lease_views):
+    by_type = {}
+    for view in lease_views:
+        for reservation in view['reservations']:
+            by_type.setdefault(reservation['resource_type'],
+                               []).append(reservation)
+    return by_type
+
+
+def _payload(view, resources):
+    before_end = [event['time'] for event in view['events']
+                  if event['event_type'] == EventType.BEFORE_END_LEASE]
+    return dict(view, before_end_date=before_end[0] if before_end else None,
+                reservations=[
+                    dict(reservation,
+                         resources=resources.get(reservation['id'], []))
+                    for reservation in view['reservations']])

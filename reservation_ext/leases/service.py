@@ -90,8 +90,7 @@ class LeaseService:
     def _create(self, ctx, request):
         with _unique_name(request['name']):
             view = self._insert(ctx, request)
-        notifications.notify(self.notifier, ctx,
-                             notifications.LEASE_CREATE, view)
+        self._notify(ctx, notifications.LEASE_CREATE, self._payload(ctx, view))
         return view
 
     def proposal_window(self, ctx, proposal_id):
@@ -134,15 +133,14 @@ class LeaseService:
         active lease's aggregate, a held-back server's flavor, a reserved
         volume's size) is made after that transaction, with the lease
         UPDATING; if it fails, the lease is changed back and keeps its
-        status, and a ``PluginError`` says why.
+        status, and a ``Conflict`` says why.
         """
         request = requests.parse_update(body, self.clock.now())
         self._prepare(ctx, lease_id, request['reservations'])
         with _unique_name(request.get('name')):
             change = self._update(ctx, lease_id, request)
         view = self._apply(ctx, change)
-        notifications.notify(self.notifier, ctx,
-                             notifications.LEASE_UPDATE, view)
+        self._notify(ctx, notifications.LEASE_UPDATE, self._payload(ctx, view))
         return view
 
     def delete(self, ctx, lease_id):
@@ -158,6 +156,8 @@ class LeaseService:
         the one that removes the lease notifies.
         """
         lease, view = self._begin_delete(ctx, lease_id)
+        # Read while the lease's rows, which the delete removes, are there.
+        payload = self._payload(ctx, view)
         try:
             for reservation in view['reservations']:
                 self._plugin(reservation['resource_type']).on_delete(
@@ -169,8 +169,7 @@ class LeaseService:
                 raise
             raise exceptions.PluginError(reason) from exc
         if self._remove(ctx, lease_id):
-            notifications.notify(self.notifier, ctx,
-                                 notifications.LEASE_DELETE, view)
+            self._notify(ctx, notifications.LEASE_DELETE, payload)
 
     # Transactions.
 
@@ -459,6 +458,22 @@ class LeaseService:
 
     def _plugin(self, resource_type):
         return views.plugin_for(self.plugins, resource_type)
+
+    def _payload(self, ctx, view):
+        """The notification payload of ``view`` (None when none is sent).
+
+        Read in a transaction of its own: after a create or update was
+        committed, before a delete removes the rows.
+        """
+        if not self.notifier.is_enabled():
+            return None
+        with db_api.context_manager.reader.using(ctx) as session:
+            return notifications.read_payloads(session, self.plugins,
+                                               [view])[0]
+
+    def _notify(self, ctx, event_type, payload):
+        notifications.notify(self.notifier, ctx, event_type, payload,
+                             self.clock.now())
 
 
 class _Change:

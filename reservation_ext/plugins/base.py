@@ -194,6 +194,19 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         if reservation['status'] == ReservationStatus.ACTIVE:
             self.on_end(ctx, lease, reservation)
 
+    def billing_resources(self, session, reservations):
+        """What each reservation holds, with the sizes to rate it by.
+
+        ``reservations`` are views of this type's reservations, of any
+        number of leases. Return ``{reservation_id: [resource, ...]}``,
+        each resource a dict with the fields that
+        :data:`reservation_ext.leases.notification_schema.RESOURCES` lists
+        for the type, read in one query (or none) whatever the number of
+        reservations: the lease notifications carry them. By default a
+        type has nothing to rate.
+        """
+        return {}
+
 
 def check_unchanged(values, resource_type):
     """Refuse an update that changes a reservation's own fields.

@@ -316,6 +316,26 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 .where(ALLOCATIONS.c.reservation_id == reservation_id)
                 .order_by(HOSTS.c.service_name)).all()
 
+    def billing_resources(self, session, reservations):
+        """The hosts booked for each reservation, with their sizes."""
+        resources = {}
+        for row in session.execute(
+                sa.select(ALLOCATIONS.c.reservation_id, HOSTS.c.id,
+                          HOSTS.c.hypervisor_hostname, HOSTS.c.vcpus,
+                          HOSTS.c.memory_mb, HOSTS.c.local_gb)
+                .distinct()
+                .join(HOSTS, HOSTS.c.id == ALLOCATIONS.c.host_id)
+                .where(ALLOCATIONS.c.reservation_id.in_(
+                    [reservation['id'] for reservation in reservations]))
+                .order_by(ALLOCATIONS.c.reservation_id,
+                          HOSTS.c.hypervisor_hostname)):
+            resources.setdefault(row.reservation_id, []).append({
+                'id': str(row.id),
+                'hypervisor_hostname': row.hypervisor_hostname,
+                'vcpus': row.vcpus, 'memory_mb': row.memory_mb,
+                'local_gb': row.local_gb})
+        return resources
+
 
 # The constraints of a request, the most specific first: the one a pool
 # too small for the request is blamed on.

@@ -247,6 +247,16 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             self.busy(**ignore), ratios=allocation_ratios(self.conf),
             conditions=conditions)
 
+    def billing_resources(self, session, reservations):
+        """Each reservation's server with its flavor's size."""
+        return {row.reservation_id: [{
+            'id': row.server_id, 'flavor_id': row.flavor_id,
+            'amount': row.amount, 'vcpus': row.vcpus,
+            'memory_mb': row.memory_mb, 'disk_gb': row.disk_gb}]
+            for row in session.execute(sa.select(REQUESTS).where(
+                REQUESTS.c.reservation_id.in_(
+                    [reservation['id'] for reservation in reservations])))}
+
 
 def _check_waiting(reservation):
     if reservation['shared_pool'] or (

@@ -186,6 +186,13 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         if reservation['status'] != ReservationStatus.DELETED:
             self.on_end(ctx, lease, reservation)
 
+    def billing_resources(self, session, reservations):
+        """Each reservation's volume and its size: the views have them."""
+        return {reservation['id']: [{
+            'id': reservation['volume_id'], 'size_gb': reservation['size_gb'],
+            'volume_type': reservation.get('volume_type')}]
+            for reservation in reservations}
+
 
 def _set_size(cinder, volume_id, lease_id, size, ctx):
     cinder.set_reserved_size(volume_id, lease_id, size)

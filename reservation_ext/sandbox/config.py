@@ -123,6 +123,7 @@ class Layout:
     password: str
     leases_db_url: str = None
     proposal_ttl: int = PROPOSAL_TTL
+    notify_url: str = None
 
     def __post_init__(self):
         self.state_dir = os.path.abspath(self.state_dir)
@@ -251,6 +252,10 @@ def write_nova_conf(layout):
         'reservation': _reservation_options(layout),
         'reservation_database': [('connection', layout.leases_db_url)],
         'reservation_client': _client(layout),
+        # Nova's own notifications only in the legacy format, on the same
+        # topic: no queue fills with versioned ones that nobody reads.
+        **_notifications(layout, notifications=[
+            ('notification_format', 'unversioned')]),
     }))
 
 
@@ -260,6 +265,19 @@ def _reservation_options(layout):
             ('event_poll_interval', ENGINE_POLL_INTERVAL),
             ('volume_reservable_gb', VOLUME_RESERVABLE_GB),
             ('proposal_ttl', layout.proposal_ttl)]
+
+
+def _notifications(layout, **service_sections):
+    """The sections that send notifications to ``--notify-url``, if any.
+
+    ``service_sections``: the service's own options for its notifications,
+    which follow the same ``[oslo_messaging_notifications]``.
+    """
+    if not layout.notify_url:
+        return {}
+    return dict(service_sections, oslo_messaging_notifications=[
+        ('driver', 'messagingv2'), ('transport_url', layout.notify_url),
+        ('topics', 'notifications')])
 
 
 def write_cinder_conf(layout):
@@ -285,6 +303,7 @@ def write_cinder_conf(layout):
                                                         'locks'))],
         'reservation': _reservation_options(layout),
         'reservation_database': [('connection', layout.leases_db_url)],
+        **_notifications(layout),
     }))
 
 

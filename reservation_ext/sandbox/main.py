@@ -13,6 +13,7 @@
 """reservation-sandbox: an all-in-one cloud with reservation-ext enabled.
 
     reservation-sandbox [--state-dir DIR] [--hosts N] [--db-url URL]
+                        [--notify-url URL]
 
 Starts on 127.0.0.1, with SQLite and without a message broker, and
 supervises four child processes (each logs to ``DIR/logs/<name>.log``):
@@ -35,6 +36,8 @@ ends on its own stops the sandbox with exit status 1.
 The state directory is reset at every start (see
 :mod:`reservation_ext.sandbox.config`). ``--db-url`` puts the leases DB
 elsewhere (e.g. PostgreSQL); that database is migrated, not reset.
+``--notify-url`` (an oslo.messaging transport URL, e.g. a RabbitMQ's)
+sends the lease notifications there, on the ``notifications`` topic.
 """
 
 import argparse
@@ -85,6 +88,11 @@ def parse_args(argv):
                         help='seconds a schedule proposal holds its '
                              'capacity ([reservation] proposal_ttl; '
                              'default: %(default)s)')
+    parser.add_argument('--notify-url',
+                        help='send the lease notifications to this '
+                             'oslo.messaging transport URL (e.g. '
+                             'rabbit://guest:guest@localhost:5672/); '
+                             'default: none are sent')
     args = parser.parse_args(argv)
     if args.hosts < 1:
         parser.error('--hosts must be at least 1')
@@ -290,7 +298,7 @@ def prepare(args):
         ports={name: sock.getsockname()[1]
                for name, sock in sockets.items()},
         password=secrets.token_urlsafe(12), leases_db_url=args.db_url,
-        proposal_ttl=args.proposal_ttl)
+        proposal_ttl=args.proposal_ttl, notify_url=args.notify_url)
     layout.save()
     config.write_keystone_conf(layout)
     config.write_nova_conf(layout)

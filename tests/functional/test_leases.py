@@ -32,6 +32,7 @@ from reservation_ext.leases.states import LeaseStatus
 from reservation_ext import plugins as plugins_mod
 from tests import base
 from tests import fixtures
+from tests import payloads
 from tests import plugins as test_plugins
 
 NOW = datetime.datetime(2027, 1, 10, 9, 0, 0)
@@ -129,7 +130,12 @@ class _LeaseServiceTests:
                           if name != 'pool_state'}, rows)
 
     def _notifications(self):
-        return [(message['event_type'], message['payload'])
+        """``(event type, lease view)`` of each notification sent.
+
+        Each payload is checked against the schema first; the view is what
+        it adds billing fields to.
+        """
+        return [(message['event_type'], payloads.as_view(message['payload']))
                 for _ctx, message, _priority, _retry
                 in _impl_test.NOTIFICATIONS]
 

@@ -34,6 +34,7 @@ from reservation_ext.leases.states import LeaseStatus
 from reservation_ext import plugins
 from tests import base
 from tests import fixtures as test_fixtures
+from tests import payloads
 from tests import plugins as test_plugins
 
 T0 = datetime.datetime(2030, 1, 1, 12, 0)
@@ -115,7 +116,8 @@ class EngineTestMixin:
             notifications.get_notifier(self.conf), engine_id='test')
 
     def _notified(self):
-        return [(m['event_type'], m['payload']['id'], m['payload']['status'])
+        return [(m['event_type'], payloads.checked(m['payload'])['id'],
+                 m['payload']['status'])
                 for _ctx, m, _priority, _retry in test_notifier.NOTIFICATIONS]
 
     def test_nothing_due_before_start(self):
