@@ -54,7 +54,9 @@ REQUESTS = models.HostReservation.__table__
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 
-# Blazar's message for a max below the min.
+# Blazar's messages for a min or max below 1, and a max below the min.
+COUNT_BELOW_ONE = ('Malformed parameter min and max (must be greater than '
+                   'or equal to 1)')
 INVALID_RANGE = ('Invalid values for min/max of hosts. Max must be equal '
                  'to or larger than min.')
 ON_END = ('release', 'delete_instances')
@@ -277,10 +279,22 @@ def _query(values, key):
 
 
 def _count(values, key, default):
+    """min or max, refused in Blazar's words.
+
+    python-blazarclient sends ``"max": ""`` when ``max`` is not given:
+    Blazar's "Malformed parameter max".
+    """
     value = values.get(key, default)
     if value is None:
         raise validation.missing(key)
-    return validation.parse_integer(value, key, minimum=1)
+    try:
+        count = validation.parse_integer(value, key)
+    except exceptions.InvalidInput:
+        raise exceptions.InvalidInput(
+            key, 'Malformed parameter %s (must be an integer)' % key)
+    if count < 1:
+        raise exceptions.InvalidInput(key, COUNT_BELOW_ONE)
+    return count
 
 
 def _optional_count(values, key):

@@ -100,6 +100,19 @@ class ValidateTest(base.TestCase):
         error = self.assertInvalid('min', max=1)
         self.assertEqual('min: Missing parameter min', str(error))
 
+    def test_python_blazarclients_empty_max_is_malformed(self):
+        # What "--reservation resource_type=physical:host,min=1" sends.
+        error = self.assertInvalid('max', min=1, max='',
+                                   hypervisor_properties='',
+                                   resource_properties='')
+        self.assertEqual('max: Malformed parameter max (must be an '
+                         'integer)', str(error))
+
+    def test_a_count_below_one_has_blazars_message(self):
+        error = self.assertInvalid('min', min=0, max=1)
+        self.assertEqual('Malformed parameter min and max (must be greater '
+                         'than or equal to 1)', error.reason)
+
     def test_a_max_below_the_min_has_blazars_message(self):
         error = self.assertInvalid('max', min=3, max=2)
         self.assertEqual('Invalid values for min/max of hosts. Max must be '
