@@ -201,8 +201,9 @@ class TestHostReservation(base.SandboxTestCase):
                 ('resource_type=physical:host,min=1', '2032-01-10 09:00',
                  '2032-01-11 09:00',
                  'reservations[0].max: Malformed parameter max'),
+                # (The client itself refuses an end before the start.)
                 ('resource_type=physical:host,min=1,max=1',
-                 '2032-01-10 09:00', '2032-01-10 08:00',
+                 '2032-01-10 09:00', '2032-01-10 09:00',
                  'end_date: End date must be later than start date.'),
                 ('resource_type=physical:host,min=1,max=1',
                  '2020-01-10 09:00', '2032-01-10 08:00',
