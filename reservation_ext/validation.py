@@ -389,9 +389,9 @@ def missing_reason(key):
     return 'Missing parameter %s' % key
 
 
-def missing(field, key=None):
-    """InvalidInput for ``field`` not given (``key``: its last part)."""
-    return exceptions.InvalidInput(field, missing_reason(key or field))
+def missing(field):
+    """InvalidInput for the parameter ``field`` not given."""
+    return exceptions.InvalidInput(field, missing_reason(field))
 
 
 def add(start, duration, field):
