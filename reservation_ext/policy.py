@@ -37,6 +37,7 @@ HOSTS = 'reservation:hosts:%s'
 SERVERS = 'reservation:servers:%s'
 VOLUMES = 'reservation:volumes:%s'
 AVAILABILITY = 'reservation:availability:%s'
+PLUGINS = 'reservation:plugins:%s'
 _PATH = '/reservation/v1/leases'
 _HOSTS_PATH = '/reservation/v1/os-hosts'
 # Only the project-scoped tokens of Nova's and Placement's personas: a
@@ -139,8 +140,10 @@ _lease_rules = [
     _lease_rule('list', PROJECT_READER_OR_ADMIN,
                 "List the project's leases.", 'GET', _PATH),
     _lease_rule('list_all_projects', ADMIN,
-                'List the leases of every project.', 'GET',
-                _PATH + '?all_projects=1'),
+                'List the leases of every project: who may, does so '
+                'unless the request says all_projects=false (as in '
+                "Blazar, an administrator's list shows every project's "
+                'leases).', 'GET', _PATH),
     _lease_rule('propose', PROJECT_MEMBER_OR_ADMIN,
                 'Ask for schedule proposals: windows held for a while for '
                 'a lease of the project. Who may list the reservable hosts '
@@ -156,6 +159,12 @@ _availability_rules = [
           'See how much matching reservable capacity is free over time '
           '(counts; who may list the reservable hosts also sees which).',
           'GET', '/reservation/v1/availability'),
+]
+
+_plugin_rules = [
+    _rule(PLUGINS % 'get', PROJECT_READER_OR_ADMIN,
+          'List the resource types that leases may reserve.', 'GET',
+          '/reservation/v1/plugins'),
 ]
 
 _host_rules = [
@@ -196,7 +205,7 @@ _enforcer = None
 def list_rules():
     """Every rule with its default (entry point oslo.policy.policies)."""
     return (_base_rules + _lease_rules + _availability_rules +
-            _host_rules + _engine_rules)
+            _plugin_rules + _host_rules + _engine_rules)
 
 
 def get_enforcer(conf=None):
@@ -222,8 +231,8 @@ def allowed(ctx, action, project_id, rules=LEASES):
     """True when ``ctx`` may do ``action`` on an object of ``project_id``.
 
     ``rules`` names the family of the rule: :data:`LEASES`,
-    :data:`AVAILABILITY`, :data:`HOSTS`, :data:`SERVERS` or
-    :data:`VOLUMES`. ``ctx`` is any
+    :data:`AVAILABILITY`, :data:`PLUGINS`, :data:`HOSTS`, :data:`SERVERS`
+    or :data:`VOLUMES`. ``ctx`` is any
     oslo.context request context: ours, or Nova's or Cinder's.
     """
     return get_enforcer().authorize(rules % action,

@@ -19,6 +19,13 @@ types, choices. The functions below it check what a schema cannot say
 normalized value. Every error is
 :class:`reservation_ext.exceptions.InvalidInput` naming the field as the
 user wrote it. Times are naive UTC datetimes, as everywhere else.
+
+Where Blazar defines an error for the same mistake (a missing parameter,
+an invalid date, a window in the wrong order), the reason is Blazar's
+message, word for word, after the field's name
+(``end_date: End date must be later than start date.``), so that tools
+matching Blazar's messages keep working. As in Blazar, "now" is taken to
+the minute: a date in the current minute is not in the past.
 """
 
 import contextlib
@@ -27,17 +34,14 @@ import re
 import uuid
 
 import jsonschema
+from oslo_utils import strutils
 
 from reservation_ext import exceptions
 
-# How far in the past a requested start may lie. Users type minutes
-# ("2027-01-10 09:00" at 09:00:40) and clocks of the API nodes and the
-# client differ by a few seconds; neither should reject a lease that is
-# meant to start now.
-START_GRACE = datetime.timedelta(seconds=60)
-
 NAME_MAX_LENGTH = 80
 
+# The format Blazar names in its errors about dates.
+BLAZAR_DATE_FORMAT = '%Y-%m-%d %H:%M'
 # The format of dates in lease views (Blazar's).
 VIEW_DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
 # Blazar's request format: what a message suggests a user sends.
@@ -129,8 +133,9 @@ def _describe(error):
         return [sorted(key for key in error.instance
                        if key not in allowed)[0]], 'unknown key'
     if error.validator == 'required':
-        return [next(key for key in error.validator_value
-                     if key not in error.instance)], 'is required'
+        key = next(key for key in error.validator_value
+                   if key not in error.instance)
+        return [key], missing_reason(key)
     if 'description' in error.schema:
         return [], 'must be ' + error.schema['description']
     reason = _REASONS.get(error.validator)
@@ -171,14 +176,24 @@ def parse_date(value, field, now):
         return now
     match = _DATE_RE.fullmatch(value)
     if not match:
-        raise exceptions.InvalidInput(
-            field, 'invalid date %r, expected "now", "CCYY-MM-DD hh:mm" or '
-                   'ISO 8601' % value)
+        raise invalid_date(field, value)
     try:
         return _to_utc(match)
     except (ValueError, OverflowError) as exc:
-        raise exceptions.InvalidInput(
-            field, 'invalid date %r: %s' % (value, exc))
+        raise invalid_date(field, value, exc)
+
+
+def invalid_date(field, value, why=None):
+    """InvalidInput for a date that cannot be read, in Blazar's words.
+
+    Blazar's message names its one format; the other forms accepted here
+    (and why the date is wrong, when it looks like one) follow it.
+    """
+    also = '; "now" and ISO 8601 are also accepted'
+    return exceptions.InvalidInput(field, '%s is an invalid date. Required '
+                                   'format: %s%s' % (
+                                       value, BLAZAR_DATE_FORMAT,
+                                       ' (%s)' % why if why else also))
 
 
 def _to_utc(match):
@@ -273,6 +288,28 @@ def prefixed(prefix):
                                       exc.reason) from exc
 
 
+def single_values(params):
+    """``{name: value}`` of query parameters each given once.
+
+    :param params: a webob MultiDict of the query string.
+    :raises InvalidInput: naming a parameter given more than once.
+    """
+    values = {}
+    for key, value in params.items():
+        if key in values:
+            raise exceptions.InvalidInput(key, 'is given more than once')
+        values[key] = value
+    return values
+
+
+def parse_boolean(value, field):
+    """The boolean that the text ``value`` names (true/false, 1/0, ...)."""
+    try:
+        return strutils.bool_from_string(value, strict=True)
+    except ValueError:
+        raise exceptions.InvalidInput(field, 'must be a boolean')
+
+
 def parse_integer(value, field, minimum=0):
     """The integer ``value`` names (an int or a string of digits).
 
@@ -306,16 +343,31 @@ def resource_uuid(value, field, kind, reserve_command):
         raise exceptions.InvalidInput(field, 'must be a %s UUID' % kind)
 
 
+def current_minute(now):
+    """``now`` rounded down to the minute: the earliest date not past.
+
+    Blazar compares dates with "now" taken to the minute, so a date
+    typed for the current minute ("09:00" at 09:00:40) still counts as
+    now, whatever the seconds of the clocks of the client and the API.
+    """
+    return now.replace(second=0, microsecond=0)
+
+
 def check_start(start, now, field='start_date'):
-    """Reject a start in the past (more than :data:`START_GRACE` ago)."""
-    if start < now - START_GRACE:
-        raise exceptions.InvalidInput(field, 'must not be in the past')
+    """Reject a start before the current minute (Blazar's message)."""
+    if start < current_minute(now):
+        raise exceptions.InvalidInput(
+            field, 'Start date must be later than current date')
 
 
 def check_end(end, now, field='end_date'):
-    """Reject an end that is not in the future."""
-    if end <= now:
-        raise exceptions.InvalidInput(field, 'must be in the future')
+    """Reject an end before the current minute (Blazar's message).
+
+    An end in the current minute is "now": the lease ends at once.
+    """
+    if end < current_minute(now):
+        raise exceptions.InvalidInput(
+            field, 'End date must be later than current and start date')
 
 
 def check_window(start, end, before_end=None,
@@ -327,10 +379,21 @@ def check_window(start, end, before_end=None,
     """
     if end <= start:
         raise exceptions.InvalidInput(
-            fields[1], 'must be after %s' % fields[0])
+            fields[1], 'End date must be later than start date.')
     if before_end is not None and not start <= before_end <= end:
         raise exceptions.InvalidInput(
-            fields[2], 'must be between %s and %s' % fields[:2])
+            fields[2], 'Datetime is out of lease limits (%s to %s)'
+            % fields[:2])
+
+
+def missing_reason(key):
+    """Blazar's reason for a parameter ``key`` not given."""
+    return 'Missing parameter %s' % key
+
+
+def missing(field):
+    """InvalidInput for the parameter ``field`` not given."""
+    return exceptions.InvalidInput(field, missing_reason(field))
 
 
 def add(start, duration, field):

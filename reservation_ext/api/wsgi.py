@@ -28,7 +28,6 @@ import functools
 import json
 
 from oslo_log import log as logging
-from oslo_utils import strutils
 import routes
 import webob
 import webob.dec
@@ -47,6 +46,7 @@ from reservation_ext.leases import notifications
 from reservation_ext.leases import proposals
 from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins
+from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
 
@@ -68,6 +68,9 @@ ROUTE_DECLARATIONS = [
         'GET': lease_handlers.show_lease,
         'PUT': lease_handlers.update_lease,
         'DELETE': lease_handlers.delete_lease,
+    }),
+    ('/v1/plugins', 'leases', {
+        'GET': lease_handlers.list_plugins,
     }),
     ('/v1/availability', 'availability', {
         'GET': lease_handlers.show_availability,
@@ -129,11 +132,7 @@ class Request(webob.Request):
 
     def flag(self, name):
         """The boolean query parameter ``name`` (default false)."""
-        try:
-            return strutils.bool_from_string(self.GET.get(name, 'false'),
-                                             strict=True)
-        except ValueError:
-            raise exceptions.InvalidInput(name, 'must be a boolean')
+        return validation.parse_boolean(self.GET.get(name, 'false'), name)
 
 
 class App:

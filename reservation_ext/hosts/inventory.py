@@ -47,6 +47,8 @@ VIEW_COLUMNS = ('id', 'hypervisor_hostname', 'hypervisor_type',
 # status yet, and this service acts as its service user, not through a
 # trust of the host's operator.
 NULL_KEYS = ('status', 'trust_id')
+# Blazar's limit on the name of an extra capability.
+CAPABILITY_KEY_MAX_LENGTH = 64
 _RESERVED_KEYS = frozenset(VIEW_COLUMNS + NULL_KEYS + ('name', 'generation'))
 
 
@@ -189,11 +191,21 @@ class HostInventory:
 
 
 def _check_capabilities(capabilities):
-    """Refuse extra capabilities named as a host's own properties."""
+    """Refuse extra capabilities that Blazar would not store either.
+
+    Those named as a host's own properties, and those with a name longer
+    than Blazar allows (with Blazar's message).
+    """
     reserved = sorted(set(capabilities) & _RESERVED_KEYS)
     if reserved:
         raise exceptions.InvalidInput(
             reserved[0], 'is a property of the host, not an extra capability')
+    too_long = sorted(key for key in capabilities
+                      if len(key) > CAPABILITY_KEY_MAX_LENGTH)
+    if too_long:
+        raise exceptions.InvalidInput(
+            too_long[0], 'Extra capability key too long (at most %d '
+            'characters)' % CAPABILITY_KEY_MAX_LENGTH)
 
 
 def _text(value):

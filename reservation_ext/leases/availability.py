@@ -58,11 +58,11 @@ def parse(params, plugins, now):
             raise exceptions.InvalidInput(key, 'is given more than once')
     resource_type = _single(values, 'resource_type', None)
     if resource_type is None:
-        raise exceptions.InvalidInput('resource_type', 'is required')
+        raise validation.missing('resource_type')
     start = validation.parse_date(_single(values, 'start', 'now'), 'start',
                                   now)
     if 'end' not in values:
-        raise exceptions.InvalidInput('end', 'is required')
+        raise validation.missing('end')
     end = validation.parse_date(_single(values, 'end', None), 'end', now)
     validation.check_window(start, end, fields=('start', 'end'))
     fields = {key: (_split(given) if key in _LISTS else given[0])

@@ -136,6 +136,27 @@ def parse_update(body, now):
     return request
 
 
+def parse_list(params, now):
+    """The filters of a lease list's query ``params`` (a webob MultiDict).
+
+    ``status``, ``name`` and ``project_id`` as given, ``start`` and
+    ``end`` as datetimes (the leases wanted overlap ``[start, end)``),
+    and ``all_projects`` as a boolean; only those given.
+    """
+    query = validation.single_values(params)
+    validation.check_schema(query, schemas.LIST_QUERY)
+    for key in ('start', 'end'):
+        if key in query:
+            query[key] = validation.parse_date(query[key], key, now)
+    if 'start' in query and 'end' in query:
+        validation.check_window(query['start'], query['end'],
+                                fields=('start', 'end'))
+    if 'all_projects' in query:
+        query['all_projects'] = validation.parse_boolean(
+            query['all_projects'], 'all_projects')
+    return query
+
+
 def _reservation(plugins, index, values):
     values = dict(values)
     return reservation(plugins, values.pop('resource_type'), values,
@@ -148,7 +169,9 @@ def _optional_date(body, key, now):
 
 
 def _end_of(body, start, now):
-    if ('end_date' in body) == ('duration' in body):
+    if 'end_date' not in body and 'duration' not in body:
+        raise validation.missing('end_date')
+    if 'end_date' in body and 'duration' in body:
         raise exceptions.InvalidInput(
             'end_date', 'give exactly one of end_date and duration')
     if 'duration' in body:

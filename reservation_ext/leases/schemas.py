@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""JSON Schemas of the lease API's request bodies (Blazar v1).
+"""JSON Schemas of the lease API's request bodies (Blazar v1) and of the
+lease list's query parameters.
 
 They check the shape of a body; :mod:`reservation_ext.leases.requests`
 parses what they let through (dates, durations, names, windows) and each
@@ -19,6 +20,7 @@ the lease service rather than in :mod:`reservation_ext.api` because the
 service checks every body it is given, whoever calls it.
 """
 
+from reservation_ext.leases.states import LeaseStatus
 from reservation_ext import validation
 
 # Blazar clients always send "events": []; events are the service's.
@@ -90,4 +92,19 @@ PROPOSE = {
     },
     'additionalProperties': False,
     'required': ['reservations', 'duration'],
+}
+
+# The filters of GET /v1/leases (Blazar has none; a query string here
+# names only these). Values are text, each given once.
+LIST_QUERY = {
+    'type': 'object',
+    'properties': {
+        'status': {'enum': list(LeaseStatus.ALL)},
+        'name': validation.TEXT,
+        'project_id': dict(_ID, description='a project id'),
+        'start': validation.DATE,
+        'end': validation.DATE,
+        'all_projects': {'type': 'string'},  # a boolean, read later
+    },
+    'additionalProperties': False,
 }

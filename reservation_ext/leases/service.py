@@ -108,16 +108,33 @@ class LeaseService:
         with db_api.context_manager.reader.using(ctx) as session:
             return self._view(session, _get_row(session, ctx, lease_id, 'get'))
 
-    def list(self, ctx, all_projects=False):
-        """Views of the caller's project's leases, or of all (admins)."""
-        policy.authorize(ctx, 'list_all_projects' if all_projects
-                         else 'list', ctx.project_id)
-        query = sa.select(LEASES).order_by(LEASES.c.created_at, LEASES.c.id)
-        if not all_projects:
-            query = query.where(LEASES.c.project_id == ctx.project_id)
+    def list(self, ctx, params=None):
+        """Views of the leases the caller may list, filtered in SQL.
+
+        An administrator (rule ``list_all_projects``) lists every
+        project's leases, as in Blazar, the others their own project's;
+        ``all_projects`` in ``params`` asks for one or the other.
+        ``params`` (the query string) narrows the list by ``status``,
+        ``name``, ``project_id`` and the window ``start``..``end`` the
+        leases overlap (:func:`requests.parse_list`).
+        """
+        query = requests.parse_list(params or {}, self.clock.now())
+        conditions = _list_conditions(query)
+        project = _listed_project(ctx, query.get('all_projects'))
+        if project is not None:
+            # A member's project_id of another project finds nothing.
+            conditions.append(LEASES.c.project_id == project)
+        statement = sa.select(LEASES).where(*conditions).order_by(
+            LEASES.c.created_at, LEASES.c.id)
         with db_api.context_manager.reader.using(ctx) as session:
             return views.lease_views(session, self.plugins,
-                                     session.execute(query).all())
+                                     session.execute(statement).all())
+
+    def list_plugins(self, ctx):
+        """The resource types leases may reserve, each with what it is."""
+        policy.authorize(ctx, 'get', ctx.project_id, policy.PLUGINS)
+        return [views.plugin_view(resource_type, plugin)
+                for resource_type, plugin in sorted(self.plugins.items())]
 
     def update(self, ctx, lease_id, body):
         """Apply ``body`` (Blazar's lease-update request) to a lease.
@@ -515,6 +532,35 @@ def _authorize_create(ctx):
         raise exceptions.Forbidden(
             'Creating a lease needs a project-scoped request.')
     policy.authorize(ctx, 'create', ctx.project_id)
+
+
+# Columns that a lease list's query compares for equality.
+_LIST_EQUALS = {'status': LEASES.c.status, 'name': LEASES.c.name,
+                'project_id': LEASES.c.project_id}
+
+
+def _list_conditions(query):
+    """SQL conditions of a parsed lease-list query."""
+    conditions = [column == query[key]
+                  for key, column in _LIST_EQUALS.items() if key in query]
+    if 'start' in query:
+        conditions.append(LEASES.c.end_date > query['start'])
+    if 'end' in query:
+        conditions.append(LEASES.c.start_date < query['end'])
+    return conditions
+
+
+def _listed_project(ctx, all_projects):
+    """The project whose leases ``ctx`` lists, None for every project.
+
+    Without ``all_projects``, whoever may list every project's does.
+    """
+    if all_projects is None:
+        all_projects = policy.allowed(ctx, 'list_all_projects',
+                                      ctx.project_id)
+    policy.authorize(ctx, 'list_all_projects' if all_projects else 'list',
+                     ctx.project_id)
+    return None if all_projects else ctx.project_id
 
 
 def _name_taken(name):

@@ -39,6 +39,16 @@ def plugin_for(plugins, resource_type):
             'No plugin is loaded for resource type %s.' % resource_type)
 
 
+def plugin_view(resource_type, plugin):
+    """``/v1/plugins``' view of a plugin: its type and what it reserves.
+
+    The description is the first line of the plugin class's docstring.
+    """
+    doc = (type(plugin).__doc__ or '').strip()
+    return {'resource_type': resource_type,
+            'description': doc.splitlines()[0] if doc else ''}
+
+
 def lease_views(session, plugins, rows):
     """Views of the lease ``rows``, in a fixed number of queries.
 

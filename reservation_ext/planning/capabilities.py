@@ -19,7 +19,11 @@ A query is JSON text (or the decoded object) in one of two forms:
   ``["in", "$rack", "r1", "r2"]``, ``<``, ``>``, ``<=``, ``>=``, plus every
   ComputeCapabilitiesFilter operator below as a list operator. ``=``,
   ``<``, ``>``, ``<=`` and ``>=`` compare numbers when the operand is a
-  number and strings otherwise.
+  number and strings otherwise. ``==`` is ``=`` and ``!=`` its negation,
+  as in Blazar, which compiles all three to SQL (in)equality on the stored
+  value: ``["==", "$hypervisor_hostname", "compute-1"]`` works. Unlike
+  Blazar, values that are both numbers are equal as numbers (``"8"`` and
+  ``"8.0"``), as the ordering operators compare them.
 * ``{"name": "<expr>"}`` with ComputeCapabilitiesFilter expressions
   (nova's extra_specs_ops): ``"= 5"`` (numeric >=, as in nova), ``"== 5"``,
   ``"!= 5"``, ``">= 5"``, ``"<= 5"``, ``"s== x"``, ``"s!= x"``, ``"s>= x"``,
@@ -64,8 +68,10 @@ _NUMERIC = {'==': operator.eq, '!=': operator.ne, '>=': operator.ge,
 _STRING = {'s==': operator.eq, 's!=': operator.ne, 's>=': operator.ge,
            's>': operator.gt, 's<=': operator.le, 's<': operator.lt}
 # JsonFilter's comparisons: numeric or string depending on the operand.
-_JSON = {'=': operator.eq, '<': operator.lt, '>': operator.gt,
-         '<=': operator.le, '>=': operator.ge}
+# Blazar reads its "==" and "!=" the same way (not as extra_specs ops).
+_JSON = {'=': operator.eq, '==': operator.eq, '!=': operator.ne,
+         '<': operator.lt, '>': operator.gt, '<=': operator.le,
+         '>=': operator.ge}
 _OPERATORS = frozenset(_NUMERIC).union(_STRING, _JSON,
                                        ('in', '<in>', '<or>'))
 _LOGICAL = ('and', 'or', 'not')

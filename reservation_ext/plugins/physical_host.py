@@ -54,6 +54,11 @@ REQUESTS = models.HostReservation.__table__
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 
+# Blazar's messages for a min or max below 1, and a max below the min.
+COUNT_BELOW_ONE = ('Malformed parameter min and max (must be greater than '
+                   'or equal to 1)')
+INVALID_RANGE = ('Invalid values for min/max of hosts. Max must be equal '
+                 'to or larger than min.')
 ON_END = ('release', 'delete_instances')
 BEFORE_END = ('default', '')
 _MINIMUMS = {'min_vcpus': HOSTS.c.vcpus, 'min_memory_mb': HOSTS.c.memory_mb,
@@ -97,11 +102,13 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         validation.check_schema(values, SCHEMA)
         out = {key: _query(values, key) for key in _QUERIES}
         out['hosts'] = values.get('hosts') or []
+        # As in Blazar, min and max are required; hosts named (not in
+        # Blazar) are counted instead.
         default = len(out['hosts']) or None
         out['min'] = _count(values, 'min', default)
-        out['max'] = _count(values, 'max', default or out['min'])
+        out['max'] = _count(values, 'max', default)
         if out['max'] < out['min']:
-            raise exceptions.InvalidInput('max', 'must be >= min')
+            raise exceptions.InvalidInput('max', INVALID_RANGE)
         for key in _MINIMUMS:
             out[key] = _optional_count(values, key)
         out['availability_zone'] = values.get('availability_zone')
@@ -112,9 +119,11 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return out
 
     def validate_proposal(self, values):
-        # "Which hosts and when", without a count, is about one host.
+        # "Which hosts and when", without a count, is about one host; a
+        # minimum alone is the count.
         if not values.get('hosts'):
             values = dict({'min': 1}, **values)
+            values.setdefault('max', values['min'])
         return self.validate(values)
 
     def timeline(self, session, values, span, busy, for_update=False):
@@ -416,10 +425,22 @@ def _query(values, key):
 
 
 def _count(values, key, default):
+    """min or max, refused in Blazar's words.
+
+    python-blazarclient sends ``"max": ""`` when ``max`` is not given:
+    Blazar's "Malformed parameter max".
+    """
     value = values.get(key, default)
     if value is None:
-        raise exceptions.InvalidInput(key, 'is required')
-    return validation.parse_integer(value, key, minimum=1)
+        raise validation.missing(key)
+    try:
+        count = validation.parse_integer(value, key)
+    except exceptions.InvalidInput:
+        raise exceptions.InvalidInput(
+            key, 'Malformed parameter %s (must be an integer)' % key)
+    if count < 1:
+        raise exceptions.InvalidInput(key, COUNT_BELOW_ONE)
+    return count
 
 
 def _optional_count(values, key):

@@ -156,6 +156,75 @@ class TestHostReservation(base.SandboxTestCase):
                              user='demo', expect_failure=True)
         self.assertIn('reservations[0].min', error)
 
+    def create_later(self, name, reservation, user='demo'):
+        """A lease far after the others' windows, deleted at cleanup."""
+        out = self.run_cli(['openstack', 'reservation', 'lease', 'create',
+                            '--reservation', reservation,
+                            '--start-date', '2032-01-10 09:00',
+                            '--end-date', '2032-01-11 09:00', name],
+                           user=user)
+        self.assertIn('Created a new lease', out)
+        lease = self.run_json(['openstack', 'reservation', 'lease', 'show',
+                               name], user=user)
+        self.addCleanup(self.run_cli, ['openstack', 'reservation', 'lease',
+                                       'delete', lease['id']], user=user)
+        return lease
+
+    def test_an_admins_lease_list_shows_every_projects_leases(self):
+        one_host = 'resource_type=physical:host,min=1,max=1'
+        theirs = self.create_later('demo-listed', one_host)
+        mine = self.create_later('admin-listed', one_host, user='admin')
+        listed = {lease['id'] for lease in self.run_json(
+            ['openstack', 'reservation', 'lease', 'list'])}
+        self.assertLessEqual({theirs['id'], mine['id']}, listed)
+        listed = {lease['id'] for lease in self.run_json(
+            ['openstack', 'reservation', 'lease', 'list'], user='demo')}
+        self.assertIn(theirs['id'], listed)
+        self.assertNotIn(mine['id'], listed)
+
+    def test_json_equality_works_on_a_hostname(self):
+        lease = self.create_later(
+            'on-compute-2', 'resource_type=physical:host,min=1,max=1,'
+            'hypervisor_properties=["==", "$hypervisor_hostname", '
+            '"compute-2"]')
+        reservation_id = _reservation_of(lease)['id']
+        booked = [allocation['resource_id'] for allocation in self.run_json(
+            ['openstack', 'reservation', 'allocation', 'list', 'host'])
+            if any(r['id'] == reservation_id
+                   for r in allocation['reservations'])]
+        self.assertEqual(['compute-2'], [self.run_json(
+            ['openstack', 'reservation', 'host', 'show', str(host)])[
+                'hypervisor_hostname'] for host in booked])
+
+    def test_blazars_refusals_in_blazars_words(self):
+        for reservation, start, end, message in [
+                ('resource_type=physical:host,min=1', '2032-01-10 09:00',
+                 '2032-01-11 09:00',
+                 'reservations[0].max: Malformed parameter max'),
+                # (The client itself refuses an end before the start.)
+                ('resource_type=physical:host,min=1,max=1',
+                 '2032-01-10 09:00', '2032-01-10 09:00',
+                 'end_date: End date must be later than start date.'),
+                ('resource_type=physical:host,min=1,max=1',
+                 '2020-01-10 09:00', '2032-01-10 08:00',
+                 'start_date: Start date must be later than current date'),
+        ]:
+            error = self.run_cli(['openstack', 'reservation', 'lease',
+                                  'create', '--reservation', reservation,
+                                  '--start-date', start, '--end-date', end,
+                                  'refused'], user='demo',
+                                 expect_failure=True)
+            self.assertIn(message, error)
+        names = [lease['name'] for lease in self.run_json(
+            ['openstack', 'reservation', 'lease', 'list'], user='demo')]
+        self.assertNotIn('refused', names)
+
+    def test_long_extra_capability_keys_are_refused(self):
+        error = self.run_cli(['openstack', 'reservation', 'host', 'set',
+                              '--extra', 'k' * 65 + '=1', 'compute-2'],
+                             expect_failure=True)
+        self.assertIn('Extra capability key too long', error)
+
     def test_members_cannot_add_hosts(self):
         error = self.run_cli(['openstack', 'reservation', 'host', 'create',
                               'compute-1'], user='demo', expect_failure=True)

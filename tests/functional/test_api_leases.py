@@ -28,11 +28,14 @@ from oslo_messaging import conffixture
 import webob
 from wsgi_intercept import interceptor
 
+from db import api as db_api
 from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
+from reservation_ext import context
 from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins as plugins_mod
 from tests import base
 from tests import fixtures
@@ -51,12 +54,12 @@ class BrokenPlugin(test_plugins.JournalPlugin):
         raise RuntimeError('internal detail')
 
 
-def as_keystonemiddleware(app, project):
+def as_keystonemiddleware(app, project, roles=MEMBER):
     """``app`` behind the headers keystonemiddleware sets for ``project``."""
 
     def middleware(environ, start_response):
         environ.update(HTTP_X_PROJECT_ID=project,
-                       HTTP_X_USER_ID='u-' + project, HTTP_X_ROLES=MEMBER)
+                       HTTP_X_USER_ID='u-' + project, HTTP_X_ROLES=roles)
         return app(environ, start_response)
     return middleware
 
@@ -70,7 +73,7 @@ class _LeaseAPITests:
         conf_mod.register_opts(conf)
         conf([], project='reservation')
         self.useFixture(conffixture.ConfFixture(conf))
-        clock = clock_mod.ManualClock(test_leases.NOW)
+        self.clock = clock = clock_mod.ManualClock(test_leases.NOW)
         service_plugins = plugins_mod.load_plugins(conf, clock)
         service_plugins['test:broken'] = BrokenPlugin(conf, clock)
         self.app = wsgi.build_app(conf, clock, service_plugins,
@@ -193,28 +196,200 @@ class _LeaseAPITests:
         self.assertEqual('lease1', self.request('GET', path).json[
             'lease']['name'])
 
-    def test_all_projects_is_for_admins(self):
+    def test_an_admin_lists_every_projects_leases(self):
+        # As in Blazar: python-blazarclient has no way to ask for them.
         mine = self.create()
         theirs = self.create(project='p2', name='lease2')
-        message = self.assertError(403, 'Forbidden', self.request(
-            'GET', '/v1/leases?all_projects=1'))
-        self.assertIn('list_all_projects', message)
-
-        for query in ('all_projects=1', 'all_projects=true'):
-            response = self.request('GET', '/v1/leases?' + query,
+        for query in ('', '?all_projects=1', '?all_projects=true'):
+            response = self.request('GET', '/v1/leases' + query,
                                     project='adm', roles='reader,admin')
-            self.assertEqual(200, response.status_int)
+            self.assertEqual(200, response.status_int, response.text)
             # Both were created at the same (manual) time: compare by id.
-        self.assertEqual(sorted([mine, theirs], key=_id),
-                         sorted(response.json['leases'], key=_id))
+            self.assertEqual(sorted([mine, theirs], key=_id),
+                             sorted(response.json['leases'], key=_id))
         self.assertEqual({'leases': []}, self.request(
-            'GET', '/v1/leases', project='adm', roles='admin').json)
+            'GET', '/v1/leases?all_projects=false', project='adm',
+            roles='admin').json)
         self.assertEqual(theirs, self.request(
             'GET', '/v1/leases/' + theirs['id'], project='adm',
             roles='admin').json['lease'])
+
+    def test_members_list_their_projects_leases_only(self):
+        mine = self.create()
+        self.create(project='p2', name='lease2')
+        self.assertEqual({'leases': [mine]},
+                         self.request('GET', '/v1/leases').json)
+        message = self.assertError(403, 'Forbidden', self.request(
+            'GET', '/v1/leases?all_projects=1'))
+        self.assertIn('list_all_projects', message)
         message = self.assertError(400, 'InvalidInput', self.request(
             'GET', '/v1/leases?all_projects=maybe', roles='admin'))
         self.assertTrue(message.startswith('all_projects: '), message)
+
+    def test_a_project_filter_is_for_admins(self):
+        mine = self.create()
+        theirs = self.create(project='p2', name='lease2')
+        self.assertEqual([theirs], self.request(
+            'GET', '/v1/leases?project_id=p2', project='adm',
+            roles='admin').json['leases'])
+        self.assertEqual([mine], self.request(
+            'GET', '/v1/leases?project_id=p1').json['leases'])
+        # Another project's id tells a member nothing: no leases, as for
+        # a project that has none.
+        for project in ('p2', 'p3'):
+            response = self.request('GET', '/v1/leases?project_id=' +
+                                    project)
+            self.assertEqual((200, {'leases': []}),
+                             (response.status_int, response.json))
+
+    def test_leases_are_filtered_by_status_and_name(self):
+        first = self.create()
+        second = self.create(name='lease2')
+        self._set_status(second['id'], 'ACTIVE')
+        second = self.request('GET', '/v1/leases/' + second['id']).json[
+            'lease']
+        for query, expected in [
+                ('status=PENDING', [first]),
+                ('status=ACTIVE', [second]),
+                ('status=ERROR', []),
+                ('name=lease2', [second]),
+                ('name=lease2&status=PENDING', []),
+                ('name=lease', []),
+        ]:
+            with self.subTest(query=query):
+                self.assertEqual(expected, self.request(
+                    'GET', '/v1/leases?' + query).json['leases'])
+
+    def test_leases_are_filtered_by_the_window_they_overlap(self):
+        # 01-10 10:00 .. 01-12 10:00, then 01-12 10:00 .. 01-14 10:00.
+        first = self.create()
+        second = self.create(name='lease2', start_date='2027-01-12 10:00',
+                             end_date='2027-01-14 10:00')
+        for query, expected in [
+                ('start=2027-01-12 10:00', [second]),
+                ('start=2027-01-12 09:59', [first, second]),
+                ('end=2027-01-12 10:00', [first]),
+                ('end=2027-01-12 10:01', [first, second]),
+                ('start=2027-01-11 00:00&end=2027-01-11 01:00', [first]),
+                ('start=2027-01-15 00:00', []),
+                ('end=now', []),
+                ('start=2027-01-13T09:00:00%2B01:00&end=2027-01-13 09:30',
+                 [second]),
+        ]:
+            with self.subTest(query=query):
+                # Both were created at the same (manual) time.
+                self.assertEqual(
+                    sorted(lease['id'] for lease in expected),
+                    sorted(lease['id'] for lease in self.request(
+                        'GET', '/v1/leases?' + query).json['leases']))
+
+    def test_bad_list_filters_are_refused_naming_the_param(self):
+        self.create()
+        for query, field in [
+                ('status=pending', 'status'),
+                ('name=', 'name'),
+                ('project_id=', 'project_id'),
+                ('start=soon', 'start'),
+                ('end=2027-13-01 10:00', 'end'),
+                ('start=2027-01-12 10:00&end=2027-01-11 10:00', 'end'),
+                ('status=ACTIVE&status=PENDING', 'status'),
+                ('limit=10', 'limit'),
+        ]:
+            with self.subTest(query=query):
+                message = self.assertError(400, 'InvalidInput', self.request(
+                    'GET', '/v1/leases?' + query))
+                self.assertTrue(message.startswith(field + ': '), message)
+
+    def test_plugins_lists_the_resource_types(self):
+        response = self.request('GET', '/v1/plugins', roles='reader')
+        self.assertEqual(200, response.status_int, response.text)
+        plugins = response.json['plugins']
+        self.assertEqual({'physical:host', 'virtual:instance',
+                          'virtual:volume', test_plugins.RESOURCE_TYPE,
+                          'test:broken'},
+                         {plugin['resource_type'] for plugin in plugins})
+        self.assertEqual(
+            [plugin['resource_type'] for plugin in plugins],
+            sorted(plugin['resource_type'] for plugin in plugins))
+        host = [plugin for plugin in plugins
+                if plugin['resource_type'] == 'physical:host'][0]
+        self.assertEqual({'resource_type': 'physical:host',
+                          'description': 'Lease whole Nova compute hosts.'},
+                         host)
+        self.assertError(403, 'Forbidden', self.request(
+            'GET', '/v1/plugins', roles='other'))
+        self.assertError(405, 'MethodNotAllowed', self.request(
+            'POST', '/v1/plugins', {}))
+
+    def test_blazars_error_messages_after_the_field(self):
+        """Blazar's own bodies, refused with Blazar's words."""
+        host = {'resource_type': 'physical:host', 'min': 1, 'max': '',
+                'hypervisor_properties': '', 'resource_properties': ''}
+        for body, message in [
+                (lease_body(end_date='2027-13-01 10:00'),
+                 'end_date: 2027-13-01 10:00 is an invalid date. Required '
+                 'format: %Y-%m-%d %H:%M ('),
+                (lease_body(end_date='2027-01-10 10:00'),
+                 'end_date: End date must be later than start date.'),
+                (lease_body(start_date='2027-01-10 08:59'),
+                 'start_date: Start date must be later than current date'),
+                (lease_body(end_date=test_leases.DROP),
+                 'end_date: Missing parameter end_date'),
+                (lease_body(name=test_leases.DROP),
+                 'name: Missing parameter name'),
+                (lease_body(reservations=[{'min': 1}]),
+                 'reservations[0].resource_type: Missing parameter '
+                 'resource_type'),
+                (lease_body(reservations=[dict(host, max=test_leases.DROP)]),
+                 'reservations[0].max: Missing parameter max'),
+                (lease_body(reservations=[host]),
+                 'reservations[0].max: Malformed parameter max'),
+                (lease_body(before_end_date='2027-01-13 10:00'),
+                 'before_end_date: Datetime is out of lease limits'),
+        ]:
+            body['reservations'] = [
+                {key: value for key, value in reservation.items()
+                 if value is not test_leases.DROP}
+                for reservation in body.get('reservations', [])]
+            with self.subTest(message=message):
+                error = self.assertError(400, 'InvalidInput', self.request(
+                    'POST', '/v1/leases', body))
+                self.assertTrue(error.startswith(message), error)
+        self.assertEqual({'leases': []},
+                         self.request('GET', '/v1/leases').json)
+
+    def test_a_start_in_the_current_minute_counts_as_now(self):
+        self.clock.advance(seconds=59)
+        lease = self.create(start_date='2027-01-10 09:00')
+        self.assertEqual('2027-01-10T09:00:00.000000', lease['start_date'])
+
+    def test_an_end_moved_into_the_current_minute_ends_the_lease_now(self):
+        lease = self.create(start_date='now')
+        self.clock.advance(hours=1, seconds=30)
+        response = self.request('PUT', '/v1/leases/' + lease['id'], {
+            'end_date': '2027-01-10 10:00'})
+        self.assertEqual(200, response.status_int, response.text)
+        self.assertEqual('2027-01-10T10:00:00.000000',
+                         response.json['lease']['end_date'])
+        message = self.assertError(400, 'InvalidInput', self.request(
+            'PUT', '/v1/leases/' + lease['id'], {
+                'end_date': '2027-01-10 09:59'}))
+        self.assertEqual('end_date: End date must be later than current '
+                         'and start date', message)
+
+    def test_long_extra_capability_keys_are_refused_as_in_blazar(self):
+        key = 'k' * 65
+        message = self.assertError(400, 'InvalidInput', self.request(
+            'POST', '/v1/os-hosts', {'name': 'compute-1', key: 'x'},
+            roles='admin'))
+        self.assertEqual('%s: Extra capability key too long (at most 64 '
+                         'characters)' % key, message)
+
+    def _set_status(self, lease_id, status):
+        with db_api.writer(context.get_admin_context(),
+                           self.clock) as session:
+            session.execute(lease_service.LEASES.update().where(
+                lease_service.LEASES.c.id == lease_id).values(status=status))
 
     def test_unknown_path_is_not_found(self):
         for path in ('/v1', '/v1/leases/', '/v1/leases/x/y', '/v2/leases'):
@@ -273,6 +448,17 @@ class _LeaseAPITests:
                                       blazar.get, lease['id'])
             self.assertEqual(404, error.kwargs['code'])
             self.assertIn(lease['id'], str(error))
+
+    def test_python_blazarclient_lists_every_project_for_an_admin(self):
+        theirs = self.create(project='p2')
+        url = 'http://nova-api.test/reservation'
+        with interceptor.RequestsInterceptor(
+                lambda: as_keystonemiddleware(self.app, 'adm',
+                                              'admin,member,reader'),
+                url=url):
+            blazar = blazar_client.Client(session=ks_session.Session(
+                auth=token_endpoint.Token(url + '/v1', 'token'))).lease
+            self.assertEqual([theirs], blazar.list())
 
 
 class LeaseAPISQLiteTest(_LeaseAPITests, base.DBTestCase):

@@ -366,13 +366,19 @@ class _LeaseServiceTests:
         theirs = self.service.create(self.other, lease_body())
         self.assertEqual([mine], self.service.list(self.user))
         self.assertEqual([theirs], self.service.list(self.other))
-        self.assertEqual([], self.service.list(self.admin))
-        self.assertEqual(
-            {mine['id'], theirs['id']},
-            {lease['id'] for lease in self.service.list(
-                self.admin, all_projects=True)})
         self.assertRaises(exceptions.Forbidden, self.service.list,
-                          self.user, all_projects=True)
+                          self.user, {'all_projects': 'true'})
+
+    def test_an_admin_lists_every_projects_leases(self):
+        mine = self.service.create(self.user, lease_body())
+        theirs = self.service.create(self.other, lease_body())
+        for params in (None, {'all_projects': 'true'}):
+            self.assertEqual(
+                {mine['id'], theirs['id']},
+                {lease['id'] for lease in self.service.list(
+                    self.admin, params)})
+        self.assertEqual([], self.service.list(
+            self.admin, {'all_projects': 'false'}))
 
     # Update.
 
@@ -472,7 +478,8 @@ class _LeaseServiceTests:
                 ({'before_end_date': '2027-01-13 10:00'},
                  'before_end_date'),
                 ({'reduce_by': '2d'}, 'reduce_by'),
-                ({'reduce_by': '1d23h'}, 'reduce_by'),
+                # To 10:59 at 11:00 (an end in the current minute is now).
+                ({'reduce_by': '1d23h1m'}, 'reduce_by'),
                 ({'prolong_for': '0'}, 'prolong_for'),
                 ({'end_date': '2027-01-13 10:00', 'prolong_for': '1d'},
                  'prolong_for'),

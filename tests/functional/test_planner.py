@@ -179,6 +179,16 @@ class PlannerMixin:
         self.assertEqual(self.hosts[4:6], self.free(
             0, 1, host_ids=self.hosts[4:6]))
 
+    def test_blazars_json_equality_books_a_host_by_name(self):
+        query = '["==", "$hypervisor_hostname", "host4"]'
+        self.assertEqual([self.hosts[4]], self.free(0, 1, query=query))
+        _, booked = self.allocate(0, 10, 1, 1, query=query)
+        self.assertEqual([self.hosts[4]], booked)
+        self.assertEqual([], self.free(5, 6, query=query))
+        others = '["!=", "$hypervisor_hostname", "host4"]'
+        self.assertEqual(sorted(set(self.hosts) - {self.hosts[4]}),
+                         sorted(self.free(0, 1, query=others)))
+
     def test_not_reservable_hosts_are_never_free(self):
         with self.writer() as session:
             session.execute(sa.update(HOSTS).where(

@@ -240,7 +240,7 @@ class _ProposalTests:
              'physical:host reservation, and reservations[0] has one '
              'already'),
             ({'not_before': date(NOW - 2 * HOUR)},
-             'not_before: must not be in the past'),
+             'not_before: Start date must be later than current date'),
         ]
         for body, message in cases:
             with self.subTest(body=body):
@@ -333,12 +333,13 @@ class _ProposalTests:
 
     def test_availability_refuses_bad_queries(self):
         cases = [
-            ({}, 'resource_type: is required'),
+            ({}, 'resource_type: Missing parameter resource_type'),
             ({'resource_type': 'physical:host', 'end': 'soon'},
-             "end: invalid date 'soon', expected \"now\", \"CCYY-MM-DD "
-             "hh:mm\" or ISO 8601"),
+             'end: soon is an invalid date. Required format: %Y-%m-%d '
+             '%H:%M; "now" and ISO 8601 are also accepted'),
             ({'resource_type': 'physical:host', 'start': date(NOW + HOUR),
-              'end': date(NOW)}, 'end: must be after start'),
+              'end': date(NOW)},
+             'end: End date must be later than start date.'),
             ({'resource_type': 'physical:host', 'end': date(NOW + HOUR),
               'colour': 'red'}, 'colour: unknown key'),
             ({'resource_type': 'physical:fridge', 'end': date(NOW + HOUR)},

@@ -60,6 +60,7 @@ JSON_FILTERS = [
     ('["not", ["=", "$hypervisor_type", "QEMU"]]', {'h2', 'h3'}),
     ('["==", "$cores", "8"]', {'h2'}),
     ('["!=", "$cores", "8"]', {'h1'}),
+    ('["!=", "$rack", "r1"]', {'h2'}),
     ('["s==", "$fw", "10.0"]', {'h2'}),
     ('["s!=", "$rack", "r1"]', {'h2'}),
     ('["s>=", "$fw", "2.1.0"]', {'h1'}),
@@ -107,7 +108,6 @@ BAD = [
     '["=", "$vcpus", "1", "2"]',
     '["=", "$vcpus", true]',
     '["=", "$vcpus", ["1"]]',
-    '["==", "$hypervisor_type", "QEMU"]',
     '["and"]',
     '["not", ["=", "$gpu", "true"], ["=", "$gpu", "true"]]',
     '["and", "vcpus"]',
@@ -117,6 +117,8 @@ BAD = [
     '{"vcpus": ">= 1 2"}',
     '{"vcpus": ">="}',
     '{"vcpus": ">= nan"}',
+    '{"rack": "== r1"}',
+    '{"hypervisor_type": "!= KVM"}',
     '{"rack": "<or>"}',
     '{"rack": "<or> a b"}',
     '{"rack": "<or> a <or>"}',
@@ -149,6 +151,34 @@ class CapabilitiesMixin:
         for query, expected in EXTRA_SPECS:
             with self.subTest(query=query):
                 self.assertEqual(expected, self.matching(query))
+
+    def test_blazars_json_equality_works_on_strings(self):
+        # Blazar compiles "==", "=" and "!=" to SQL (in)equality on the
+        # stored value, whatever it holds.
+        for query, expected in [
+                ('["==", "$hypervisor_hostname", "h2"]', {'h2'}),
+                ('["=", "$hypervisor_hostname", "h2"]', {'h2'}),
+                ('["!=", "$hypervisor_hostname", "h2"]', {'h1', 'h3'}),
+                ('["==", "$hypervisor_type", "QEMU"]', {'h1'}),
+                ('["==", "$rack", "r1"]', {'h1'}),
+                ('["==", "$fw", "2.1.0"]', {'h1'}),
+                ('["not", ["==", "$tag", "B"]]', {'h1', 'h3'}),
+                ('["==", "$vcpus", "eight"]', set()),
+        ]:
+            with self.subTest(query=query):
+                self.assertEqual(expected, self.matching(query))
+
+    def test_json_equality_of_numbers_is_numeric(self):
+        self.assertEqual({'h3'}, self.matching('["==", "$vcpus", "16"]'))
+        self.assertEqual({'h2'}, self.matching('["==", "$cores", "8"]'))
+        self.assertEqual({'h2'}, self.matching('["=", "$cores", "8"]'))
+
+    def test_extra_specs_operators_keep_their_numeric_meaning(self):
+        self.assertEqual({'h2'}, self.matching({'cores': '== 8'}))
+        error = self.assertRaises(
+            exceptions.InvalidInput, capabilities.compile,
+            {'hypervisor_hostname': '== h2'}, 'resource_properties')
+        self.assertIn("'h2' is not a number", error.reason)
 
     def test_none_is_no_constraint(self):
         self.assertEqual({'h1', 'h2', 'h3'}, self.matching(None))

@@ -39,7 +39,7 @@ class HostRequestTest(base.TestCase):
     def test_bad_creates_name_the_field(self):
         for body, field, reason in [
                 ([], 'body', 'must be an object'),
-                ({}, 'name', 'is required'),
+                ({}, 'name', 'Missing parameter name'),
                 ({'name': ''}, 'name', 'must be a host name'),
                 ({'name': 'compute-1', 'gpu': ['a']}, 'gpu',
                  'must be a string or a number (an extra capability)'),
@@ -57,9 +57,18 @@ class HostRequestTest(base.TestCase):
                            'an extra capability', self.inventory.update, '1',
                            {'service_name': None})
 
+    def test_extra_capability_keys_longer_than_blazars_are_refused(self):
+        key = 'k' * 65
+        reason = 'Extra capability key too long (at most 64 characters)'
+        self.assertInvalid(key, reason, self.inventory.create,
+                           {'name': 'compute-1', 'gpu': 'true', key: 'x'})
+        self.nova.find_hypervisor.assert_not_called()
+        self.assertInvalid(key, reason, self.inventory.update, '1',
+                           {key: 'x'})
+
     def test_bad_property_updates_name_the_field(self):
         for body, field, reason in [
-                ({}, 'private', 'is required'),
+                ({}, 'private', 'Missing parameter private'),
                 ({'private': 'yes'}, 'private', 'must be a boolean'),
                 ({'private': True, 'public': False}, 'public',
                  'unknown key'),

@@ -62,8 +62,9 @@ class ParseCreateTest(base.TestCase):
         self.assertInvalid('reservations[0].min', body(reservations=[
             {'resource_type': 'physical:host', 'min': '0'}]))
         self.assertInvalid('reservations[1].on_end', body(reservations=[
-            {'resource_type': 'physical:host', 'min': 1},
-            {'resource_type': 'physical:host', 'min': 1, 'on_end': 'x'}]))
+            {'resource_type': 'physical:host', 'min': 1, 'max': 1},
+            {'resource_type': 'physical:host', 'min': 1, 'max': 1,
+             'on_end': 'x'}]))
 
     def test_shapes_are_checked_before_dates(self):
         self.assertInvalid('trust_id', body(start_date='soon', trust_id=5))

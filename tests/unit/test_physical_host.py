@@ -31,6 +31,7 @@ class ValidateTest(base.TestCase):
         error = self.assertRaises(exceptions.InvalidInput,
                                   self.plugin.validate, values)
         self.assertEqual(field, error.field)
+        return error
 
     def test_defaults(self):
         values = self.plugin.validate({'min': '2', 'max': '3'})
@@ -47,7 +48,7 @@ class ValidateTest(base.TestCase):
 
     def test_queries_in_both_forms_are_kept_as_text(self):
         values = self.plugin.validate({
-            'min': 1, 'hypervisor_properties': ['>=', '$vcpus', '8'],
+            'min': 1, 'max': 1, 'hypervisor_properties': ['>=', '$vcpus', '8'],
             'resource_properties': '{"gpu": "s== true"}'})
         self.assertEqual('[">=", "$vcpus", "8"]',
                          values['hypervisor_properties'])
@@ -56,7 +57,8 @@ class ValidateTest(base.TestCase):
 
     def test_constraints_are_compiled_once_when_checked(self):
         values = self.plugin.validate({
-            'min': 1, 'hypervisor_properties': ['>=', '$vcpus', '8'],
+            'min': 1, 'max': 1,
+            'hypervisor_properties': ['>=', '$vcpus', '8'],
             'resource_properties': '{"gpu": "s== true"}', 'min_vcpus': '4',
             'availability_zone': 'nova', 'hosts': ['compute-1']})
         # Both queries, min_vcpus, the zone and the named hosts.
@@ -73,23 +75,56 @@ class ValidateTest(base.TestCase):
                                         values['min_memory_mb']))
 
     def test_bad_input_names_the_field(self):
+        one = {'min': 1, 'max': 1}
         self.assertInvalid('min')
-        self.assertInvalid('min', min=0)
+        self.assertInvalid('min', min=0, max=1)
         self.assertInvalid('max', min=1, max='two')
         self.assertInvalid('max', min=3, max=2)
-        self.assertInvalid('min', min=True)
-        self.assertInvalid('min_vcpus', min=1, min_vcpus=-1)
+        self.assertInvalid('min', min=True, max=1)
+        self.assertInvalid('min_vcpus', min_vcpus=-1, **one)
         self.assertInvalid('hosts', hosts='compute-1')
-        self.assertInvalid('on_end', min=1, on_end='recycle')
-        self.assertInvalid('before_end', min=1, before_end='snapshot')
-        self.assertInvalid('availability_zone', min=1, availability_zone='')
-        self.assertInvalid('region', min=1, region='RegionTwo')
-        self.assertInvalid('resource_properties', min=1,
-                           resource_properties='["=", "$gpu"')
-        self.assertInvalid('hypervisor_properties', min=1,
-                           hypervisor_properties=['bad'])
-        self.assertInvalid('min_local_gb', min=1, min_local_gb='lots')
-        self.assertInvalid('colour', min=1, colour='red')
+        self.assertInvalid('on_end', on_end='recycle', **one)
+        self.assertInvalid('before_end', before_end='snapshot', **one)
+        self.assertInvalid('availability_zone', availability_zone='', **one)
+        self.assertInvalid('region', region='RegionTwo', **one)
+        self.assertInvalid('resource_properties',
+                           resource_properties='["=", "$gpu"', **one)
+        self.assertInvalid('hypervisor_properties',
+                           hypervisor_properties=['bad'], **one)
+        self.assertInvalid('min_local_gb', min_local_gb='lots', **one)
+        self.assertInvalid('colour', colour='red', **one)
+
+    def test_a_missing_max_is_refused_as_blazar_refuses_it(self):
+        error = self.assertInvalid('max', min=1)
+        self.assertEqual('max: Missing parameter max', str(error))
+        error = self.assertInvalid('min', max=1)
+        self.assertEqual('min: Missing parameter min', str(error))
+
+    def test_python_blazarclients_empty_max_is_malformed(self):
+        # What "--reservation resource_type=physical:host,min=1" sends.
+        error = self.assertInvalid('max', min=1, max='',
+                                   hypervisor_properties='',
+                                   resource_properties='')
+        self.assertEqual('max: Malformed parameter max (must be an '
+                         'integer)', str(error))
+
+    def test_a_count_below_one_has_blazars_message(self):
+        error = self.assertInvalid('min', min=0, max=1)
+        self.assertEqual('Malformed parameter min and max (must be greater '
+                         'than or equal to 1)', error.reason)
+
+    def test_a_max_below_the_min_has_blazars_message(self):
+        error = self.assertInvalid('max', min=3, max=2)
+        self.assertEqual('Invalid values for min/max of hosts. Max must be '
+                         'equal to or larger than min.', error.reason)
+
+    def test_a_proposal_of_a_minimum_alone_wants_that_many_hosts(self):
+        values = self.plugin.validate_proposal({'min': 3})
+        self.assertEqual((3, 3), (values['min'], values['max']))
+        values = self.plugin.validate_proposal({})
+        self.assertEqual((1, 1), (values['min'], values['max']))
+        values = self.plugin.validate_query({'min': 1, 'max': 4})
+        self.assertEqual((1, 4), (values['min'], values['max']))
 
     def test_own_region_is_accepted(self):
-        self.plugin.validate({'min': 1, 'region': 'RegionOne'})
+        self.plugin.validate({'min': 1, 'max': 1, 'region': 'RegionOne'})

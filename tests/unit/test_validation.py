@@ -61,11 +61,17 @@ class ParseDateTest(_Assertions, base.TestCase):
             self.assertInvalid('start_date', validation.parse_date, value,
                                'start_date', NOW)
 
-    def test_message_names_the_value(self):
+    def test_message_is_blazars_after_the_field(self):
         exc = self.assertInvalid('end', validation.parse_date, 'soon',
                                  'end', NOW)
-        self.assertIn("'soon'", str(exc))
-        self.assertTrue(str(exc).startswith('end: '))
+        self.assertTrue(str(exc).startswith(
+            'end: soon is an invalid date. Required format: '
+            '%Y-%m-%d %H:%M'), str(exc))
+        exc = self.assertInvalid('end_date', validation.parse_date,
+                                 '2027-13-01 10:00', 'end_date', NOW)
+        self.assertTrue(str(exc).startswith(
+            'end_date: 2027-13-01 10:00 is an invalid date. Required '
+            'format: %Y-%m-%d %H:%M ('), str(exc))
 
 
 class ParseDurationTest(_Assertions, base.TestCase):
@@ -153,7 +159,8 @@ class CheckSchemaTest(_Assertions, base.TestCase):
     def test_a_missing_key_is_named(self):
         exc = self.assertInvalid('reservations[0].min', self.check,
                                  {'reservations': [{}]})
-        self.assertEqual('is required', exc.reason)
+        # Blazar's message (MissingParameter).
+        self.assertEqual('Missing parameter min', exc.reason)
 
     def test_body_must_be_an_object(self):
         exc = self.assertInvalid('body', self.check, [])
@@ -222,23 +229,38 @@ class PrefixedTest(_Assertions, base.TestCase):
 
 class WindowTest(_Assertions, base.TestCase):
 
-    def test_start_now_and_within_grace(self):
+    def test_the_current_minute_is_blazars_now(self):
+        self.assertEqual(D(2027, 1, 10, 9, 0),
+                         validation.current_minute(NOW))
+        self.assertEqual(D(2027, 1, 10, 9, 0), validation.current_minute(
+            D(2027, 1, 10, 9, 0, 59, 999999)))
+
+    def test_a_start_in_the_current_minute_counts_as_now(self):
         validation.check_start(NOW, NOW)
-        validation.check_start(NOW - validation.START_GRACE, NOW)
         # "09:00" typed at 09:00:30 is meant as now.
         validation.check_start(D(2027, 1, 10, 9, 0), NOW)
+        validation.check_start(D(2027, 1, 10, 9, 0),
+                               D(2027, 1, 10, 9, 0, 59, 999999))
 
-    def test_start_in_the_past(self):
-        self.assertInvalid(
-            'start_date', validation.check_start,
-            NOW - validation.START_GRACE - datetime.timedelta(seconds=1),
-            NOW)
+    def test_a_start_before_the_current_minute_is_in_the_past(self):
+        exc = self.assertInvalid('start_date', validation.check_start,
+                                 D(2027, 1, 10, 8, 59, 59), NOW)
+        self.assertEqual('Start date must be later than current date',
+                         exc.reason)
         self.assertInvalid('start', validation.check_start,
                            D(2020, 1, 1), NOW, field='start')
 
-    def test_end_must_be_in_the_future(self):
+    def test_an_end_in_the_current_minute_counts_as_now(self):
         validation.check_end(NOW + datetime.timedelta(seconds=1), NOW)
-        self.assertInvalid('end_date', validation.check_end, NOW, NOW)
+        validation.check_end(NOW, NOW)
+        # An update to "09:00" at 09:00:30 ends the lease now.
+        validation.check_end(D(2027, 1, 10, 9, 0), NOW)
+
+    def test_an_end_before_the_current_minute_is_refused(self):
+        exc = self.assertInvalid('end_date', validation.check_end,
+                                 D(2027, 1, 10, 8, 59, 59), NOW)
+        self.assertEqual('End date must be later than current and start '
+                         'date', exc.reason)
         self.assertInvalid('reduce_by', validation.check_end,
                            D(2020, 1, 1), NOW, field='reduce_by')
 
@@ -266,7 +288,8 @@ class WindowTest(_Assertions, base.TestCase):
         start, end = D(2027, 1, 10, 9), D(2027, 1, 12, 9)
         exc = self.assertInvalid('end', validation.check_window, start,
                                  start, fields=fields)
-        self.assertEqual('must be after start', exc.reason)
+        self.assertEqual('End date must be later than start date.',
+                         exc.reason)
         self.assertInvalid('before_end', validation.check_window, start,
                            end, D(2028, 1, 1), fields=fields)
 

@@ -11,7 +11,7 @@
 #    under the License.
 
 """Handlers of ``/v1/leases``: Blazar v1 lease list, create, show, update
-and delete; schedule proposals and availability.
+and delete, and ``/v1/plugins``; schedule proposals and availability.
 
 Every handler takes the
 :class:`~reservation_ext.leases.service.LeaseService`, the request (a
@@ -23,9 +23,17 @@ responses by the application.
 
 
 def list_leases(service, req):
-    """``GET /v1/leases[?all_projects=1]``: the project's (or all) leases."""
-    return 200, {'leases': service.list(
-        req.context, all_projects=req.flag('all_projects'))}
+    """``GET /v1/leases[?status=&name=&project_id=&start=&end=]``.
+
+    Every project's leases for an administrator, as in Blazar, the
+    project's own for the others; the query narrows the list.
+    """
+    return 200, {'leases': service.list(req.context, req.GET)}
+
+
+def list_plugins(service, req):
+    """``GET /v1/plugins``: the resource types leases may reserve."""
+    return 200, {'plugins': service.list_plugins(req.context)}
 
 
 def create_lease(service, req):
