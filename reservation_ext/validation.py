@@ -44,8 +44,6 @@ NAME_MAX_LENGTH = 80
 BLAZAR_DATE_FORMAT = '%Y-%m-%d %H:%M'
 # The format of dates in lease views (Blazar's).
 VIEW_DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
-# Blazar's request format: what a message suggests a user sends.
-REQUEST_DATE_FORMAT = '%Y-%m-%d %H:%M'
 # created_at/updated_at in Blazar's views.
 TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
 

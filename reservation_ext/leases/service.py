@@ -652,13 +652,15 @@ def _check_date_changes(lease, dates, now, end_field):
     if not moved:
         return
     if lease['status'] not in (LeaseStatus.PENDING, LeaseStatus.ACTIVE):
+        # Blazar's words for its terminated leases, for every status.
         raise exceptions.InvalidState(
-            'The dates of a lease in status %s cannot change.'
-            % lease['status'])
+            'Terminated leases can only be renamed: the dates of a lease '
+            'in status %s cannot change.' % lease['status'])
     if 'start_date' in moved:
         if lease['status'] != LeaseStatus.PENDING:
             raise exceptions.InvalidInput(
-                'start_date', 'cannot change once the lease has started')
+                'start_date', 'Cannot modify the start date of already '
+                'started leases')
         validation.check_start(dates['start_date'], now)
     if 'end_date' in moved:
         validation.check_end(dates['end_date'], now, end_field)

@@ -24,8 +24,8 @@ class LeaseStatus:
     ERROR = 'ERROR'
 
     # Every status, in the order of a lease's life.
-    ALL = (PENDING, STARTING, ACTIVE, TERMINATING, TERMINATED, DELETING,
-           ERROR)
+    ALL = (PENDING, STARTING, ACTIVE, TERMINATING, TERMINATED, UPDATING,
+           DELETING, ERROR)
     # Statuses in which a user action (update, delete) may begin.
     STABLE = frozenset([PENDING, ACTIVE, TERMINATED, ERROR])
     # Transitions the engine and the lease service may make.

@@ -381,7 +381,7 @@ def _blocked(exc, latest, end):
         return exc
     return exceptions.NotEnoughResources(
         '%s The lease can be extended until %s at the latest.'
-        % (exc.message, latest.strftime(validation.REQUEST_DATE_FORMAT)))
+        % (exc.message, latest.strftime(validation.BLAZAR_DATE_FORMAT)))
 
 
 def _check_keeps(session, booked, request):

@@ -556,6 +556,17 @@ class _LeaseServiceTests:
             {key: value for key, value in self._rows().items()
              if key not in changed})
 
+    def test_an_end_date_of_now_ends_an_active_lease_now(self):
+        view = self.service.create(self.user, lease_body(start_date='now'))
+        self._activate(view)
+        self.clock.advance(hours=3, seconds=20)
+        view = self.service.update(self.user, view['id'],
+                                   {'end_date': 'now'})
+        self.assertEqual(LeaseStatus.ACTIVE, view['status'])
+        self.assertEqual('2027-01-10T12:00:20.000000', view['end_date'])
+        self.assertEqual('2027-01-10T12:00:20.000000',
+                         self._times(view)['end_lease'])
+
     def test_an_updating_lease_refuses_other_changes(self):
         view = self.service.create(self.user, lease_body())
         self._set_status(view['id'], LeaseStatus.UPDATING)
