@@ -61,7 +61,6 @@ class ValidateTest(base.TestCase):
         self.assertInvalid('on_end', on_end='release')
         self.assertInvalid('colour', colour='red')
 
-
     def test_an_update_changes_the_flavor_not_the_size(self):
         for values, field in [({'vcpus': 2}, 'vcpus'),
                               ({'flavor_id': ''}, 'flavor_id'),
