@@ -126,7 +126,7 @@ SCHEMA = {
         'availability_zone': validation.nullable(validation.TEXT),
         'region': {'type': ['string', 'null']},
         'before_end': {'enum': list(BEFORE_END)},
-        'on_end': {'enum': list(ON_END) + [None]},
+        'on_end': {'enum': list(ON_END)},
         'grace_period': validation.nullable(validation.DURATION),
     },
     'additionalProperties': False,
@@ -156,8 +156,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         out['availability_zone'] = values.get('availability_zone')
         self._check_region(values.get('region'))
         out['before_end'] = values.get('before_end', 'default')
-        out['on_end'] = (values.get('on_end') or
-                         self.conf.reservation.host_on_end)
+        out['on_end'] = values.get('on_end',
+                                   self.conf.reservation.host_on_end)
         out['grace_period'] = _grace_period(values.get('grace_period'))
         out['conditions'] = _conditions(out)
         return out

@@ -55,8 +55,6 @@ class ValidateTest(base.TestCase):
                                  group='reservation')
         self.assertEqual('delete_instances',
                          self.plugin.validate({'min': 1})['on_end'])
-        self.assertEqual('delete_instances', self.plugin.validate(
-            {'min': 1, 'on_end': None})['on_end'])
         self.assertEqual('release', self.plugin.validate(
             {'min': 1, 'on_end': 'release'})['on_end'])
 
@@ -121,6 +119,7 @@ class ValidateTest(base.TestCase):
         self.assertInvalid('min_vcpus', min=1, min_vcpus=-1)
         self.assertInvalid('hosts', hosts='compute-1')
         self.assertInvalid('on_end', min=1, on_end='explode')
+        self.assertInvalid('on_end', min=1, on_end=None)
         self.assertInvalid('before_end', min=1, before_end='backup')
         self.assertInvalid('grace_period', min=1, grace_period='soon')
         self.assertInvalid('grace_period', min=1, grace_period=0)
