@@ -163,6 +163,12 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return out
 
     def validate_proposal(self, values):
+        # A proposal holds the window alone: a lease made from it could
+        # not be sure of the grace period after it.
+        if values.get('grace_period') is not None:
+            raise exceptions.InvalidInput(
+                'grace_period', 'cannot be proposed: a proposal holds the '
+                'hosts for its window only')
         # "Which hosts and when", without a count, is about one host.
         if not values.get('hosts'):
             values = dict({'min': 1}, **values)

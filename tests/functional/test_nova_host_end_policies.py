@@ -25,6 +25,9 @@ import datetime
 from oslo_messaging.notify import _impl_test
 
 from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext import context
+from reservation_ext.plugins import physical_host
 from tests.functional import nova_base
 
 OWNER = nova_base.OWNER
@@ -221,6 +224,26 @@ class HostEndPoliciesTest(nova_base.NovaTestCase):
         self._wait_until_deleted(server)
         self.assertEqual(ALL_RESERVABLE, self.pool('freepool'))
         self.run_engine(self.end + datetime.timedelta(days=1, minutes=1))
+        self.assertEqual(ALL_RESERVABLE, self.pool('freepool'))
+
+    def test_an_engine_that_died_in_a_grace_period_end_loses_nothing(self):
+        lease = self.create_lease(on_end='delete_instances',
+                                  grace_period='1h')
+        server = self.start_and_boot(lease)
+        self.run_engine(self.end + MINUTE)
+        over = self.end + datetime.timedelta(hours=1, minutes=1)
+        # An engine claims the end of the grace period, then dies.
+        dead = physical_host.PhysicalHostPlugin(
+            conf_mod.CONF, clock_mod.ManualClock(over))
+        self.assertEqual(1, len(dead._claim_graces(
+            context.get_admin_context())))
+        # Its claim holds: the other engines leave the work to it.
+        self.run_engine(over)
+        self.assertEqual('ACTIVE', self.server_status(server))
+        # Until the claim runs out.
+        self.run_engine(over + datetime.timedelta(
+            seconds=conf_mod.CONF.reservation.event_claim_timeout + 1))
+        self._wait_until_deleted(server)
         self.assertEqual(ALL_RESERVABLE, self.pool('freepool'))
 
     # Before the end.

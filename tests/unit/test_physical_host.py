@@ -72,6 +72,12 @@ class ValidateTest(base.TestCase):
             self.assertEqual(seconds, self.plugin.validate(
                 {'min': 1, 'grace_period': given})['grace_period'])
 
+    def test_a_grace_period_cannot_be_proposed(self):
+        error = self.assertRaises(
+            exceptions.InvalidInput, self.plugin.validate_proposal,
+            {'min': 1, 'grace_period': '1h'})
+        self.assertEqual('grace_period', error.field)
+
     def test_the_hosts_are_held_for_the_grace_period_too(self):
         end = datetime.datetime(2027, 1, 12, 9, 0)
         self.assertEqual(end + datetime.timedelta(hours=1),
