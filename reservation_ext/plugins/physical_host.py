@@ -392,10 +392,13 @@ class PhysicalHostPlugin(base.ResourcePlugin):
 
     @staticmethod
     def _held_now(ctx, host_id):
-        """Whether a started reservation holds the host (its pool)."""
+        """Whether a started host reservation holds the host (its pool).
+
+        Not a reserved server's slice: those hosts stay in the free pool.
+        """
         with db_api.context_manager.reader.using(ctx) as session:
             return session.scalar(sa.select(sa.exists().where(
-                ALLOCATIONS.c.host_id == host_id,
+                ALLOCATIONS.c.host_id == host_id, ALLOCATIONS.c.whole_host,
                 ALLOCATIONS.c.reservation_id == RESERVATIONS.c.id,
                 RESERVATIONS.c.status == ReservationStatus.ACTIVE)))
 
