@@ -130,6 +130,35 @@ class HostReservation(Base):
     min_vcpus = sa.Column(sa.Integer, nullable=True)
     min_memory_mb = sa.Column(sa.Integer, nullable=True)
     min_local_gb = sa.Column(sa.Integer, nullable=True)
+    # Seconds after the end during which the instances keep running and
+    # the hosts stay the reservation's (its allocations cover them).
+    grace_period = sa.Column(sa.Integer, nullable=True)
+    # Where the end stands: NULL before it, 'grace' while the grace
+    # period runs, 'done' once on_end was carried out.
+    end_phase = sa.Column(sa.String(16), nullable=True)
+    # While in grace: when the engine acts next (the end of the grace
+    # period, then the expiry of the claim of the engine acting).
+    act_at = sa.Column(sa.DateTime, nullable=True)
+
+
+class RecyclingHost(Base):
+    """A host of an ended reservation (on_end recycle) not yet recycled.
+
+    The host takes no new instance, whatever lease holds it, until the
+    instances left on it are gone; then the row goes and the host is free
+    again. Not tied to the lease: a lease may be deleted while its hosts
+    recycle.
+    """
+
+    __tablename__ = 'recycling_hosts'
+
+    host_id = sa.Column(sa.Integer,
+                        sa.ForeignKey('computehosts.id', ondelete='CASCADE'),
+                        primary_key=True)
+    reservation_id = sa.Column(ID, nullable=False)
+    # When an engine checks the host next; an engine that checks moves it
+    # on first, so that engines take turns and a dead one loses nothing.
+    check_at = sa.Column(sa.DateTime, nullable=False)
 
 
 class InstanceReservation(Base):
@@ -319,7 +348,7 @@ class PoolState(Base):
     :func:`db.api.writer` bumps it when it commits a transaction that made
     one of the :data:`POOL_WRITES` (a host added or removed, a lease or
     reservation whose status changed or that was deleted, a lease's
-    projects changed).
+    projects changed, a host that began or ended recycling).
     """
 
     __tablename__ = 'pool_state'
@@ -336,7 +365,8 @@ PoolWrites = collections.namedtuple('PoolWrites', 'insert delete update')
 # not (host_allocations rows, computehosts.generation), nor does a new
 # lease or reservation, which is pending: a reservation's hosts join a
 # pool when its status becomes active, and leave it when its status moves
-# on, its lease is deleted or the host removed.
+# on, its lease is deleted or the host removed. A recycling host is in no
+# pool until its row goes.
 POOL_WRITES = {
     'computehosts': PoolWrites(
         insert=True, delete=True,
@@ -348,6 +378,8 @@ POOL_WRITES = {
     'lease_projects': PoolWrites(
         insert=True, delete=True,
         update=frozenset(['lease_id', 'project_id'])),
+    'recycling_hosts': PoolWrites(insert=True, delete=True,
+                                  update=frozenset(['host_id'])),
 }
 
 

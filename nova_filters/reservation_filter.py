@@ -67,7 +67,8 @@ class ReservationFilter(filters.BaseHostFilter):
     reservation pool (neither in the free pool nor in a lease). A
     request with ``reservation=<id>`` passes only the hosts of that active
     reservation, and only when it comes from the lease's project or a
-    project the lease is shared with.
+    project the lease is shared with. A host that recycles passes no
+    request.
 
     A rebuild keeps its host whatever the pools became since the build
     (``RUN_ON_REBUILD``): the server is there already.
@@ -101,9 +102,9 @@ class ReservationFilter(filters.BaseHostFilter):
     def _decide(self, spec_obj):
         """The :class:`_Passing` hosts of one request."""
         booked = _booked_host(spec_obj)
-        if booked is not None:
-            return _Passing(frozenset([booked]))
         snapshot = self._pools.get()
+        if booked is not None:
+            return _Passing(frozenset([booked]) - snapshot.recycling)
         reservation_id = spec_obj.get_scheduler_hint(HINT)
         if reservation_id is None:
             return _Passing(snapshot.reservable, excluded=True)

@@ -100,6 +100,23 @@ reservation_opts = [
                help='Name of the Nova host aggregate that holds the '
                     'reservable hosts not in an active lease. No ordinary '
                     'instance lands on its hosts.'),
+    cfg.StrOpt('host_on_end', default='release',
+               choices=[('release', 'the instances stay; the hosts go '
+                         'back to the free pool'),
+                        ('delete_instances', 'the instances are deleted; '
+                         'the hosts go back to the free pool'),
+                        ('recycle', 'the hosts wait in the recycling pool, '
+                         'taking no new instance, until their instances '
+                         'are gone, then go back to the free pool')],
+               help='What happens at the end of a physical:host '
+                    'reservation whose request names no on_end (Blazar\'s '
+                    'clients never name one). Blazar deletes the '
+                    'instances: delete_instances behaves as Blazar does.'),
+    cfg.StrOpt('recycle_pool_name', default='recyclepool',
+               help='Name of the Nova host aggregate that holds the hosts '
+                    'of ended host reservations (on_end recycle) until '
+                    'their instances are gone. No new instance lands on '
+                    'its hosts.'),
 ]
 
 CONF = cfg.CONF

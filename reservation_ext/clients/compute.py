@@ -172,11 +172,15 @@ class NovaClient:
             self._wait_for_server(server_id, SHELVED, timeout, interval)
             return
         if on_end == 'snapshot_delete':
-            self._snapshot(server, timeout, interval)
+            self.snapshot_server(server, timeout, interval)
         self.delete_servers([server_id], timeout, interval)
 
-    def _snapshot(self, server, timeout, interval):
-        """One active image of ``server`` (an earlier try's, if any)."""
+    def snapshot_server(self, server, timeout=900, interval=1):
+        """One active image of ``server`` (an earlier try's, if any).
+
+        ``server`` is the server's view; the image is named ``<server
+        name>-snapshot``.
+        """
         images = self._images.find(instance_uuid=server['id'])
         if images:
             image_id = images[0]['id']

@@ -33,6 +33,12 @@ they are then due again and another engine re-runs them (plugin actions
 are idempotent). An engine only starts an event while at least half of the
 claim timeout is left, and records its outcomes at least every poll
 interval; the events it did not start go back to UNDONE.
+
+After the events, every poll runs each plugin's
+:meth:`~reservation_ext.plugins.base.ResourcePlugin.run_pending`: work
+that is due outside of the lease events (a host reservation's grace
+period that ended, hosts that recycle), which the plugin claims in the DB
+by its own rules.
 """
 
 import collections
@@ -80,8 +86,9 @@ _STEPS = {
                                ReservationStatus.DELETED),
 }
 
-# The outcome of one event: ``reason`` is None on success.
-_Outcome = collections.namedtuple('_Outcome', 'event reason final')
+# The outcome of one event: ``reason`` is None on success; ``notices``
+# the further lease events that the plugins said it began.
+_Outcome = collections.namedtuple('_Outcome', 'event reason final notices')
 
 
 def _sources(new_status):
@@ -184,15 +191,33 @@ class Engine:
     def run_once(self):
         """Claim up to ``event_batch_size`` due events and run them.
 
-        Return how many events were run (successfully or not).
+        Then run the plugins' pending work. Return how many events were
+        run (successfully or not) plus how many pieces of pending work
+        were finished.
         """
         ctx = context.get_admin_context()
+        return self._run_events(ctx) + self._run_pending(ctx)
+
+    def _run_events(self, ctx):
         batch = self._claim(ctx)
         if batch is None:
             return 0
         outcomes = self._execute(ctx, batch)
-        self._notify(ctx, self._record(ctx, batch, outcomes))
+        self._notify(ctx, self._record(ctx, batch, outcomes),
+                     {o.event['id']: o.notices for o in outcomes})
         return len(outcomes)
+
+    def _run_pending(self, ctx):
+        """Each plugin's pending work; a failing plugin stops no other."""
+        finished = 0
+        for resource_type, plugin in sorted(self.plugins.items()):
+            try:
+                finished += plugin.run_pending(ctx)
+            except Exception:
+                # What failed stays due: a later poll retries it.
+                LOG.exception('Engine %s: pending work of %s failed',
+                              self.engine_id, resource_type)
+        return finished
 
     def _claim(self, ctx):
         now = self.clock.now()
@@ -268,12 +293,14 @@ class Engine:
         lease = batch.leases[event['lease_id']]
         if step.lease_during and lease['status'] != step.lease_during:
             return _Outcome(event, 'lease %s is %s, cannot run %s' % (
-                lease['id'], lease['status'], event['event_type']), True)
+                lease['id'], lease['status'], event['event_type']), True, ())
+        notices = []
         try:
             for reservation in batch.reservations[lease['id']]:
                 plugin = views.plugin_for(self.plugins,
                                           reservation['resource_type'])
-                getattr(plugin, step.action)(ctx, lease, reservation)
+                notices += getattr(plugin, step.action)(
+                    ctx, lease, reservation) or ()
         except Exception as e:
             reason = '%s: %s' % (step.action, str(e) or type(e).__name__)
             attempts = event['attempts'] + 1
@@ -284,8 +311,8 @@ class Engine:
                     {'id': event['id'], 'type': event['event_type'],
                      'lease': lease['id'], 'attempt': attempts,
                      'max': self.conf.event_max_attempts, 'reason': reason})
-            return _Outcome(event, reason, final)
-        return _Outcome(event, None, False)
+            return _Outcome(event, reason, final, ())
+        return _Outcome(event, None, False, sorted(set(notices)))
 
     def _record(self, ctx, batch, outcomes):
         """Write the outcomes; return the events recorded as DONE."""
@@ -362,12 +389,14 @@ class Engine:
                 .values(status=LeaseStatus.ERROR,
                         status_reason=outcome.reason))
 
-    def _notify(self, ctx, done):
+    def _notify(self, ctx, done, notices):
         """Send lease.event.<type> for the events recorded as DONE.
 
-        The payload is the lease as the API shows it after the event, with
-        its resources (the same shape as the lease.create/update/delete
-        payloads); ``event_time`` is when the events were recorded.
+        Then ``lease.event.<notice>`` for each of ``notices[event id]``,
+        the further lease events the event began. The payload is the lease
+        as the API shows it after the event, with its resources (the same
+        shape as the lease.create/update/delete payloads); ``event_time``
+        is when the events were recorded.
         """
         if not done or not self.notifier.is_enabled():
             return
@@ -379,8 +408,11 @@ class Engine:
                               {e['lease_id'] for e in done}))}
         now = self.clock.now()
         for event in done:
-            if event['lease_id'] in leases:
+            if event['lease_id'] not in leases:
+                continue
+            for event_type in [event['event_type']] + list(
+                    notices.get(event['id'], ())):
                 notifications.notify(
                     self.notifier, ctx,
-                    notifications.event_type_of(event['event_type']),
+                    notifications.event_type_of(event_type),
                     leases[event['lease_id']], now)

@@ -16,7 +16,10 @@ Every reservable host is in a pool: the free pool, or the pool of the
 active lease that holds it. A scheduling request without a reservation
 hint may only use hosts outside every pool; a request that names an
 active reservation may only use that reservation's hosts, and only for the
-lease's owner and the projects it is shared with.
+lease's owner and the projects it is shared with. A host that recycles
+(its reservation ended with ``on_end`` ``recycle`` and instances are still
+on it) takes no new instance at all: it is in no pool, not even in that of
+a later lease that already holds it.
 
 :class:`Snapshot` holds all of that in sets, so that a filter decides per
 host with one set lookup. :class:`SnapshotCache` keeps one snapshot per
@@ -44,6 +47,7 @@ ALLOCATIONS = models.HostAllocation.__table__
 RESERVATIONS = models.Reservation.__table__
 LEASES = models.Lease.__table__
 LEASE_PROJECTS = models.LeaseProject.__table__
+RECYCLING = models.RecyclingHost.__table__
 
 # Lease statuses in which the hosts of its active reservations take
 # instances: not while it starts, ends or is being deleted.
@@ -69,12 +73,15 @@ class Snapshot:
     :ivar reservable: hypervisor hostnames of every reservable host.
     :ivar pools: ``{reservation_id: Pool(hosts, projects)}`` of the
         reservations whose hosts take instances now.
+    :ivar recycling: hypervisor hostnames of the hosts that recycle; in
+        no pool.
     """
 
-    def __init__(self, generation, reservable, pools):
+    def __init__(self, generation, reservable, pools, recycling=_EMPTY):
         self.generation = generation
         self.reservable = reservable
         self.pools = pools
+        self.recycling = recycling
 
     def hosts_for(self, reservation_id, project_id):
         """The hosts a request of ``project_id`` may use under the hint.
@@ -99,6 +106,9 @@ def load(session):
               .where(RESERVATIONS.c.status == ReservationStatus.ACTIVE,
                      LEASES.c.status.in_(_USABLE))
               .subquery())
+    recycling = frozenset(session.scalars(
+        sa.select(HOSTS.c.hypervisor_hostname)
+        .join(RECYCLING, RECYCLING.c.host_id == HOSTS.c.id)))
     hosts = collections.defaultdict(set)
     for reservation_id, hostname in session.execute(
             sa.select(active.c.id, HOSTS.c.hypervisor_hostname)
@@ -112,10 +122,10 @@ def load(session):
                 sa.select(active.c.lease_id)))):
         projects[lease_id].add(project_id)
     pools = {
-        row.id: Pool(frozenset(hosts[row.id]),
+        row.id: Pool(frozenset(hosts[row.id]) - recycling,
                      frozenset(projects[row.lease_id] | {row.project_id}))
         for row in session.execute(sa.select(active))}
-    return Snapshot(current, reservable, pools)
+    return Snapshot(current, reservable, pools, recycling)
 
 
 class SnapshotCache:

@@ -19,8 +19,9 @@ type's fields in lease views, and acts on Nova or Cinder when the engine
 runs the lease's events.
 
 Engine actions (:meth:`on_start`, :meth:`before_end`, :meth:`on_end`,
-:meth:`on_delete`) run outside any DB transaction and must be idempotent:
-an engine may die half-way and another engine runs the same action again.
+:meth:`on_delete`, :meth:`run_pending`) run outside any DB transaction and
+must be idempotent: an engine may die half-way and another engine runs the
+same action again.
 Raise :class:`reservation_ext.exceptions.PluginError` (or any exception) on
 failure; the engine retries with backoff and records the reason.
 
@@ -184,7 +185,24 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
 
     @abc.abstractmethod
     def on_end(self, ctx, lease, reservation):
-        """Reclaim the resources as the reservation's ``on_end`` says."""
+        """Reclaim the resources as the reservation's ``on_end`` says.
+
+        May return the names of the lease events that the end began (e.g.
+        ``['grace_period_start']``): the engine then sends a
+        ``lease.event.<name>`` notification for each, after
+        ``lease.event.end_lease``.
+        """
+
+    def run_pending(self, ctx):
+        """Do the work that is due outside of the lease events.
+
+        Every engine calls it at every poll, so any number of engines may
+        run it at once: an implementation claims what it works on in the
+        DB, and leaves what fails to a later poll. Return how many pieces
+        of work it finished (the engine polls again at once while there
+        is work). By default there is none.
+        """
+        return 0
 
     def on_delete(self, ctx, lease, reservation):
         """Clean up when a lease is deleted (its rows go afterwards).

@@ -19,22 +19,62 @@ A request (Blazar's fields plus a few constraints)::
      "resource_properties": "{\\"gpu\\": \\"s== true\\"}",
      "hosts": ["compute-1", 7], "availability_zone": "nova",
      "region": "RegionOne", "min_vcpus": 8, "min_memory_mb": 16384,
-     "min_local_gb": 100, "before_end": "default", "on_end": "release"}
+     "min_local_gb": 100, "before_end": "default", "on_end": "release",
+     "grace_period": "1h"}
 
 Hosts are booked by the planner when the lease is created, with the
 request's constraints compiled once, when it is checked, into SQL
 conditions (``values['conditions']``). At start the
 hosts leave the free-pool aggregate for an aggregate named after the
-reservation, whose metadata names the owner project; at end, ``on_end``
-says what happens to the instances on them (``release``: they stay;
-``delete_instances``: they are deleted) before the hosts return to the
-free pool. The scheduler filter reads the pools from the leases DB; the
-Nova aggregates show the same pools to operators and to Nova's own
-aggregate filters.
+reservation, whose metadata names the owner project. The scheduler filter
+reads the pools from the leases DB; the Nova aggregates show the same
+pools to operators and to Nova's own aggregate filters.
+
+Before the end (the ``before_end_lease`` event), ``before_end:
+snapshot`` makes an image of every server on the hosts.
+
+The end (``on_end``; ``[reservation] host_on_end`` when the request names
+none):
+
+* ``release``: the instances stay; the hosts go back to the free pool.
+* ``delete_instances``: the instances are deleted (the end waits until
+  Nova has), then the hosts go back to the free pool.
+* ``recycle``: the hosts go to the recycling pool (a ``recycling_hosts``
+  row each, and the ``[reservation] recycle_pool_name`` aggregate) and
+  take no new instance, even for a later lease that holds them already,
+  until the instances on them are gone; then the hosts go back to the
+  free pool.
+
+Grace period invariant: a reservation with ``grace_period`` G books its
+hosts for ``[start, end + G)``, so the planner (and its cleaning time,
+counted from there) gives them to no other lease until the grace period
+is over. At the end, the lease ends as any other (TERMINATED; the hosts
+take no new instance, since only active reservations are pools) but the
+hosts stay in the lease's aggregate with their instances running: the
+reservation's ``end_phase`` becomes ``grace`` with ``act_at`` = end + G
+and the engine sends ``lease.event.grace_period_start``. Deleting the
+lease ends the grace period at once.
+
+Work after the end event is done by :meth:`PhysicalHostPlugin.run_pending`,
+which every engine runs at every poll; nothing is lost when an engine
+dies, and any number may run:
+
+* a reservation in grace whose ``act_at`` passed is claimed by moving
+  ``act_at`` on by ``[reservation] event_claim_timeout`` (one conditional
+  UPDATE: one engine wins); the winner carries out ``on_end`` (every step
+  idempotent) and sets ``end_phase`` to ``done``; an engine that died or
+  failed leaves ``act_at`` to pass again, and another engine retries.
+* a recycling host whose ``check_at`` passed is claimed in the same way
+  (``check_at`` moved on by ``[reservation] event_poll_interval``); when
+  Nova lists no server on it, it joins the free-pool aggregate (unless a
+  started lease holds it already), leaves the recycling aggregate, and
+  its row is deleted, last.
 """
 
+import datetime
 import json
 
+from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -49,18 +89,29 @@ from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
 from reservation_ext import validation
 
+LOG = logging.getLogger(__name__)
+
 RESOURCE_TYPE = 'physical:host'
 REQUESTS = models.HostReservation.__table__
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
+RESERVATIONS = models.Reservation.__table__
+RECYCLING = models.RecyclingHost.__table__
 
 # Blazar's messages for a min or max below 1, and a max below the min.
 COUNT_BELOW_ONE = ('Malformed parameter min and max (must be greater than '
                    'or equal to 1)')
 INVALID_RANGE = ('Invalid values for min/max of hosts. Max must be equal '
                  'to or larger than min.')
-ON_END = ('release', 'delete_instances')
-BEFORE_END = ('default', '')
+ON_END = ('release', 'delete_instances', 'recycle')
+# Blazar's values ('default', and '' from its older clients): nothing.
+BEFORE_END = ('default', '', 'snapshot')
+# host_reservations.end_phase.
+GRACE = 'grace'
+DONE = 'done'
+# The lease event that the end of a reservation with a grace period
+# begins (notification lease.event.grace_period_start).
+GRACE_PERIOD_START = 'grace_period_start'
 _MINIMUMS = {'min_vcpus': HOSTS.c.vcpus, 'min_memory_mb': HOSTS.c.memory_mb,
              'min_local_gb': HOSTS.c.local_gb}
 _QUERIES = ('hypervisor_properties', 'resource_properties')
@@ -81,6 +132,7 @@ SCHEMA = {
         'region': {'type': ['string', 'null']},
         'before_end': {'enum': list(BEFORE_END)},
         'on_end': {'enum': list(ON_END)},
+        'grace_period': validation.nullable(validation.DURATION),
     },
     'additionalProperties': False,
 }
@@ -89,7 +141,7 @@ SCHEMA = {
 _VIEW_COLUMNS = ('min', 'max', 'hypervisor_properties',
                  'resource_properties', 'before_end', 'on_end',
                  'aggregate_id')
-_OPTIONAL_COLUMNS = ('availability_zone',) + tuple(_MINIMUMS)
+_OPTIONAL_COLUMNS = ('availability_zone', 'grace_period') + tuple(_MINIMUMS)
 # What an update may change: the request, as the lease view shows it.
 _UPDATABLE = ('min', 'max', 'hosts', 'before_end', 'on_end') + _QUERIES + \
     _OPTIONAL_COLUMNS
@@ -114,11 +166,19 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         out['availability_zone'] = values.get('availability_zone')
         self._check_region(values.get('region'))
         out['before_end'] = values.get('before_end', 'default')
-        out['on_end'] = values.get('on_end', 'release')
+        out['on_end'] = values.get('on_end',
+                                   self.conf.reservation.host_on_end)
+        out['grace_period'] = _grace_period(values.get('grace_period'))
         out['conditions'] = _conditions(out)
         return out
 
     def validate_proposal(self, values):
+        # A proposal holds the window alone: a lease made from it could
+        # not be sure of the grace period after it.
+        if values.get('grace_period') is not None:
+            raise exceptions.InvalidInput(
+                'grace_period', 'cannot be proposed: a proposal holds the '
+                'hosts for its window only')
         # "Which hosts and when", without a count, is about one host; a
         # minimum alone is the count.
         if not values.get('hosts'):
@@ -149,18 +209,22 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return reservation_id
 
     def _book(self, session, lease, reservation_id, values, hold):
-        """Book the hosts: any that match, or those ``hold`` holds."""
+        """Book the hosts: any that match, or those ``hold`` holds.
+
+        For the lease's window and the grace period after it.
+        """
+        until = _held_until(lease, values['grace_period'])
         if hold is None:
             planner.allocate_hosts(
                 session, planner.Owner(reservation_id), lease['start_date'],
-                lease['end_date'], values['min'], values['max'],
+                until, values['min'], values['max'],
                 self.busy(), conditions=values['conditions'])
             return
         held = planner.held_hosts(session, hold.proposal_id,
                                   hold.proposal_item)
         planner.allocate_hosts(
             session, planner.Owner(reservation_id), lease['start_date'],
-            lease['end_date'], len(held), len(held),
+            until, len(held), len(held),
             self.busy(ignore_proposal=hold.proposal_id), host_ids=held)
 
     def get_details(self, session, reservation_ids):
@@ -193,7 +257,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 return self._grow(session, lease, reservation, request)
             self._rebook(session, lease, reservation, request, values)
         except exceptions.NotEnoughResources as exc:
-            raise _blocked(exc, latest, lease['end_date'])
+            raise _blocked(exc, latest, lease, request['grace_period'])
         session.execute(sa.update(REQUESTS).where(
             REQUESTS.c.reservation_id == reservation['id']).values(
                 **_request_columns(request)))
@@ -206,15 +270,15 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         """
         if reservation['status'] != ReservationStatus.ACTIVE:
             return self.update(session, ctx, lease, reservation, values)
+        request = self._changed_request(reservation, values)
         gained = planner.release_gained(session, reservation['id'],
                                         lease['start_date'])
-        planner.move_allocations(session, reservation['id'],
-                                 lease['start_date'], lease['end_date'],
-                                 self.busy())
+        planner.move_allocations(
+            session, reservation['id'], lease['start_date'],
+            _held_until(lease, request['grace_period']), self.busy())
         session.execute(sa.update(REQUESTS).where(
             REQUESTS.c.reservation_id == reservation['id']).values(
-                **_request_columns(self._changed_request(reservation,
-                                                         values))))
+                **_request_columns(request)))
         return lambda ctx: self._leave(reservation, gained)
 
     def _changed_request(self, reservation, values):
@@ -229,7 +293,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 # Refused before it writes anything.
                 return planner.move_allocations(
                     session, reservation['id'], lease['start_date'],
-                    lease['end_date'], self.busy())
+                    _held_until(lease, request['grace_period']), self.busy())
             except exceptions.NotEnoughResources:
                 pass
         planner.release(session, reservation['id'])
@@ -239,9 +303,9 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         """Extend a started reservation on its hosts, and add hosts."""
         booked = planner.booked_hosts(session, reservation['id'])
         _check_keeps(session, booked, request)
+        until = _held_until(lease, request['grace_period'])
         planner.move_allocations(session, reservation['id'],
-                                 lease['start_date'], lease['end_date'],
-                                 self.busy())
+                                 lease['start_date'], until, self.busy())
         session.execute(sa.update(REQUESTS).where(
             REQUESTS.c.reservation_id == reservation['id']).values(
                 **_request_columns(request)))
@@ -249,7 +313,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             return None
         added = planner.allocate_hosts(
             session, planner.Owner(reservation['id']), self.clock.now(),
-            lease['end_date'], request['min'] - len(booked),
+            until, request['min'] - len(booked),
             request['max'] - len(booked), self.busy(),
             conditions=request['conditions'])
         names = session.scalars(sa.select(HOSTS.c.service_name).where(
@@ -289,24 +353,154 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             self.nova.remove_from_aggregate(aggregate, host)
             self.nova.add_to_aggregate(freepool, host)
 
+    def before_end(self, ctx, lease, reservation):
+        """``snapshot``: an image of every server on the hosts."""
+        if reservation.get('before_end') != 'snapshot':
+            return
+        for host in self._service_hosts(ctx, reservation['id']):
+            for server in self.nova.servers_on(host):
+                self.nova.snapshot_server(server)
+
     def on_end(self, ctx, lease, reservation):
-        hosts = self._service_hosts(ctx, reservation['id'])
-        if reservation.get('on_end') == 'delete_instances':
+        """Carry out ``on_end``, or begin the grace period before it."""
+        grace = reservation.get('grace_period')
+        if grace:
+            self._begin_grace(ctx, reservation['id'],
+                              _held_until(lease, grace))
+            return [GRACE_PERIOD_START]
+        self._end(ctx, reservation['id'], reservation['on_end'])
+        return []
+
+    def on_delete(self, ctx, lease, reservation):
+        """End a started lease at once, without its grace period."""
+        # A start that failed half-way may have left the lease aggregate.
+        if reservation['status'] == ReservationStatus.ACTIVE or (
+                self._end_phase(ctx, reservation['id']) == GRACE) or (
+                reservation['status'] != ReservationStatus.DELETED and
+                self.nova.find_aggregate(reservation['id'])):
+            self._end(ctx, reservation['id'], reservation['on_end'])
+
+    def run_pending(self, ctx):
+        """End the grace periods that are over; recycle the hosts.
+
+        See the module doc for how engines share this work.
+        """
+        finished = _count_done(self._end, self._claim_graces(ctx), ctx)
+        return finished + _count_done(
+            self._recycle, self._claim_recycling(ctx), ctx)
+
+    def _end(self, ctx, reservation_id, on_end):
+        """Carry out ``on_end`` now (every step may run again)."""
+        hosts = self._service_hosts(ctx, reservation_id)
+        if on_end == 'delete_instances':
             self.nova.delete_servers([
                 server['id'] for host in hosts
                 for server in self.nova.servers_on(host)])
-        freepool = self.nova.ensure_aggregate(
-            self.conf.reservation.freepool_name)
+        if on_end == 'recycle':
+            self._start_recycling(ctx, reservation_id)
+        pool = self.nova.ensure_aggregate(
+            self.conf.reservation.recycle_pool_name if on_end == 'recycle'
+            else self.conf.reservation.freepool_name)
         for host in hosts:
-            self.nova.add_to_aggregate(freepool, host)
-        self.nova.delete_aggregate(reservation['id'])
+            self.nova.add_to_aggregate(pool, host)
+        self.nova.delete_aggregate(reservation_id)
+        self._set_end_phase(ctx, reservation_id, DONE)
+        return True
 
-    def on_delete(self, ctx, lease, reservation):
-        # A start that failed half-way may have left the lease aggregate.
-        if reservation['status'] == ReservationStatus.ACTIVE or (
-                reservation['status'] != ReservationStatus.DELETED and
-                self.nova.find_aggregate(reservation['id'])):
-            self.on_end(ctx, lease, reservation)
+    def _begin_grace(self, ctx, reservation_id, act_at):
+        with db_api.writer(ctx, self.clock) as session:
+            session.execute(sa.update(REQUESTS).where(
+                REQUESTS.c.reservation_id == reservation_id,
+                REQUESTS.c.end_phase.is_(None)).values(
+                    end_phase=GRACE, act_at=act_at))
+
+    def _set_end_phase(self, ctx, reservation_id, phase):
+        with db_api.writer(ctx, self.clock) as session:
+            session.execute(sa.update(REQUESTS).where(
+                REQUESTS.c.reservation_id == reservation_id).values(
+                    end_phase=phase, act_at=None))
+
+    @staticmethod
+    def _end_phase(ctx, reservation_id):
+        with db_api.context_manager.reader.using(ctx) as session:
+            return session.scalar(sa.select(REQUESTS.c.end_phase).where(
+                REQUESTS.c.reservation_id == reservation_id))
+
+    def _claim_graces(self, ctx):
+        """``(reservation_id, on_end)`` of the grace periods now over.
+
+        Claimed: their ``act_at`` moves on by the claim timeout.
+        """
+        now = self.clock.now()
+        with db_api.writer(ctx, self.clock) as session:
+            return session.execute(
+                sa.update(REQUESTS)
+                .where(REQUESTS.c.end_phase == GRACE,
+                       REQUESTS.c.act_at <= now)
+                .values(act_at=now + datetime.timedelta(
+                    seconds=self.conf.reservation.event_claim_timeout))
+                .returning(REQUESTS.c.reservation_id, REQUESTS.c.on_end)
+            ).all()
+
+    def _start_recycling(self, ctx, reservation_id):
+        """Put the reservation's hosts into the recycling pool."""
+        recycling = sa.exists().where(
+            RECYCLING.c.host_id == ALLOCATIONS.c.host_id)
+        with db_api.writer(ctx, self.clock) as session:
+            session.execute(sa.insert(RECYCLING).from_select(
+                ['host_id', 'reservation_id', 'check_at'],
+                sa.select(ALLOCATIONS.c.host_id,
+                          sa.literal(reservation_id),
+                          sa.literal(self.clock.now(), sa.DateTime))
+                .where(ALLOCATIONS.c.reservation_id == reservation_id,
+                       ~recycling).distinct()))
+
+    def _claim_recycling(self, ctx):
+        """``(host_id, service_name)`` of the recycling hosts to check.
+
+        Claimed: their ``check_at`` moves on by the poll interval.
+        """
+        now = self.clock.now()
+        with db_api.writer(ctx, self.clock) as session:
+            claimed = session.scalars(
+                sa.update(RECYCLING).where(RECYCLING.c.check_at <= now)
+                .values(check_at=now + datetime.timedelta(
+                    seconds=self.conf.reservation.event_poll_interval))
+                .returning(RECYCLING.c.host_id)).all()
+            return session.execute(
+                sa.select(HOSTS.c.id, HOSTS.c.service_name)
+                .where(HOSTS.c.id.in_(claimed))).all() if claimed else []
+
+    def _recycle(self, ctx, host_id, service_name):
+        """Free a recycling host once Nova lists no server on it.
+
+        :returns: whether the host was freed.
+        """
+        if self.nova.servers_on(service_name):
+            return False
+        if not self._held_now(ctx, host_id):
+            self.nova.add_to_aggregate(self.nova.ensure_aggregate(
+                self.conf.reservation.freepool_name), service_name)
+        recycle_pool = self.nova.find_aggregate(
+            self.conf.reservation.recycle_pool_name)
+        if recycle_pool is not None:
+            self.nova.remove_from_aggregate(recycle_pool, service_name)
+        with db_api.writer(ctx, self.clock) as session:
+            session.execute(sa.delete(RECYCLING).where(
+                RECYCLING.c.host_id == host_id))
+        return True
+
+    @staticmethod
+    def _held_now(ctx, host_id):
+        """Whether a started host reservation holds the host (its pool).
+
+        Not a reserved server's slice: those hosts stay in the free pool.
+        """
+        with db_api.context_manager.reader.using(ctx) as session:
+            return session.scalar(sa.select(sa.exists().where(
+                ALLOCATIONS.c.host_id == host_id, ALLOCATIONS.c.whole_host,
+                ALLOCATIONS.c.reservation_id == RESERVATIONS.c.id,
+                RESERVATIONS.c.status == ReservationStatus.ACTIVE)))
 
     def _check_region(self, region):
         if region is None:
@@ -375,9 +569,16 @@ def _request_columns(values):
     return columns
 
 
-def _blocked(exc, latest, end):
-    """``exc``, saying until when the hosts booked are free (if sooner)."""
-    if latest is None or latest >= end:
+def _blocked(exc, latest, lease, grace_period):
+    """``exc``, saying until when the hosts booked are free (if sooner).
+
+    :param latest: until when they are free; the lease's end is its grace
+        period earlier.
+    """
+    if latest is None:
+        return exc
+    latest -= datetime.timedelta(seconds=grace_period or 0)
+    if latest >= lease['end_date']:
         return exc
     return exceptions.NotEnoughResources(
         '%s The lease can be extended until %s at the latest.'
@@ -416,6 +617,35 @@ def _conditions(values):
                                  HOSTS.c.service_name.in_(names),
                                  HOSTS.c.id.in_(ids)))
     return conditions
+
+
+def _count_done(action, claimed, ctx):
+    """Run ``action(ctx, *row)`` on each claimed row; count the successes.
+
+    A failure is logged and counts as not done: the claim expires and a
+    later poll, of this engine or another, tries again.
+    """
+    done = 0
+    for row in claimed:
+        try:
+            done += bool(action(ctx, *row))
+        except Exception:
+            LOG.exception('%s of %s failed; a later poll retries it',
+                          action.__name__, row[0])
+    return done
+
+
+def _grace_period(value):
+    """The grace period in seconds, or None for none."""
+    if value is None:
+        return None
+    duration = validation.parse_duration(value, 'grace_period')
+    return int(duration.total_seconds())
+
+
+def _held_until(lease, grace_period):
+    """The end of what the reservation books: the end and the grace."""
+    return lease['end_date'] + datetime.timedelta(seconds=grace_period or 0)
 
 
 def _query(values, key):

@@ -134,6 +134,41 @@ class TestHostReservation(base.SandboxTestCase):
                            ('intruder', 'admin')):
             self.run_cli(['nova', 'delete', name], user=user)
 
+    def test_before_end_snapshot_from_the_unmodified_client(self):
+        now = datetime.datetime.now(datetime.timezone.utc)
+        before_end = _date(now + datetime.timedelta(minutes=2))
+        out = self.run_cli([
+            'openstack', 'reservation', 'lease', 'create', '--reservation',
+            HOST_REQUEST + ',before_end=snapshot', '--start-date', 'now',
+            '--end-date', _date(now + datetime.timedelta(minutes=4)),
+            '--before-end-date', before_end, 'snap-run'], user='demo')
+        self.assertIn('Created a new lease', out)
+        lease = self.run_json(['openstack', 'reservation', 'lease', 'show',
+                               'snap-run'], user='demo')
+        reservation = _reservation_of(lease)
+        self.assertEqual('snapshot', reservation['before_end'])
+        self.assertEqual('release', reservation['on_end'])
+        self.wait_for(lambda: self.run_json(
+            ['openstack', 'reservation', 'lease', 'show', 'snap-run'],
+            user='demo')['status'] == 'ACTIVE')
+        job = self.boot('snap-job', 'demo', '--hint',
+                        'reservation=' + reservation['id'])
+        self.assertEqual('ACTIVE', job['status'])
+
+        # At the before-end date (two minutes at most from now).
+        image = self.wait_for(lambda: [
+            image for image in self.run_json(
+                ['openstack', 'image', 'list', '--long'], user='demo')
+            if image['Name'] == 'snap-job-snapshot' and
+            image['Status'] == 'active'], timeout=200, interval=5)
+        self.assertEqual(1, len(image))
+        self.assertEqual('ACTIVE', self.run_json(
+            ['openstack', 'server', 'show', 'snap-job'],
+            user='demo')['status'])
+        self.run_cli(['openstack', 'reservation', 'lease', 'delete',
+                      'snap-run'], user='demo')
+        self.run_cli(['nova', 'delete', 'snap-job'], user='demo')
+
     def test_second_overlapping_lease_is_refused(self):
         start, end = '2031-01-10 09:00', '2031-01-12 09:00'
         self.create_lease('first', start, end)

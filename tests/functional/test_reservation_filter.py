@@ -38,6 +38,7 @@ LEASES = models.Lease.__table__
 RESERVATIONS = models.Reservation.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 PROJECTS = models.LeaseProject.__table__
+RECYCLING = models.RecyclingHost.__table__
 NAMES = ['compute-%d' % i for i in range(6)]
 
 
@@ -124,6 +125,22 @@ class _FilterTests:
                 models.ComputeHost.hypervisor_hostname == 'compute-0'))
         self.assertEqual(['compute-0', 'compute-4', 'compute-5'],
                          self.passing())
+
+    def test_a_recycling_host_passes_no_request(self):
+        _, reservation = self.add_lease(['compute-1', 'compute-2'])
+        self.assertEqual(['compute-1', 'compute-2'],
+                         self.passing('owner', reservation))
+        with self.writer() as session:
+            session.execute(sa.insert(RECYCLING).values(
+                host_id=self.host_ids['compute-1'],
+                reservation_id=str(uuid.uuid4()), check_at=NOW))
+        # Seen by a filter that cached the pools before.
+        self.assertEqual(['compute-2'], self.passing('owner', reservation))
+        self.assertEqual(['compute-4', 'compute-5'], self.passing())
+        with self.writer() as session:
+            session.execute(sa.delete(RECYCLING))
+        self.assertEqual(['compute-1', 'compute-2'],
+                         self.passing('owner', reservation))
 
     def test_the_pools_are_read_once_until_they_change(self):
         self.passing()

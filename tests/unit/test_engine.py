@@ -101,6 +101,31 @@ def make_conf(test, **overrides):
     return conf
 
 
+class GracePlugin(test_plugins.JournalPlugin):
+    """A journal plugin whose end begins a further lease event."""
+
+    def on_end(self, ctx, lease, reservation):
+        super().on_end(ctx, lease, reservation)
+        return ['grace_period_start']
+
+
+class PendingPlugin(test_plugins.JournalPlugin):
+    """A journal plugin with pending work: ``pending`` pieces, or a fault."""
+
+    def __init__(self, conf, clock, pending=0, fail=False):
+        super().__init__(conf, clock)
+        self.pending = pending
+        self.fail = fail
+        self.polls = 0
+
+    def run_pending(self, ctx):
+        self.polls += 1
+        if self.fail:
+            raise RuntimeError('Nova is down')
+        finished, self.pending = self.pending, 0
+        return finished
+
+
 class EngineTestMixin:
 
     def setUp(self):
@@ -181,6 +206,37 @@ class EngineTestMixin:
         self.assertEqual('INFO', priority)
         self.assertEqual(['deleted'], [
             r['status'] for r in message['payload']['reservations']])
+
+    def _engine_with(self, plugins_by_type):
+        return runner.Engine(self.conf, self.clock, plugins_by_type,
+                             notifications.get_notifier(self.conf),
+                             engine_id='test')
+
+    def test_lease_events_an_end_began_are_notified_after_it(self):
+        lease_id, _ = create_lease(before_end=T0 + HOUR / 2)
+        engine = self._engine_with({test_plugins.RESOURCE_TYPE: GracePlugin(
+            self.conf, self.clock)})
+        self.clock.set(T0 + HOUR)
+        while engine.run_once():
+            pass
+        self.assertEqual(
+            [('lease.event.start_lease', lease_id, LeaseStatus.ACTIVE),
+             ('lease.event.before_end_lease', lease_id, LeaseStatus.ACTIVE),
+             ('lease.event.end_lease', lease_id, LeaseStatus.TERMINATED),
+             ('lease.event.grace_period_start', lease_id,
+              LeaseStatus.TERMINATED)],
+            self._notified())
+
+    def test_every_poll_runs_the_plugins_pending_work(self):
+        working = PendingPlugin(self.conf, self.clock, pending=2)
+        failing = PendingPlugin(self.conf, self.clock, fail=True)
+        engine = self._engine_with({'a:failing': failing,
+                                    test_plugins.RESOURCE_TYPE: working})
+        # Pending work counts as work: the engine polls again at once.
+        self.assertEqual(2, engine.run_once())
+        self.assertEqual(0, engine.run_once())
+        # A failing plugin stops neither the poll nor the other plugins.
+        self.assertEqual((2, 2), (working.polls, failing.polls))
 
     def test_events_of_a_lease_run_in_order(self):
         # Everything is due at once; one event per lease per claim.

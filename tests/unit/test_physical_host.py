@@ -12,9 +12,13 @@
 
 """The physical:host plugin's request validation (no DB, no Nova)."""
 
+import datetime
+
 from oslo_config import cfg
+from oslo_config import fixture as conffixture
 
 from reservation_ext import clock
+from reservation_ext import conf as conf_mod
 from reservation_ext import exceptions
 from reservation_ext.plugins import physical_host
 from tests import base
@@ -24,7 +28,11 @@ class ValidateTest(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.plugin = physical_host.PhysicalHostPlugin(cfg.CONF,
+        self.conf = cfg.ConfigOpts()
+        conf_mod.register_opts(self.conf)
+        self.conf([], project='reservation')
+        self.conf_fixture = self.useFixture(conffixture.Config(self.conf))
+        self.plugin = physical_host.PhysicalHostPlugin(self.conf,
                                                        clock.SYSTEM)
 
     def assertInvalid(self, field, **values):
@@ -41,6 +49,42 @@ class ValidateTest(base.TestCase):
         self.assertEqual('default', values['before_end'])
         self.assertEqual('', values['hypervisor_properties'])
         self.assertEqual([], values['hosts'])
+        self.assertIsNone(values['grace_period'])
+
+    def test_on_end_defaults_to_the_host_on_end_option(self):
+        self.conf_fixture.config(host_on_end='delete_instances',
+                                 group='reservation')
+        self.assertEqual('delete_instances',
+                         self.plugin.validate({'min': 1, 'max': 1})['on_end'])
+        self.assertEqual('release', self.plugin.validate(
+            {'min': 1, 'max': 1, 'on_end': 'release'})['on_end'])
+
+    def test_every_end_policy_and_before_end_action_is_accepted(self):
+        for on_end in ('release', 'delete_instances', 'recycle'):
+            self.assertEqual(on_end, self.plugin.validate(
+                {'min': 1, 'max': 1, 'on_end': on_end})['on_end'])
+        for before_end in ('default', '', 'snapshot'):
+            self.assertEqual(before_end, self.plugin.validate(
+                {'min': 1, 'max': 1, 'before_end': before_end})['before_end'])
+
+    def test_a_grace_period_is_a_duration_kept_in_seconds(self):
+        for given, seconds in (('1h', 3600), ('1d12h', 129600),
+                               (90, 90), ('600', 600), (None, None)):
+            self.assertEqual(seconds, self.plugin.validate(
+                {'min': 1, 'max': 1, 'grace_period': given})['grace_period'])
+
+    def test_a_grace_period_cannot_be_proposed(self):
+        error = self.assertRaises(
+            exceptions.InvalidInput, self.plugin.validate_proposal,
+            {'min': 1, 'grace_period': '1h'})
+        self.assertEqual('grace_period', error.field)
+
+    def test_the_hosts_are_held_for_the_grace_period_too(self):
+        end = datetime.datetime(2027, 1, 12, 9, 0)
+        self.assertEqual(end + datetime.timedelta(hours=1),
+                         physical_host._held_until({'end_date': end}, 3600))
+        self.assertEqual(end, physical_host._held_until({'end_date': end},
+                                                        None))
 
     def test_named_hosts_set_the_count(self):
         values = self.plugin.validate({'hosts': ['compute-1', 7]})
@@ -83,8 +127,13 @@ class ValidateTest(base.TestCase):
         self.assertInvalid('min', min=True, max=1)
         self.assertInvalid('min_vcpus', min_vcpus=-1, **one)
         self.assertInvalid('hosts', hosts='compute-1')
-        self.assertInvalid('on_end', on_end='recycle', **one)
-        self.assertInvalid('before_end', before_end='snapshot', **one)
+        self.assertInvalid('on_end', on_end='explode', **one)
+        self.assertInvalid('on_end', on_end=None, **one)
+        self.assertInvalid('before_end', before_end='backup', **one)
+        self.assertInvalid('grace_period', grace_period='soon', **one)
+        self.assertInvalid('grace_period', grace_period=0, **one)
+        self.assertInvalid('grace_period', grace_period=-5, **one)
+        self.assertInvalid('grace_period', grace_period=[1], **one)
         self.assertInvalid('availability_zone', availability_zone='', **one)
         self.assertInvalid('region', region='RegionTwo', **one)
         self.assertInvalid('resource_properties',
