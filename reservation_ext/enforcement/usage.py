@@ -95,7 +95,16 @@ def project_usage(session, project_id, floor, lease_id):
                 usage[resource] += float(value or 0)
                 if is_lease:
                     lease_usage[resource] += float(value or 0)
-    return usage, lease_usage
+    return _rounded(usage), _rounded(lease_usage)
+
+
+def _rounded(usage):
+    """``usage`` to the thousandth of an hour.
+
+    SQLite's date arithmetic is in floating-point days: a whole day must
+    not count as 24.0000001 hours.
+    """
+    return {resource: round(value, 3) for resource, value in usage.items()}
 
 
 def _clipped_hours(start, end, floor):
