@@ -251,6 +251,8 @@ def write_nova_conf(layout):
         'reservation': _reservation_options(layout),
         'reservation_database': [('connection', layout.leases_db_url)],
         'reservation_client': _client(layout),
+        'enforcement': _enforcement(layout),
+        'oslo_limit': _oslo_limit(layout),
     }))
 
 
@@ -260,6 +262,24 @@ def _reservation_options(layout):
             ('event_poll_interval', ENGINE_POLL_INTERVAL),
             ('volume_reservable_gb', VOLUME_RESERVABLE_GB),
             ('proposal_ttl', layout.proposal_ttl)]
+
+
+def _enforcement(layout):
+    # Time quotas on: a project has none until an operator registers
+    # limits (openstack registered limit create --service reservation).
+    return [('time_quotas', 'true'), ('auth_url', layout.auth_url),
+            ('region_name', REGION)]
+
+
+def _oslo_limit(layout):
+    """oslo.limit's Keystone user and the service the limits attach to.
+
+    The catalog's ``reservation`` service (Nova in the sandbox uses its
+    own quotas, not unified limits, so ``[oslo_limit]`` is free for it).
+    """
+    return _client(layout) + [('endpoint_service_type', 'reservation'),
+                              ('endpoint_region_name', REGION),
+                              ('endpoint_interface', 'public')]
 
 
 def write_cinder_conf(layout):
@@ -285,6 +305,8 @@ def write_cinder_conf(layout):
                                                         'locks'))],
         'reservation': _reservation_options(layout),
         'reservation_database': [('connection', layout.leases_db_url)],
+        'enforcement': _enforcement(layout),
+        'oslo_limit': _oslo_limit(layout),
     }))
 
 
