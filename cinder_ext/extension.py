@@ -273,7 +273,8 @@ class Reservation(extensions.ExtensionDescriptor):
 
 
 _HTTP_ERRORS = {400: webob.exc.HTTPBadRequest, 403: webob.exc.HTTPForbidden,
-                404: webob.exc.HTTPNotFound, 409: webob.exc.HTTPConflict}
+                404: webob.exc.HTTPNotFound, 409: webob.exc.HTTPConflict,
+                503: webob.exc.HTTPServiceUnavailable}
 
 
 @contextlib.contextmanager

@@ -85,7 +85,7 @@ SERVER_PATH = re.compile(
     r'(?:/(?P<id>[^/]+)(?P<sub>/.*)?)?/?$')
 LIST_IDS = ('detail',)
 _FAULTS = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
-           409: 'conflictingRequest'}
+           409: 'conflictingRequest', 503: 'serviceUnavailable'}
 
 
 class InProcessNova:
