@@ -21,6 +21,7 @@ PostgreSQL with limits given by the test (Keystone's part is tested in
 
 import datetime
 import json
+import threading
 import uuid
 
 from oslo_config import cfg
@@ -34,12 +35,16 @@ from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
+from reservation_ext import context
 from reservation_ext.enforcement import enforcer
 from reservation_ext.enforcement import time_quotas
 from reservation_ext.engine import runner
+from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins as plugins_mod
+from reservation_ext.plugins import physical_host
 from tests import base
 from tests import enforcement_service
 from tests import fixtures
@@ -359,3 +364,55 @@ class TimeQuotaSQLiteTest(_TimeQuotaTests, base.DBTestCase):
 
 class TimeQuotaPostgreSQLTest(_TimeQuotaTests, base.PostgreSQLTestCase):
     pass
+
+
+class MeetingHostPlugin(physical_host.PhysicalHostPlugin):
+    """Hosts booked as usual; then the two creates meet at ``barrier``.
+
+    Both transactions have booked their hosts when they go on to the
+    quota check, which is what two concurrent creates may do.
+    """
+
+    barrier = None
+
+    def reserve(self, session, ctx, lease, reservation_id, values,
+                hold=None):
+        found = super().reserve(session, ctx, lease, reservation_id, values,
+                                hold)
+        self.barrier.wait(timeout=30)
+        return found
+
+
+class ConcurrentQuotaTest(_EnforcementAPITests, base.PostgreSQLTestCase):
+    """Two creates at once cannot both slip under a limit (PostgreSQL)."""
+
+    def test_of_two_concurrent_creates_over_the_limit_together_one_wins(self):
+        plugin = MeetingHostPlugin(self.conf, self.clock)
+        plugin.barrier = threading.Barrier(2)
+        quotas = time_quotas.TimeQuotas(
+            self.conf.enforcement, GivenLimits({'host_hours': 30}),
+            self.clock)
+        service = lease_service.LeaseService(
+            self.conf, self.clock, {'physical:host': plugin},
+            notifications.get_notifier(self.conf),
+            enforcer.Enforcement(self.conf.enforcement, [], quotas))
+        outcomes = []
+
+        def create(name, host):
+            ctx = context.RequestContext(project_id='p1', user_id='u1',
+                                         roles=MEMBER.split(','))
+            body = hosts_lease(name, count=1)
+            body['reservations'][0]['hosts'] = [host]
+            try:
+                service.create(ctx, body)
+                outcomes.append('created')
+            except exceptions.QuotaExceeded:
+                outcomes.append('refused')
+
+        threads = [threading.Thread(target=create, args=args)
+                   for args in (('a', 'host0'), ('b', 'host1'))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual(['created', 'refused'], sorted(outcomes))
