@@ -77,6 +77,14 @@ def journal_lease(name='lease1'):
             'reservations': [{'resource_type': test_plugins.RESOURCE_TYPE}]}
 
 
+def instance_lease(name, vcpus, start=NOW + HOUR, end=NOW + HOUR + DAY):
+    return {'name': name, 'start_date': date(start), 'end_date': date(end),
+            'reservations': [{'resource_type': 'virtual:instance',
+                              'vcpus': vcpus, 'memory_mb': 1024,
+                              'disk_gb': 1,
+                              'server_id': str(uuid.uuid4())}]}
+
+
 def volume_lease(name, size_gb, start=NOW + HOUR, end=NOW + HOUR + DAY):
     return {'name': name, 'start_date': date(start), 'end_date': date(end),
             'reservations': [{'resource_type': 'virtual:volume',
@@ -330,6 +338,14 @@ class _TimeQuotaTests(_EnforcementAPITests):
         refused = self.create(volume_lease('twenty', 20), expected=403)
         self.assertIn('reserve 720 gb_hours in the quota window (this '
                       'lease 480), over the limit of 500',
+                      refused['error_message'])
+
+    def test_vcpu_hours_count_the_vcpus_booked_for_instances(self):
+        self.set_limits(vcpu_hours=100, host_hours=0)
+        self.create(instance_lease('two', 2))
+        refused = self.create(instance_lease('three', 3), expected=403)
+        self.assertIn('reserve 120 vcpu_hours in the quota window (this '
+                      'lease 72), over the limit of 100',
                       refused['error_message'])
 
     def test_hours_before_the_window_do_not_count(self):
