@@ -60,7 +60,7 @@ class Enforcement:
         context = payloads.context(self.conf, lease)
         for lease_filter in self.filters:
             lease_filter.check_create(context, lease)
-        return self._quota_check(ctx.project_id)
+        return self._quota_check(ctx, ctx.project_id)
 
     def check_update(self, ctx, current, new, reservations, changes):
         """Check that lease ``current`` may become ``new``.
@@ -80,7 +80,7 @@ class Enforcement:
             context = payloads.context(self.conf, current)
             for lease_filter in self.filters:
                 lease_filter.check_update(context, before, after)
-        return self._quota_check(current['project_id'])
+        return self._quota_check(ctx, current['project_id'], current['id'])
 
     def on_end(self, ctx, lease, reservations):
         """Tell the filters that ``lease`` ended; log what fails."""
@@ -98,10 +98,10 @@ class Enforcement:
             LOG.warning('Enforcement on_end of lease %s failed: %s',
                         lease['id'], exc)
 
-    def _quota_check(self, project_id):
+    def _quota_check(self, ctx, project_id, lease_id=None):
         if self.quotas is None:
             return time_quotas.NO_QUOTA_CHECK
-        return self.quotas.check_for(project_id)
+        return self.quotas.check_for(ctx, project_id, lease_id)
 
 
 def from_conf(conf, clock):

@@ -53,6 +53,7 @@ from oslo_limit import opts as limit_opts
 from oslo_log import log as logging
 import sqlalchemy as sa
 
+from db import api as db_api
 from reservation_ext.enforcement import usage as usage_mod
 from reservation_ext import exceptions
 
@@ -116,31 +117,42 @@ class TimeQuotas:
         self.limits = limits
         self.clock = clock
 
-    def check_for(self, project_id):
+    def check_for(self, ctx, project_id, lease_id=None):
         """The :class:`QuotaCheck` of a change of the project's leases.
 
         Reads the limits (over HTTP): call it outside any transaction.
+
+        :param lease_id: the lease an update changes, whose usage before
+            the change is read here: a change that does not add to a
+            resource is never refused for it.
         """
         limits = self.limits.for_project(project_id)
         floor = self.clock.now() - datetime.timedelta(
             days=self.conf.time_quota_window_days)
-        return QuotaCheck(project_id, limits, floor)
+        before = dict.fromkeys(usage_mod.RESOURCES, 0.0)
+        if limits and lease_id:
+            with db_api.context_manager.reader.using(ctx) as session:
+                before = usage_mod.project_usage(session, project_id, floor,
+                                                 lease_id)[1]
+        return QuotaCheck(project_id, limits, floor, before)
 
 
 class QuotaCheck:
     """The limits of a project, checked inside the writing transaction."""
 
-    def __init__(self, project_id, limits, floor):
+    def __init__(self, project_id, limits, floor, lease_before):
         self.project_id = project_id
         self.limits = limits
         self.floor = floor
+        self.lease_before = lease_before
 
     def check(self, session, lease_id):
         """Refuse the change if the usage with it is over a limit.
 
         :param lease_id: the lease created or changed, whose rows the
             transaction has written already.
-        :raises QuotaExceeded: naming the first resource over its limit.
+        :raises QuotaExceeded: naming the first resource over its limit
+            that the change adds to.
         """
         if not self.limits:
             return
@@ -148,8 +160,8 @@ class QuotaCheck:
         usage, lease_usage = usage_mod.project_usage(
             session, self.project_id, self.floor, lease_id)
         for resource, value in sorted(self.limits.items()):
-            # Only a lease that adds to the resource can be refused for it.
-            if lease_usage[resource] and usage[resource] > value:
+            adds = lease_usage[resource] > self.lease_before[resource]
+            if adds and usage[resource] > value:
                 raise exceptions.QuotaExceeded(
                     resource, value, usage[resource], lease_usage[resource])
 

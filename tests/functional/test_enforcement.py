@@ -362,6 +362,15 @@ class _TimeQuotaTests(_EnforcementAPITests):
             expected=403)
         self.assertIn('reserve 31 host_hours', refused['error_message'])
 
+    def test_a_lease_over_a_lowered_limit_may_still_be_shortened(self):
+        self.set_limits(host_hours=100)
+        lease = self.create(hosts_lease(count=2))
+        self.set_limits(host_hours=10)
+        self.update(lease['id'], {'reduce_by': '2h'})
+        refused = self.update(lease['id'], {'prolong_for': '1h'},
+                              expected=403)
+        self.assertIn('reserve 46 host_hours', refused['error_message'])
+
     def test_an_extension_over_the_limit_leaves_the_lease_as_it_was(self):
         self.set_limits(host_hours=50)
         lease = self.create(hosts_lease(count=2))
