@@ -38,7 +38,8 @@ limit:
    the project's leases are locked, which leaves a race between the
    first two leases of a project), sums the usage in SQL with the new
    rows, and raises :class:`~reservation_ext.exceptions.QuotaExceeded`
-   (403), which rolls the whole change back.
+   (403), which rolls the whole change back, when a resource that the
+   change adds to is over its limit.
 """
 
 import datetime
