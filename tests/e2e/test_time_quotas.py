@@ -96,3 +96,25 @@ class TestTimeQuotas(base.SandboxTestCase):
                           days=2)),
                       '--end-date', _date(START + datetime.timedelta(
                           days=3)), 'admin-lease'])
+
+    def test_the_gb_hours_default_limit_holds_reserved_volumes(self):
+        self.run_json([
+            'openstack', 'registered', 'limit', 'create', '--service',
+            'reservation', '--region', 'RegionOne', '--default-limit',
+            '100', 'gb_hours'])
+        params = 'lease_params={"start": "%s", "end": "%s"}' % (
+            _date(START), _date(START + datetime.timedelta(hours=24)))
+        error = self.run_cli(['cinder', 'create', '--hint', 'reserved=True',
+                              '--hint', params, '--name', 'big', '10'],
+                             user='demo', expect_failure=True)
+        self.assertIn(
+            "Quota exceeded for gb_hours: the project's leases would "
+            "reserve 240 gb_hours in the quota window (this lease 240), "
+            "over the limit of 100.", error)
+        self.assertIn('HTTP 403', error)
+        self.assertNotIn('big', self.run_cli(['cinder', 'list'],
+                                             user='demo'))
+        out = self.run_cli(['cinder', 'create', '--hint', 'reserved=True',
+                            '--hint', params, '--name', 'small', '4'],
+                           user='demo')
+        self.assertRegex(out, r'\| status +\| reserved +\|')
