@@ -43,6 +43,7 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext.enforcement import enforcer
+from reservation_ext.enforcement import time_quotas
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.leases import proposals
@@ -209,8 +210,12 @@ class LeaseService:
 
         The lease is read as the update will find it unless another
         change comes first; the quota check runs again in the update's
-        transaction, the filters do not.
+        transaction, the filters do not. A rename alone is not checked,
+        as in Blazar.
         """
+        if set(request) == {'name', 'reservations'} and \
+                not request['reservations']:
+            return time_quotas.NO_QUOTA_CHECK
         with db_api.context_manager.reader.using(ctx) as session:
             row = _get_row(session, ctx, lease_id, 'update')
             _check_stable(row.status, 'updated')

@@ -239,6 +239,13 @@ class _ExternalServiceTests(_EnforcementAPITests):
         self.assertEqual(before, self.show(lease['id']))
         self.assertEqual(rows, self.rows())
 
+    def test_a_rename_alone_is_not_checked_as_in_blazar(self):
+        lease = self.create(hosts_lease())
+        self.service.refuse_names['lease1'] = 'No changes.'
+        renamed = self.update(lease['id'], {'name': 'renamed'})
+        self.assertEqual('renamed', renamed['name'])
+        self.assertEqual(['/v1/check-create'], self.service.paths())
+
     def test_a_service_that_does_not_answer_makes_a_create_503(self):
         self.service.raw_answers['lease1'] = (500, b'')
         self.conf.set_override('external_service_base_endpoint',
