@@ -61,6 +61,7 @@ from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context as rctx_mod
+from reservation_ext.enforcement import enforcer
 from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.leases import notifications
@@ -115,7 +116,8 @@ class ReservationController(wsgi.Controller):
                     conf, cinder=InProcessCinder()))
             self._lease_service = lease_service.LeaseService(
                 conf, self.clock, {virtual_volume.RESOURCE_TYPE: plugin},
-                notifications.get_notifier(conf))
+                notifications.get_notifier(conf),
+                enforcer.from_conf(conf, self.clock))
         return self._lease_service
 
     @wsgi.extends
@@ -288,7 +290,8 @@ class Reservation(extensions.ExtensionDescriptor):
 
 
 _HTTP_ERRORS = {400: webob.exc.HTTPBadRequest, 403: webob.exc.HTTPForbidden,
-                404: webob.exc.HTTPNotFound, 409: webob.exc.HTTPConflict}
+                404: webob.exc.HTTPNotFound, 409: webob.exc.HTTPConflict,
+                503: webob.exc.HTTPServiceUnavailable}
 
 
 @contextlib.contextmanager

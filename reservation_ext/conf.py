@@ -12,7 +12,8 @@
 
 """Configuration options of reservation-ext.
 
-Options live in ``[reservation]`` and ``[reservation_database]`` so that
+Options live in ``[reservation]`` and ``[reservation_database]`` (and
+``[enforcement]``, see :mod:`reservation_ext.enforcement.options`) so that
 they can be read from nova.conf, cinder.conf or the engine's own file.
 """
 
@@ -21,6 +22,8 @@ import copy
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_db import options as db_options
+
+from reservation_ext.enforcement import options as enforcement_options
 
 GROUP = 'reservation'
 DB_GROUP = 'reservation_database'
@@ -129,6 +132,7 @@ def register_opts(conf):
     ks_loading.register_session_conf_options(conf, CLIENT_GROUP)
     ks_loading.register_auth_conf_options(conf, CLIENT_GROUP)
     ks_loading.register_adapter_conf_options(conf, CLIENT_GROUP)
+    enforcement_options.register_opts(conf)
 
 
 def _database_opts():
@@ -144,7 +148,8 @@ def list_opts():
     """Options for oslo-config-generator (entry point oslo.config.opts)."""
     return [(GROUP, reservation_opts),
             (DB_GROUP, _database_opts()),
-            (CLIENT_GROUP, _keystoneauth_opts())]
+            (CLIENT_GROUP, _keystoneauth_opts())] + \
+        enforcement_options.list_opts()
 
 
 def _keystoneauth_opts():

@@ -93,3 +93,39 @@ class PluginError(ReservationError):
 
     code = 500
     message = 'Resource plugin failure.'
+
+
+class EnforcementRefused(Forbidden):
+    """A usage enforcement filter refused the lease change (403).
+
+    The message is the filter's reason, as the user is to see it.
+    """
+
+
+class QuotaExceeded(Forbidden):
+    """The lease would take a project over a time quota (403)."""
+
+    def __init__(self, resource, limit, usage, lease_usage):
+        super().__init__(
+            'Quota exceeded for %s: the project\'s leases would reserve '
+            '%s %s in the quota window (this lease %s), over the limit of '
+            '%s.' % (resource, _number(usage), resource,
+                     _number(lease_usage), _number(limit)))
+        self.resource = resource
+        self.limit = limit
+        self.usage = usage
+
+
+class EnforcementUnavailable(ReservationError):
+    """The enforcement decision cannot be had now (503); nothing changed.
+
+    The external enforcement service or Keystone's limits did not answer.
+    """
+
+    code = 503
+    message = 'Lease enforcement is unavailable; please retry later.'
+
+
+def _number(value):
+    """``value`` for a message: at most two decimals, no trailing zeros."""
+    return '{:g}'.format(round(value, 2))

@@ -39,6 +39,7 @@ from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
+from reservation_ext.enforcement import enforcer
 from reservation_ext import exceptions
 from reservation_ext.hosts import inventory
 from reservation_ext.leases import availability
@@ -225,17 +226,23 @@ def app_factory(global_conf, **local_conf):
     return build_app(conf, clock.SYSTEM,
                      plugins.load_plugins(conf, clock.SYSTEM),
                      notifications.get_notifier(conf),
-                     compute_client.NovaClient(conf))
+                     compute_client.NovaClient(conf),
+                     enforcer.from_conf(conf, clock.SYSTEM))
 
 
-def build_app(conf, clock, loaded_plugins, notifier, nova):
+def build_app(conf, clock, loaded_plugins, notifier, nova,
+              enforcement=None):
     """The lease API's services and the :class:`App` over them.
 
     :param loaded_plugins: ``{resource_type: ResourcePlugin}``.
     :param nova: the Nova client of the host inventory.
+    :param enforcement: the lease service's
+        :class:`~reservation_ext.enforcement.enforcer.Enforcement` (by
+        default none).
     """
     return App(
-        lease_service.LeaseService(conf, clock, loaded_plugins, notifier),
+        lease_service.LeaseService(conf, clock, loaded_plugins, notifier,
+                                   enforcement),
         inventory.HostInventory(conf.reservation, clock, nova),
         proposals.ProposalService(conf, clock, loaded_plugins),
         availability.AvailabilityService(conf, clock, loaded_plugins))

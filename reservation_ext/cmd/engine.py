@@ -27,6 +27,7 @@ from oslo_log import log as logging
 from db import api as db_api
 from reservation_ext import clock
 from reservation_ext import conf as conf_mod
+from reservation_ext.enforcement import enforcer
 from reservation_ext.engine import runner
 from reservation_ext.leases import notifications
 from reservation_ext import plugins
@@ -55,7 +56,8 @@ def main(argv=None):
 
     engine = runner.Engine(conf, clock.SYSTEM,
                            plugins.load_plugins(conf, clock.SYSTEM),
-                           notifications.get_notifier(conf))
+                           notifications.get_notifier(conf),
+                           enforcement=enforcer.from_conf(conf, clock.SYSTEM))
     LOG.info('Engine %s started', engine.engine_id)
     engine.run(stop)
     LOG.info('Engine %s stopped', engine.engine_id)

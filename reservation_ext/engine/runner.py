@@ -53,6 +53,7 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import context
+from reservation_ext.enforcement import enforcer
 from reservation_ext.leases import notifications
 from reservation_ext.leases import states
 from reservation_ext.leases import views
@@ -160,13 +161,18 @@ class Engine:
     :param notifier: from
         :func:`reservation_ext.leases.notifications.get_notifier`
     :param engine_id: who claims events (default: host name and process id)
+    :param enforcement: the
+        :class:`~reservation_ext.enforcement.enforcer.Enforcement` told of
+        every lease end (by default one with no filters)
     """
 
-    def __init__(self, conf, clock, plugins, notifier, engine_id=None):
+    def __init__(self, conf, clock, plugins, notifier, engine_id=None,
+                 enforcement=None):
         self.conf = conf.reservation
         self.clock = clock
         self.plugins = plugins
         self.notifier = notifier
+        self.enforcement = enforcement or enforcer.disabled(conf)
         self.engine_id = engine_id or '%s:%d' % (socket.gethostname(),
                                                  os.getpid())
 
@@ -295,8 +301,14 @@ class Engine:
             return _Outcome(event, 'lease %s is %s, cannot run %s' % (
                 lease['id'], lease['status'], event['event_type']), True, ())
         notices = []
+        reservations = batch.reservations[lease['id']]
+        if event['event_type'] == EventType.END_LEASE and \
+                not event['attempts']:
+            # Once per end, before the plugins act, as Blazar; a retry
+            # does not tell the filters again.
+            self.enforcement.on_end(ctx, lease, reservations)
         try:
-            for reservation in batch.reservations[lease['id']]:
+            for reservation in reservations:
                 plugin = views.plugin_for(self.plugins,
                                           reservation['resource_type'])
                 notices += getattr(plugin, step.action)(

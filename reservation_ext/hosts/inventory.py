@@ -190,6 +190,26 @@ class HostInventory:
             session.execute(sa.delete(HOSTS).where(HOSTS.c.id == host_id))
 
 
+def allocated_hosts(session, reservation_ids):
+    """``{reservation_id: [host view]}``: the hosts each one has booked.
+
+    The views are as ``/v1/os-hosts`` shows them (extra capabilities
+    beside the properties), each host once per reservation. For the
+    enforcement filters' ``allocations``, as Blazar's host plugin gives.
+    """
+    pairs = session.execute(
+        sa.select(ALLOCATIONS.c.reservation_id, ALLOCATIONS.c.host_id)
+        .where(ALLOCATIONS.c.reservation_id.in_(reservation_ids))
+        .distinct().order_by(ALLOCATIONS.c.host_id)).all()
+    rows = session.execute(sa.select(HOSTS).where(
+        HOSTS.c.id.in_({host_id for _, host_id in pairs}))).all()
+    views = {int(view['id']): view for view in _views(session, rows)}
+    found = {reservation_id: [] for reservation_id in reservation_ids}
+    for reservation_id, host_id in pairs:
+        found[reservation_id].append(views[host_id])
+    return found
+
+
 def _check_capabilities(capabilities):
     """Refuse extra capabilities that Blazar would not store either.
 

@@ -19,6 +19,13 @@ it loses a race (``ConcurrentUpdate``, deadlocks), so that a lease is
 written together with its reservations, events and the resources the
 plugins booked, or not at all.
 
+Usage enforcement (:mod:`reservation_ext.enforcement`) runs outside the
+writer transactions, as it may call an external service and Keystone: a
+create or update is checked before its transaction, which then runs the
+time-quota check after the plugins booked the resources (so that a refusal
+rolls everything back); a lease that ends early by its deletion is told
+to the filters after its plugins cleaned up.
+
 Plugins get the lease as a dict of its columns (dates as datetimes) plus
 ``projects`` (and, when it is created, ``starts_later`` as the request
 decided it), and each reservation as its view with the plugin's details.
@@ -27,6 +34,7 @@ Requests are parsed in :mod:`reservation_ext.leases.requests`.
 
 import contextlib
 import datetime
+import json
 import uuid
 
 from oslo_db import exception as db_exc
@@ -35,6 +43,8 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from reservation_ext.enforcement import enforcer
+from reservation_ext.enforcement import time_quotas
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.leases import proposals
@@ -62,14 +72,17 @@ class LeaseService:
     """Lease operations on behalf of a request context.
 
     ``plugins`` is ``{resource_type: ResourcePlugin}``; ``notifier`` is
-    what :func:`reservation_ext.leases.notifications.get_notifier` returns.
+    what :func:`reservation_ext.leases.notifications.get_notifier` returns;
+    ``enforcement`` an :class:`~reservation_ext.enforcement.enforcer.
+    Enforcement` (by default one that allows everything).
     """
 
-    def __init__(self, conf, clock, plugins, notifier):
+    def __init__(self, conf, clock, plugins, notifier, enforcement=None):
         self.conf = conf
         self.clock = clock
         self.plugins = plugins
         self.notifier = notifier
+        self.enforcement = enforcement or enforcer.disabled(conf)
 
     def create(self, ctx, body):
         """Create the lease that ``body`` (Blazar's request) describes."""
@@ -88,8 +101,9 @@ class LeaseService:
         return self._create(ctx, request)
 
     def _create(self, ctx, request):
+        quota = self._check_create(ctx, request)
         with _unique_name(request['name']):
-            view = self._insert(ctx, request)
+            view = self._insert(ctx, request, quota)
         self._notify(ctx, notifications.LEASE_CREATE, self._payload(ctx, view))
         return view
 
@@ -154,8 +168,9 @@ class LeaseService:
         """
         request = requests.parse_update(body, self.clock.now())
         self._prepare(ctx, lease_id, request['reservations'])
+        quota = self._check_update(ctx, lease_id, request)
         with _unique_name(request.get('name')):
-            change = self._update(ctx, lease_id, request)
+            change = self._update(ctx, lease_id, request, quota)
         view = self._apply(ctx, change)
         self._notify(ctx, notifications.LEASE_UPDATE, self._payload(ctx, view))
         return view
@@ -185,13 +200,65 @@ class LeaseService:
             if isinstance(exc, exceptions.PluginError):
                 raise
             raise exceptions.PluginError(reason) from exc
+        if not _ended(view['reservations']):
+            # As in Blazar: the filters hear of a lease that will not
+            # reach its end (it may not have started).
+            self.enforcement.on_end(ctx, lease, view['reservations'])
         if self._remove(ctx, lease_id):
             self._notify(ctx, notifications.LEASE_DELETE, payload)
+
+    # Enforcement, before the transactions.
+
+    def _check_create(self, ctx, request):
+        """Run the create checks; return the transaction's quota check.
+
+        A create from a proposal is checked with the proposal's window
+        and reservations.
+        """
+        if request.get('proposal_id'):
+            request = self._proposed_request(ctx, request)
+        return self.enforcement.check_create(ctx, request,
+                                             request['reservations'])
+
+    def _proposed_request(self, ctx, request):
+        with db_api.context_manager.reader.using(ctx) as session:
+            row = proposals.find(session, ctx, request['proposal_id'],
+                                 self.clock.now())
+            given = json.loads(row.reservations)
+        reservations = request['reservations'] or [
+            (values.pop('resource_type'), values)
+            for values in (dict(values) for values in given)]
+        return dict(request, start_date=row.start_date,
+                    end_date=row.end_date, before_end_date=None,
+                    reservations=reservations)
+
+    def _check_update(self, ctx, lease_id, request):
+        """Run the update checks; return the transaction's quota check.
+
+        The lease is read as the update will find it unless another
+        change comes first; the quota check runs again in the update's
+        transaction, the filters do not. A rename alone is not checked,
+        as in Blazar.
+        """
+        if set(request) == {'name', 'reservations'} and \
+                not request['reservations']:
+            return time_quotas.NO_QUOTA_CHECK
+        with db_api.context_manager.reader.using(ctx) as session:
+            row = _get_row(session, ctx, lease_id, 'update')
+            _check_stable(row.status, 'updated')
+            current = _lease_dict(session, row)
+            reservations = self._view(session, row)['reservations']
+        new = dict(current, **self._new_dates(current, request),
+                   name=request.get('name', current['name']))
+        changes = {reservation_id: change['values'] for reservation_id,
+                   change in request['reservations'].items()}
+        return self.enforcement.check_update(ctx, current, new,
+                                             reservations, changes)
 
     # Transactions.
 
     @_retry
-    def _insert(self, ctx, request):
+    def _insert(self, ctx, request, quota):
         with db_api.writer(ctx, self.clock) as session:
             _check_name_free(session, ctx.project_id, request['name'])
             proposal = None
@@ -208,6 +275,7 @@ class LeaseService:
             if proposal:
                 proposals.release(session, proposal.request_id)
             self._insert_events(session, lease)
+            quota.check(session, lease['id'])
             return self._view(session,
                               _get_row(session, ctx, lease['id'], 'get'))
 
@@ -315,9 +383,11 @@ class LeaseService:
                             ctx, reservation, change['values'])
 
     @_retry
-    def _update(self, ctx, lease_id, request, undo=False):
+    def _update(self, ctx, lease_id, request, quota, undo=False):
         """Write an update; return the :class:`_Change` left to apply.
 
+        :param quota: the update's time-quota check, run in the
+            transaction once the plugins re-booked.
         :param undo: the update puts back what an update that failed
             half-way changed: the lease is UPDATING, and its old dates
             need no check against now.
@@ -335,6 +405,7 @@ class LeaseService:
             self._write_update(session, old, lease)
             steps = self._rebook(session, ctx, old, lease, reservations,
                                  request['reservations'], undo)
+            quota.check(session, lease_id)
             if steps and not undo:
                 _set_status(session, row.id, row.status,
                             LeaseStatus.UPDATING, self.clock.now())
@@ -360,6 +431,7 @@ class LeaseService:
         LOG.warning('Lease %s: %s; changing it back', lease_id, reason)
         try:
             _run(ctx, self._update(ctx, lease_id, change.undo,
+                                   time_quotas.NO_QUOTA_CHECK,
                                    undo=True).steps)
             self._settle(ctx, lease_id, change.status)
         except Exception as undo_exc:
@@ -609,6 +681,13 @@ def _get_row(session, ctx, lease_id, action):
 def _lease_dict(session, row):
     """The lease as plugins get it (:func:`views.lease_dicts`)."""
     return views.lease_dicts(session, [row])[row.id]
+
+
+def _ended(reservations):
+    """Whether the engine ended the lease of ``reservations``."""
+    return bool(reservations) and all(
+        reservation['status'] == ReservationStatus.DELETED
+        for reservation in reservations)
 
 
 def _check_stable(status, action):

@@ -60,6 +60,7 @@ from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context as rctx_mod
+from reservation_ext.enforcement import enforcer
 from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.leases import notifications
@@ -84,7 +85,7 @@ SERVER_PATH = re.compile(
     r'(?:/(?P<id>[^/]+)(?P<sub>/.*)?)?/?$')
 LIST_IDS = ('detail',)
 _FAULTS = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
-           409: 'conflictingRequest'}
+           409: 'conflictingRequest', 503: 'serviceUnavailable'}
 
 
 class InProcessNova:
@@ -126,7 +127,8 @@ class ServerReservations:
         clients = plugin_clients.PluginClients(conf, nova=self.nova)
         self.lease_service = lease_service.LeaseService(
             conf, clock, plugins.load_plugins(conf, clock, clients),
-            notifications.get_notifier(conf))
+            notifications.get_notifier(conf),
+            enforcer.from_conf(conf, clock))
 
     @webob.dec.wsgify
     def __call__(self, req):

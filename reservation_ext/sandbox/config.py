@@ -256,6 +256,8 @@ def write_nova_conf(layout):
         # topic: no queue fills with versioned ones that nobody reads.
         **_notifications(layout, notifications=[
             ('notification_format', 'unversioned')]),
+        'enforcement': _enforcement(layout),
+        'oslo_limit': _oslo_limit(layout),
     }))
 
 
@@ -278,6 +280,24 @@ def _notifications(layout, **service_sections):
     return dict(service_sections, oslo_messaging_notifications=[
         ('driver', 'messagingv2'), ('transport_url', layout.notify_url),
         ('topics', 'notifications')])
+
+
+def _enforcement(layout):
+    # Time quotas on: a project has none until an operator registers
+    # limits (openstack registered limit create --service reservation).
+    return [('time_quotas', 'true'), ('auth_url', layout.auth_url),
+            ('region_name', REGION)]
+
+
+def _oslo_limit(layout):
+    """oslo.limit's Keystone user and the service the limits attach to.
+
+    The catalog's ``reservation`` service (Nova in the sandbox uses its
+    own quotas, not unified limits, so ``[oslo_limit]`` is free for it).
+    """
+    return _client(layout) + [('endpoint_service_type', 'reservation'),
+                              ('endpoint_region_name', REGION),
+                              ('endpoint_interface', 'public')]
 
 
 def write_cinder_conf(layout):
@@ -304,6 +324,8 @@ def write_cinder_conf(layout):
         'reservation': _reservation_options(layout),
         'reservation_database': [('connection', layout.leases_db_url)],
         **_notifications(layout),
+        'enforcement': _enforcement(layout),
+        'oslo_limit': _oslo_limit(layout),
     }))
 
 
