@@ -55,8 +55,31 @@ class _ModelsSync(test_migrations.ModelsMigrationsSync):
         return not (type_ == 'table' and name == migration.VERSION_TABLE)
 
 
+class _NamedForeignKeys(fixtures.Fixture):
+    """PostgreSQL DDL that names foreign keys, whatever Nova's tests did.
+
+    Nova's initial migration, which Nova's functional harness imports into
+    the test process, registers a compile hook that drops the name of
+    every foreign key created on PostgreSQL; after a Nova test, the
+    migrations here would create unnamed ones and could not drop them by
+    name. The hook is taken away for the test and put back after it.
+    """
+
+    def _setUp(self):
+        dispatcher = sa.ForeignKeyConstraint.__dict__.get(
+            '_compiler_dispatcher')
+        hook = dispatcher.specs.pop('postgresql', None) if dispatcher \
+            else None
+        if hook is not None:
+            self.addCleanup(dispatcher.specs.__setitem__, 'postgresql', hook)
+
+
 class _RoundTrip:
     """Every migration can be undone, and redone on what it left."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(_NamedForeignKeys())
 
     def _tables(self):
         return set(sa.inspect(self.engine).get_table_names())
