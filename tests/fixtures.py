@@ -19,10 +19,13 @@ import uuid
 
 import fixtures
 import kombu
+from oslo_config import cfg
 from oslo_db.sqlalchemy import test_fixtures as db_fixtures
+from oslo_messaging import conffixture
 
 from db import api as db_api
 from db import models
+from reservation_ext import conf as conf_mod
 from reservation_ext import plugins as plugins_mod
 from tests import nova_auth
 from tests import plugins as test_plugins
@@ -40,6 +43,26 @@ class Database(fixtures.Fixture):
         self.engine = facade.writer.get_engine()
         models.Base.metadata.create_all(self.engine)
         self.addCleanup(self.engine.dispose)
+
+
+class ReservationConf(fixtures.Fixture):
+    """A ConfigOpts of its own with reservation-ext's options (``conf``).
+
+    ``overrides``: ``{(group, name): value}`` set on it; oslo.config's
+    fixture undoes them at cleanup.
+    """
+
+    def __init__(self, overrides=None):
+        super().__init__()
+        self.overrides = overrides or {}
+
+    def _setUp(self):
+        self.conf = cfg.ConfigOpts()
+        conf_mod.register_opts(self.conf)
+        self.conf([], project='reservation')
+        self.useFixture(conffixture.ConfFixture(self.conf))
+        for (group, name), value in self.overrides.items():
+            self.conf.set_override(name, value, group=group)
 
 
 class TestPlugins(fixtures.Fixture):

@@ -140,6 +140,22 @@ class SandboxFixture(fixtures.Fixture):
         return '\n'.join(parts)
 
 
+def listed_objects(value):
+    """The dicts of a list field as ``-f json`` prints it.
+
+    python-blazarclient prints each one as JSON text, one after another,
+    in one string.
+    """
+    if not isinstance(value, str):
+        return value if isinstance(value, list) else [value]
+    decoder, objects, at = json.JSONDecoder(), [], 0
+    while value[at:].strip():
+        at += len(value[at:]) - len(value[at:].lstrip())
+        found, at = decoder.raw_decode(value, at)
+        objects.append(found)
+    return objects
+
+
 class SandboxTestCase(testtools.TestCase):
     """Tests sharing one sandbox per class (``cls.sandbox``)."""
 
@@ -175,6 +191,19 @@ class SandboxTestCase(testtools.TestCase):
                                      ' '.join(argv), result.returncode, user,
                                      result.stdout, result.stderr))
         return result.stderr if expect_failure else result.stdout
+
+    def add_reservable_hosts(self, gpu_of):
+        """Make the hosts ``{name: 'true' or 'false'}`` reservable.
+
+        Each with the extra capability ``gpu``; once per sandbox.
+        """
+        existing = {host['hypervisor_hostname'] for host in self.run_json(
+            ['openstack', 'reservation', 'host', 'list'])}
+        for name, gpu in sorted(gpu_of.items()):
+            if name not in existing:
+                out = self.run_cli(['openstack', 'reservation', 'host',
+                                    'create', '--extra', 'gpu=' + gpu, name])
+                self.assertIn('Created a new host', out)
 
     def run_json(self, argv, user='admin'):
         """Run an openstack command with ``-f json``; the parsed output."""

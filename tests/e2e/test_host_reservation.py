@@ -19,7 +19,6 @@ ReservationFilter; the sandbox's engine starts the leases.
 """
 
 import datetime
-import json
 
 from tests.e2e import base
 
@@ -36,23 +35,16 @@ def _date(moment):
 
 
 def _reservation_of(lease):
-    """The one reservation of a lease as ``-f json`` prints it (text)."""
-    reservation = lease['reservations']
-    return json.loads(reservation) if isinstance(reservation, str) else (
-        reservation)
+    """The one reservation of a lease as ``-f json`` prints it."""
+    [reservation] = base.listed_objects(lease['reservations'])
+    return reservation
 
 
 class TestHostReservation(base.SandboxTestCase):
 
     def setUp(self):
         super().setUp()
-        existing = {host['hypervisor_hostname'] for host in self.run_json(
-            ['openstack', 'reservation', 'host', 'list'])}
-        for name, gpu in sorted(RESERVABLE.items()):
-            if name not in existing:
-                out = self.run_cli(['openstack', 'reservation', 'host',
-                                    'create', '--extra', 'gpu=' + gpu, name])
-                self.assertIn('Created a new host', out)
+        self.add_reservable_hosts(RESERVABLE)
         self.image = self.sandbox.env['admin']['SANDBOX_IMAGE']
 
     def create_lease(self, name, start, end, user='demo'):

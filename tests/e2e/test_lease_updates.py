@@ -18,8 +18,6 @@ reads first, and sends Blazar's update body; ``--reservation`` sends the
 changed fields of one reservation.
 """
 
-import json
-
 from tests.e2e import base
 
 # compute-3 and compute-4 have a gpu.
@@ -28,41 +26,21 @@ GPU_HOST = 'resource_type=physical:host,min=1,max=1,' \
            'resource_properties=["=", "$gpu", "true"]'
 
 
-def _objects(value):
-    """The dicts of a list field as ``-f json`` prints it.
-
-    python-blazarclient prints each one as JSON text, one after another.
-    """
-    if not isinstance(value, str):
-        return value
-    decoder, objects, at = json.JSONDecoder(), [], 0
-    while value[at:].strip():
-        found, at = decoder.raw_decode(value, at + len(value[at:]) -
-                                       len(value[at:].lstrip()))
-        objects.append(found)
-    return objects
-
-
 def _reservation_of(lease):
-    [reservation] = _objects(lease['reservations'])
+    [reservation] = base.listed_objects(lease['reservations'])
     return reservation
 
 
 def _events_of(lease):
     return {event['event_type']: event['time'][:16]
-            for event in _objects(lease['events'])}
+            for event in base.listed_objects(lease['events'])}
 
 
 class TestLeaseUpdates(base.SandboxTestCase):
 
     def setUp(self):
         super().setUp()
-        existing = {host['hypervisor_hostname'] for host in self.run_json(
-            ['openstack', 'reservation', 'host', 'list'])}
-        for name, gpu in sorted(RESERVABLE.items()):
-            if name not in existing:
-                self.run_cli(['openstack', 'reservation', 'host', 'create',
-                              '--extra', 'gpu=' + gpu, name])
+        self.add_reservable_hosts(RESERVABLE)
 
     def create(self, name, start, end, *options):
         self.run_cli(['openstack', 'reservation', 'lease', 'create',

@@ -20,6 +20,7 @@ keystonemiddleware; the service user of ``[reservation_client]`` sends
 the harness's headers (:mod:`tests.nova_auth`).
 """
 
+import datetime
 import logging
 import os
 import warnings
@@ -168,3 +169,20 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             if aggregate['name'] == name:
                 return aggregate
         return None
+
+
+class GpuHostsTestCase(NovaTestCase):
+    """Three reservable hosts, two with a gpu, and a window a day long.
+
+    compute-2 and compute-3 (10 vcpus) have the gpu; compute-1 has 2
+    vcpus; compute-4 stays an ordinary host. The window starts in an hour.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.now = clock_mod.SYSTEM.now()
+        self.start = self.now + datetime.timedelta(hours=1)
+        self.end = self.now + datetime.timedelta(days=1)
+        self.add_reservable_host('compute-1', gpu='false')
+        self.add_reservable_host('compute-2', gpu='true')
+        self.add_reservable_host('compute-3', gpu='true')

@@ -23,8 +23,6 @@ from blazarclient import client as blazar_client
 from blazarclient import exception as blazar_exc
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
-from oslo_config import cfg
-from oslo_messaging import conffixture
 import webob
 from wsgi_intercept import interceptor
 
@@ -32,7 +30,6 @@ from db import api as db_api
 from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
-from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
@@ -69,10 +66,7 @@ class _LeaseAPITests:
     def setUp(self):
         super().setUp()
         self.useFixture(fixtures.TestPlugins())
-        conf = cfg.ConfigOpts()
-        conf_mod.register_opts(conf)
-        conf([], project='reservation')
-        self.useFixture(conffixture.ConfFixture(conf))
+        conf = self.useFixture(fixtures.ReservationConf()).conf
         self.clock = clock = clock_mod.ManualClock(test_leases.NOW)
         service_plugins = plugins_mod.load_plugins(conf, clock)
         service_plugins['test:broken'] = BrokenPlugin(conf, clock)

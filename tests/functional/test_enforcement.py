@@ -24,8 +24,6 @@ import json
 import threading
 import uuid
 
-from oslo_config import cfg
-from oslo_messaging import conffixture
 import sqlalchemy as sa
 import webob
 
@@ -34,7 +32,6 @@ from db import models
 from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
-from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.enforcement import enforcer
 from reservation_ext.enforcement import time_quotas
@@ -108,12 +105,8 @@ class _EnforcementAPITests:
     def setUp(self):
         super().setUp()
         self.useFixture(fixtures.TestPlugins())
-        self.conf = cfg.ConfigOpts()
-        conf_mod.register_opts(self.conf)
-        self.conf([], project='reservation')
-        self.conf.set_override('volume_reservable_gb', 1000,
-                               group='reservation')
-        self.useFixture(conffixture.ConfFixture(self.conf))
+        self.conf = self.useFixture(fixtures.ReservationConf({
+            ('reservation', 'volume_reservable_gb'): 1000})).conf
         self.clock = clock_mod.ManualClock(NOW)
         self.plugins = plugins_mod.load_plugins(self.conf, self.clock)
         with db_api.writer(self.ctx, self.clock) as session:

@@ -14,15 +14,12 @@
 
 import datetime
 
-from oslo_config import cfg
-from oslo_messaging import conffixture
 from oslo_messaging.notify import _impl_test
 import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
-from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
@@ -89,12 +86,8 @@ class _LeaseServiceTests:
     def setUp(self):
         super().setUp()
         self.plugin_fixture = self.useFixture(fixtures.TestPlugins())
-        self.conf = cfg.ConfigOpts()
-        conf_mod.register_opts(self.conf)
-        self.conf([], project='reservation')
-        self.useFixture(conffixture.ConfFixture(self.conf))
-        self.conf.set_override('driver', ['test'],
-                               group='oslo_messaging_notifications')
+        self.conf = self.useFixture(fixtures.ReservationConf({
+            ('oslo_messaging_notifications', 'driver'): ['test']})).conf
         _impl_test.reset()
         self.addCleanup(_impl_test.reset)
         self.clock = clock_mod.ManualClock(NOW)

@@ -24,14 +24,11 @@ import datetime
 import uuid
 
 import fixtures
-from oslo_config import cfg
-from oslo_messaging import conffixture
 from oslo_messaging.notify import _impl_test
 import sqlalchemy as sa
 
 from db import api as db_api
 from reservation_ext import clock as clock_mod
-from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notifications
@@ -65,13 +62,9 @@ class _PayloadTests:
 
     def setUp(self):
         super().setUp()
-        conf = cfg.ConfigOpts()
-        conf_mod.register_opts(conf)
-        conf([], project='reservation')
-        conf.set_override('volume_reservable_gb', 100, group='reservation')
-        self.useFixture(conffixture.ConfFixture(conf))
-        conf.set_override('driver', ['test'],
-                          group='oslo_messaging_notifications')
+        conf = self.useFixture(fixtures.ReservationConf({
+            ('reservation', 'volume_reservable_gb'): 100,
+            ('oslo_messaging_notifications', 'driver'): ['test']})).conf
         _impl_test.reset()
         self.addCleanup(_impl_test.reset)
         self.clock = clock_mod.ManualClock(NOW)

@@ -14,24 +14,13 @@
 
 import datetime
 
-from reservation_ext import clock as clock_mod
 from tests.functional import nova_base
 
 GPU = '["=", "$gpu", "true"]'
 NO_GPU = '["=", "$gpu", "false"]'
 
 
-class HostLeaseUpdateTest(nova_base.NovaTestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.now = clock_mod.SYSTEM.now()
-        self.start = self.now + datetime.timedelta(hours=1)
-        self.end = self.now + datetime.timedelta(days=1)
-        # compute-1 has no gpu, compute-2 and compute-3 have one.
-        self.add_reservable_host('compute-1', gpu='false')
-        self.add_reservable_host('compute-2', gpu='true')
-        self.add_reservable_host('compute-3', gpu='true')
+class HostLeaseUpdateTest(nova_base.GpuHostsTestCase):
 
     def create_lease(self, name='hpc', start=None, end=None, **reservation):
         body = {'name': name,

@@ -19,7 +19,6 @@ events. The engine's clock is moved to run the start and end events.
 
 import datetime
 
-from reservation_ext import clock as clock_mod
 from tests.functional import nova_base
 
 OWNER = nova_base.OWNER
@@ -27,18 +26,7 @@ OTHER = nova_base.OTHER
 SHARED = 'shared-project'
 
 
-class HostReservationTest(nova_base.NovaTestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.now = clock_mod.SYSTEM.now()
-        self.start = self.now + datetime.timedelta(hours=1)
-        self.end = self.now + datetime.timedelta(days=1)
-        # compute-2 and compute-3 (10 vcpus) have the gpu; compute-1 has
-        # 2 vcpus; compute-4 stays an ordinary host.
-        self.add_reservable_host('compute-1', gpu='false')
-        self.add_reservable_host('compute-2', gpu='true')
-        self.add_reservable_host('compute-3', gpu='true')
+class HostReservationTest(nova_base.GpuHostsTestCase):
 
     def create_lease(self, name='hpc', projects=None, expect=None,
                      **reservation):

@@ -20,8 +20,6 @@ gets exactly its window and hosts, and availability counts what is free.
 import datetime
 import json
 
-from oslo_config import cfg
-from oslo_messaging import conffixture
 import sqlalchemy as sa
 from testtools import matchers
 import webob
@@ -31,12 +29,12 @@ from db import models
 from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
-from reservation_ext import conf as conf_mod
 from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notifications
 from reservation_ext import plugins as plugins_mod
 from reservation_ext import validation
 from tests import base
+from tests import fixtures
 
 NOW = datetime.datetime(2027, 1, 10, 9, 0)
 HOUR = datetime.timedelta(hours=1)
@@ -64,11 +62,8 @@ class _ProposalTests:
 
     def setUp(self):
         super().setUp()
-        conf = cfg.ConfigOpts()
-        conf_mod.register_opts(conf)
-        conf([], project='reservation')
-        conf.set_override('volume_reservable_gb', 100, group='reservation')
-        self.useFixture(conffixture.ConfFixture(conf))
+        conf = self.useFixture(fixtures.ReservationConf({
+            ('reservation', 'volume_reservable_gb'): 100})).conf
         self.conf = conf
         self.clock = clock_mod.ManualClock(NOW)
         self.app = wsgi.build_app(
