@@ -124,6 +124,7 @@ class Layout:
     leases_db_url: str = None
     proposal_ttl: int = PROPOSAL_TTL
     notify_url: str = None
+    enforcement_url: str = None
 
     def __post_init__(self):
         self.state_dir = os.path.abspath(self.state_dir)
@@ -285,8 +286,13 @@ def _notifications(layout, **service_sections):
 def _enforcement(layout):
     # Time quotas on: a project has none until an operator registers
     # limits (openstack registered limit create --service reservation).
-    return [('time_quotas', 'true'), ('auth_url', layout.auth_url),
-            ('region_name', REGION)]
+    options = [('time_quotas', 'true'), ('auth_url', layout.auth_url),
+               ('region_name', REGION)]
+    if layout.enforcement_url:
+        options += [('enabled_filters', 'ExternalServiceFilter'),
+                    ('external_service_base_endpoint',
+                     layout.enforcement_url)]
+    return options
 
 
 def _oslo_limit(layout):

@@ -93,6 +93,11 @@ def parse_args(argv):
                              'oslo.messaging transport URL (e.g. '
                              'rabbit://guest:guest@localhost:5672/); '
                              'default: none are sent')
+    parser.add_argument('--enforcement-url',
+                        help="check lease changes with the enforcement "
+                             "service at this URL, which speaks Blazar's "
+                             "protocol (ExternalServiceFilter; "
+                             "[enforcement] external_service_base_endpoint)")
     args = parser.parse_args(argv)
     if args.hosts < 1:
         parser.error('--hosts must be at least 1')
@@ -298,7 +303,8 @@ def prepare(args):
         ports={name: sock.getsockname()[1]
                for name, sock in sockets.items()},
         password=secrets.token_urlsafe(12), leases_db_url=args.db_url,
-        proposal_ttl=args.proposal_ttl, notify_url=args.notify_url)
+        proposal_ttl=args.proposal_ttl, notify_url=args.notify_url,
+        enforcement_url=args.enforcement_url)
     layout.save()
     config.write_keystone_conf(layout)
     config.write_nova_conf(layout)
