@@ -326,6 +326,35 @@ def latest_end(session, reservation_id, busy):
     return None if first is None else first - busy.margin
 
 
+def latest_slice_end(session, host_id, start, size, busy,
+                     ratios=(1.0, 1.0, 1.0)):
+    """The latest end a slice of ``size`` from ``start`` can have on a host.
+
+    As :func:`allocate_slice` counts (a whole-host allocation, or the
+    slices that overlap the window together), the window grows until the
+    first allocation whose start it reaches would not fit with the
+    others. ``start`` if nothing fits; None if every end does.
+    """
+    capacity = [value * ratio for value, ratio in zip(session.execute(
+        sa.select(HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb)
+        .where(HOSTS.c.id == host_id)).one(), ratios)]
+    used = list(size)
+    for row in session.execute(
+            sa.select(ALLOCATIONS.c.start_date, ALLOCATIONS.c.whole_host,
+                      ALLOCATIONS.c.vcpus, ALLOCATIONS.c.memory_mb,
+                      ALLOCATIONS.c.disk_gb)
+            .where(ALLOCATIONS.c.host_id == host_id,
+                   ALLOCATIONS.c.end_date > start - busy.margin,
+                   *busy.counted())
+            .order_by(ALLOCATIONS.c.start_date)):
+        reached = max(start, row.start_date - busy.margin)
+        used = [have + more for have, more in zip(used, row[2:])]
+        if row.whole_host or any(have > room for have, room in
+                                 zip(used, capacity)):
+            return reached
+    return None
+
+
 def booked_hosts(session, reservation_id):
     """The ids of the hosts a reservation has booked."""
     return _host_ids(session, reservation_id)

@@ -31,6 +31,8 @@ transaction began as a writer (:func:`db.api.writer`), which serializes
 writers already.
 """
 
+import datetime
+
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -102,6 +104,25 @@ def check(session, reservable_gb, start, end, size_gb, busy):
             'reservations overlapping that window already hold %d of the '
             '%d GB reservable ([reservation] volume_reservable_gb).'
             % (size_gb, start, end, held, reservable_gb))
+
+
+def latest_end(session, reservable_gb, start, size_gb, busy):
+    """The latest end that ``size_gb`` from ``start`` can have.
+
+    As :func:`check` counts (every reservation and hold that overlaps the
+    window), a window grows until the first of them whose start it
+    reaches would not fit with the others. ``start`` if nothing fits;
+    None if every end does.
+    """
+    held = sorted(read_held(session, start, datetime.datetime.max, busy))
+    used = size_gb + sum(a.size for a in held if a.start <= start)
+    if used > reservable_gb:
+        return start
+    for allocation in (a for a in held if a.start > start):
+        used += allocation.size
+        if used > reservable_gb:
+            return allocation.start
+    return None
 
 
 def lock(session):

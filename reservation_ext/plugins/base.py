@@ -41,6 +41,7 @@ from reservation_ext.clients import plugin_clients
 from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import planner
+from reservation_ext import validation
 
 
 class ResourcePlugin(metaclass=abc.ABCMeta):
@@ -236,3 +237,18 @@ def check_unchanged(values, resource_type):
         raise exceptions.InvalidInput(
             sorted(values)[0], 'cannot be changed on a %s reservation; '
             'create a new lease instead' % resource_type)
+
+
+def blocked_extension(exc, latest, lease):
+    """``exc``, saying how far the lease could be extended, if at all.
+
+    :param latest: the latest end the lease's resources allow (None: no
+        limit); said when it lies between the lease's start and the end
+        the update asked for.
+    """
+    if latest is None or not lease['start_date'] < latest < lease[
+            'end_date']:
+        return exc
+    return exceptions.NotEnoughResources(
+        '%s The lease can be extended until %s at the latest.'
+        % (exc.message, latest.strftime(validation.BLAZAR_DATE_FORMAT)))

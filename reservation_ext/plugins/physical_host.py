@@ -257,7 +257,11 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 return self._grow(session, lease, reservation, request)
             self._rebook(session, lease, reservation, request, values)
         except exceptions.NotEnoughResources as exc:
-            raise _blocked(exc, latest, lease, request['grace_period'])
+            if latest is not None:
+                # Its hosts are held for the grace period after the end.
+                latest -= datetime.timedelta(
+                    seconds=request['grace_period'] or 0)
+            raise base.blocked_extension(exc, latest, lease)
         session.execute(sa.update(REQUESTS).where(
             REQUESTS.c.reservation_id == reservation['id']).values(
                 **_request_columns(request)))
@@ -567,22 +571,6 @@ def _request_columns(values):
     columns['requested_hosts'] = (json.dumps(values['hosts'])
                                   if values['hosts'] else None)
     return columns
-
-
-def _blocked(exc, latest, lease, grace_period):
-    """``exc``, saying until when the hosts booked are free (if sooner).
-
-    :param latest: until when they are free; the lease's end is its grace
-        period earlier.
-    """
-    if latest is None:
-        return exc
-    latest -= datetime.timedelta(seconds=grace_period or 0)
-    if latest >= lease['end_date']:
-        return exc
-    return exceptions.NotEnoughResources(
-        '%s The lease can be extended until %s at the latest.'
-        % (exc.message, latest.strftime(validation.BLAZAR_DATE_FORMAT)))
 
 
 def _check_keeps(session, booked, request):

@@ -206,7 +206,9 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                       for key in SIZE_KEYS + ('flavor_id',))
         if resized:
             _check_waiting(reservation)
-        if not reservation['shared_pool']:
+        # Only a booking that is still to be used moves.
+        if not reservation['shared_pool'] and reservation['status'] in (
+                ReservationStatus.PENDING, ReservationStatus.ACTIVE):
             self._rebook(session, lease, reservation, request)
         session.execute(sa.update(REQUESTS).where(
             REQUESTS.c.reservation_id == reservation['id']).values(
@@ -221,8 +223,17 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         conditions = ()
         if reservation['status'] == ReservationStatus.ACTIVE:
             conditions = (HOSTS.c.hypervisor_hostname == reservation['host'],)
-        planner.release(session, reservation['id'])
-        self._book(session, reservation['id'], lease, size, conditions)
+        booked = planner.booked_hosts(session, reservation['id'])
+        try:
+            planner.release(session, reservation['id'])
+            self._book(session, reservation['id'], lease, size, conditions)
+        except exceptions.NotEnoughResources as exc:
+            latest = booked and planner.latest_slice_end(
+                session, booked[0], lease['start_date'],
+                tuple(size[key] for key in SIZE_KEYS),
+                self.busy(ignore_reservation=reservation['id']),
+                allocation_ratios(self.conf))
+            raise base.blocked_extension(exc, latest or None, lease)
 
     def on_start(self, ctx, lease, reservation):
         if not reservation['shared_pool']:

@@ -158,10 +158,15 @@ class VirtualVolumePlugin(base.ResourcePlugin):
                 'size_gb', 'volume %s is created already: extend it with '
                 'Cinder' % reservation['volume_id'])
         # The lease row has the new window already: count the others.
-        volume_capacity.check(
-            session, self.conf.reservation.volume_reservable_gb,
-            lease['start_date'], lease['end_date'], size,
-            self.busy(ignore_reservation=reservation['id']))
+        reservable = self.conf.reservation.volume_reservable_gb
+        busy = self.busy(ignore_reservation=reservation['id'])
+        try:
+            volume_capacity.check(session, reservable, lease['start_date'],
+                                  lease['end_date'], size, busy)
+        except exceptions.NotEnoughResources as exc:
+            raise base.blocked_extension(exc, volume_capacity.latest_end(
+                session, reservable, lease['start_date'], size, busy),
+                lease)
         session.execute(sa.update(REQUESTS).where(
             REQUESTS.c.reservation_id == reservation['id']).values(
                 size_gb=size, on_end=values.get('on_end',

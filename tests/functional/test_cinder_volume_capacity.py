@@ -174,9 +174,11 @@ class CapacityMixin:
         # Within its own window: it does not count against itself.
         self.service.update(user(), lease['id'],
                             {'end_date': at(15).strftime('%Y-%m-%d %H:%M')})
-        self.assertRaises(exceptions.NotEnoughResources, self.service.update,
-                          user(), lease['id'],
-                          {'end_date': at(21).strftime('%Y-%m-%d %H:%M')})
+        exc = self.assertRaises(
+            exceptions.NotEnoughResources, self.service.update, user(),
+            lease['id'], {'end_date': at(21).strftime('%Y-%m-%d %H:%M')})
+        self.assertIn('The lease can be extended until %s at the latest.'
+                      % at(20).strftime('%Y-%m-%d %H:%M'), exc.message)
         self.assertEqual('2027-01-11T00:00:00.000000', self.service.get(
             user(), lease['id'])['end_date'])
         # The size may change (tested with Cinder), not the volume type.

@@ -36,6 +36,7 @@ from reservation_ext.leases import service as lease_service
 from reservation_ext.leases import views
 from reservation_ext import plugins as plugins_mod
 from tests import base
+from tests import fixtures as test_fixtures
 from tests import payloads
 
 NOW = datetime.datetime(2027, 1, 10, 9, 0, 0)
@@ -62,7 +63,7 @@ class _PayloadTests:
 
     def setUp(self):
         super().setUp()
-        conf = self.useFixture(fixtures.ReservationConf({
+        conf = self.useFixture(test_fixtures.ReservationConf({
             ('reservation', 'volume_reservable_gb'): 100,
             ('oslo_messaging_notifications', 'driver'): ['test']})).conf
         _impl_test.reset()

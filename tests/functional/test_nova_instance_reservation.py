@@ -278,8 +278,12 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         # Extended, a's window would overlap both b and c: the planner
         # counts the slices overlapping a window together, 3 x 4096 MB.
         body = {'end_date': validation.format_date(later)}
-        self.lease_api('PUT', '/leases/' + server[LEASE_KEY], body,
-                       expect=409)
+        answer = self.lease_api('PUT', '/leases/' + server[LEASE_KEY], body,
+                                expect=409)
+        # c starts where a ends: a cannot be extended at all.
+        self.assertIn('The lease can be extended until %s at the latest.'
+                      % self.end.strftime('%Y-%m-%d %H:%M'),
+                      answer['error_message'])
         self.lease_api('PUT', '/leases/' + server[LEASE_KEY], {
             'start_date': validation.format_date(later),
             'end_date': validation.format_date(later + HOUR)})

@@ -370,6 +370,29 @@ class PlannerMixin:
         sliced = self.book_slice(20, 30, (1, 1, 1))
         self.assertNotIn(sliced, self.free(25, 35))
 
+    def latest_slice_end(self, host, start, size, **kwargs):
+        with self.writer() as session:
+            return planner.latest_slice_end(session, host, at(start), size,
+                                            busy(**kwargs))
+
+    def test_a_slice_can_last_until_a_whole_host_booking(self):
+        host = self.hosts[0]
+        self.allocate(20, 30, host_ids=[host])
+        self.assertEqual(at(20), self.latest_slice_end(host, 0, (1, 1, 1)))
+        self.assertEqual(at(20) - datetime.timedelta(minutes=30),
+                         self.latest_slice_end(host, 0, (1, 1, 1),
+                                               cleaning_time=30))
+        self.assertEqual(at(20), self.latest_slice_end(host, 20, (1, 1, 1)))
+
+    def test_a_slice_can_last_until_the_slices_add_up_beyond_the_host(self):
+        # Every host has 8 vCPUs: 6 + 3 fit no more.
+        host = self.book_slice(0, 10, (3, 1024, 10))
+        self.book_slice(15, 30, (3, 1024, 10))
+        self.assertEqual(at(15), self.latest_slice_end(host, 0, (3, 1, 1)))
+        self.assertIsNone(self.latest_slice_end(host, 0, (2, 1, 1)))
+        self.assertIsNone(self.latest_slice_end(self.hosts[1], 0,
+                                                (8, 8192, 100)))
+
     def test_slice_that_fits_nowhere_writes_nothing(self):
         before = (self.allocations(), self.generations())
         error = self.assertRaises(exceptions.NotEnoughResources,
