@@ -92,11 +92,15 @@ class NovaClient:
                                      {'metadata': metadata})
         return aggregate
 
-    def add_to_aggregate(self, aggregate, service_host):
-        """Put a host into an aggregate (a member already is fine)."""
+    def add_to_aggregate(self, aggregate, service_host, missing_ok=False):
+        """Put a host into an aggregate (a member already is fine).
+
+        :param missing_ok: a host Nova does not know (any more) is fine.
+        """
         if service_host not in aggregate['hosts']:
             self._action(aggregate['id'], 'add_host',
-                         {'host': service_host}, ok=(409,))
+                         {'host': service_host},
+                         ok=(409, 404) if missing_ok else (409,))
 
     def remove_from_aggregate(self, aggregate, service_host):
         """Take a host out of an aggregate (a non-member is fine)."""

@@ -349,13 +349,17 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return aggregate
 
     def _leave(self, reservation, hosts):
-        """Move ``hosts`` from the lease's aggregate to the free pool."""
+        """Move ``hosts`` from the lease's aggregate to the free pool.
+
+        A host that Nova does not know any more (whose joining failed) is
+        in neither.
+        """
         aggregate = self.nova.ensure_aggregate(reservation['id'])
         freepool = self.nova.ensure_aggregate(
             self.conf.reservation.freepool_name)
         for host in hosts:
             self.nova.remove_from_aggregate(aggregate, host)
-            self.nova.add_to_aggregate(freepool, host)
+            self.nova.add_to_aggregate(freepool, host, missing_ok=True)
 
     def before_end(self, ctx, lease, reservation):
         """``snapshot``: an image of every server on the hosts."""

@@ -113,6 +113,27 @@ class HostLeaseUpdateTest(nova_base.GpuHostsTestCase):
         self.assertIn(server['OS-EXT-SRV-ATTR:hypervisor_hostname'],
                       ('compute-2', 'compute-3'))
 
+    def test_growth_that_nova_refuses_is_undone(self):
+        # Started now, as the lease API's clock sees it: the hosts it
+        # gains are booked from now on, after its start.
+        self.start = self.now
+        lease = self.start_lease(self.create_lease())
+        # compute-3, which the growth would take, leaves Nova.
+        [service] = self.admin_api.get_services(binary='nova-compute',
+                                                host='compute-3')
+        self.admin_api.api_delete('/os-services/%s' % service['id'])
+        answer = self.change(lease, expect=409, min=2, max=2)
+        self.assertIn('the lease is unchanged', answer['error_message'])
+        self.assertIn('compute-3', answer['error_message'])
+        after = self.get(lease)
+        self.assertEqual(('ACTIVE', 1, 1), (
+            after['status'], after['reservations'][0]['min'],
+            after['reservations'][0]['max']))
+        self.assertEqual([('compute-2', lease['end_date'])],
+                         self.hosts_of(after))
+        self.assertEqual(['compute-2'], self.aggregate(
+            lease['reservations'][0]['id'])['hosts'])
+
     def test_an_active_host_lease_keeps_its_hosts(self):
         lease = self.start_lease(self.create_lease(min=2, max=2))
         for values, field in [({'min': 1, 'max': 1}, 'max'),
