@@ -167,8 +167,13 @@ class LeaseService:
         status, and a ``Conflict`` says why.
         """
         request = requests.parse_update(body, self.clock.now())
-        self._prepare(ctx, lease_id, request['reservations'])
-        quota = self._check_update(ctx, lease_id, request)
+        quota = time_quotas.NO_QUOTA_CHECK
+        # A rename alone needs neither the plugins nor the checks.
+        if set(request) != {'name', 'reservations'} or \
+                request['reservations']:
+            current, reservations = self._read_for_update(ctx, lease_id)
+            self._prepare(ctx, reservations, request['reservations'])
+            quota = self._check_update(ctx, current, reservations, request)
         with _unique_name(request.get('name')):
             change = self._update(ctx, lease_id, request, quota)
         view = self._apply(ctx, change)
@@ -232,22 +237,26 @@ class LeaseService:
                     end_date=row.end_date, before_end_date=None,
                     reservations=reservations)
 
-    def _check_update(self, ctx, lease_id, request):
-        """Run the update checks; return the transaction's quota check.
+    def _read_for_update(self, ctx, lease_id):
+        """The lease (as plugins get it) and its reservation views.
 
-        The lease is read as the update will find it unless another
-        change comes first; the quota check runs again in the update's
-        transaction, the filters do not. A rename alone is not checked,
-        as in Blazar.
+        Read before the update's transaction, for what must not run in
+        it: the plugins' lookups and the enforcement checks. The lease is
+        as the update will find it unless another change comes first.
         """
-        if set(request) == {'name', 'reservations'} and \
-                not request['reservations']:
-            return time_quotas.NO_QUOTA_CHECK
         with db_api.context_manager.reader.using(ctx) as session:
             row = _get_row(session, ctx, lease_id, 'update')
             _check_stable(row.status, 'updated')
-            current = _lease_dict(session, row)
-            reservations = self._view(session, row)['reservations']
+            return (_lease_dict(session, row),
+                    self._view(session, row)['reservations'])
+
+    def _check_update(self, ctx, current, reservations, request):
+        """Run the update checks; return the transaction's quota check.
+
+        The quota check runs again in the update's transaction, the
+        filters do not. A rename alone is not checked, as in Blazar (the
+        caller does not call this for one).
+        """
         new = dict(current, **self._new_dates(current, request),
                    name=request.get('name', current['name']))
         changes = {reservation_id: change['values'] for reservation_id,
@@ -362,17 +371,14 @@ class LeaseService:
             EventType.END_LEASE: lease['end_date'],
         }
 
-    def _prepare(self, ctx, lease_id, changes):
+    def _prepare(self, ctx, reservations, changes):
         """Let the plugins complete the reservation changes (no DB lock).
 
         What they look up in Nova or Cinder (a flavor's size) is read
         before the writer transaction, which must not wait on them.
         """
-        if not changes:
-            return
         reservations = {reservation['id']: reservation
-                        for reservation in self.get(ctx, lease_id)[
-                            'reservations']}
+                        for reservation in reservations}
         for reservation_id, change in changes.items():
             if reservation_id in reservations:
                 reservation = reservations[reservation_id]
