@@ -115,6 +115,32 @@ reservation_opts = [
                     'reservation whose request names no on_end (Blazar\'s '
                     'clients never name one). Blazar deletes the '
                     'instances: delete_instances behaves as Blazar does.'),
+    cfg.IntOpt('preemption_lead_time', default=600, min=0,
+               help='Seconds before a booking starts (a host lease, or a '
+                    'slice of a host for a reserved server) at which the '
+                    'engine stops the preemptible instances that stand in '
+                    'its way. From then on no new preemptible instance '
+                    'lands on that host. Make it longer than the engine\'s '
+                    'poll interval plus the time Nova takes to delete or '
+                    'shelve a server, so that leases start on time.'),
+    cfg.StrOpt('preemptible_on_reclaim', default='delete',
+               choices=[('delete', 'delete the preemptible instance'),
+                        ('shelve', 'shelve it (offloaded: its disk is '
+                         'kept as an image, it holds no compute resources; '
+                         'its owner may unshelve it elsewhere)')],
+               help='What becomes of a preemptible instance (flavor extra '
+                    'spec reservation:preemptible=true, or the hint '
+                    'preemptible=true) whose reservable capacity a lease '
+                    'needs.'),
+    cfg.BoolOpt('fill_gaps', default=True,
+                help='Book a reserved server whose lease starts now (nova '
+                     'boot --hint reserved=True with an end) as a slice of '
+                     'a reservable host, in the gap before that host\'s '
+                     'next booking, when one fits; otherwise, or when '
+                     'false, it runs in the shared pool. A server booked '
+                     'in a gap ends at its lease\'s end without fail, and '
+                     'its lease can only be extended while the host stays '
+                     'free.'),
     cfg.StrOpt('recycle_pool_name', default='recyclepool',
                help='Name of the Nova host aggregate that holds the hosts '
                     'of ended host reservations (on_end recycle) until '
