@@ -22,6 +22,11 @@ then what Nova shows while it boots (a BuildRequest: no host, no cell, no
 Placement allocation) until :func:`start` makes the cast, pinned to the
 booked host. Outside :func:`capture` the wrapper only calls Nova's method.
 
+A server whose lease starts now is held back too, only while its lease is
+created in the same request: :func:`cast` then makes the cast Nova asked
+for, as it was captured (password and files included), pinned to the
+booked host if there is one, so that the scheduler sees the booking.
+
 What the cast needs and Nova does not keep (the image, the requested
 networks and resources, the block device mappings and tags as the cast
 has them, request-level scheduling parameters) is serialized by
@@ -130,6 +135,20 @@ def start(ctx, server_id, build_args, host, node):
     conductor_api.ComputeTaskAPI().schedule_and_build_instances(
         ctx, build_requests=[build_request], request_spec=[spec],
         image=args['image'], admin_password=None, injected_files=[], **cast)
+
+
+def cast(ctx, captured, host=None, node=None):
+    """Make a captured cast now, on ``host`` / ``node`` when given.
+
+    :param captured: one of :attr:`Capture.builds`, made outside
+        :func:`capture` (the wrapper passes it to Nova).
+    """
+    if host is not None:
+        [spec] = captured['request_spec']
+        spec.requested_destination = objects.Destination(host=host,
+                                                         node=node)
+    conductor_api.ComputeTaskAPI().schedule_and_build_instances(
+        ctx, **captured)
 
 
 def set_flavor(ctx, server_id, flavor_id):

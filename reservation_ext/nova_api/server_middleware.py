@@ -19,12 +19,15 @@ pipelines, so it sees Nova's request context of every compute call:
 :mod:`reservation_ext.leases.hints`), or any boot with ``[reservation]
 reserve_all_instances``
     The hints are checked first (400 naming the field; nothing created).
-    Nova then creates the server as usual, except that the build of a
-    server whose lease starts later is held back (:mod:`.held_builds`); then
-    the lease is created with one ``virtual:instance`` reservation
-    carrying the server's flavor, which books a host for a later start
-    (409 when none fits). If the lease cannot be created, the server is
-    deleted: the user gets the error and nothing remains.
+    Nova then creates the server as usual, except that its build is held
+    back (:mod:`.held_builds`); then the lease is created with one
+    ``virtual:instance`` reservation carrying the server's flavor, which
+    books a host for a later start (409 when none fits), or for a start
+    now the gap of a reservable host (``[reservation] fill_gaps``) when
+    one fits. If the lease cannot be created, the server is deleted: the
+    user gets the error and nothing remains. A server whose lease starts
+    later waits (RESERVED); one that starts now is built at once, after
+    its booking exists: on the booked host, or in the shared pool.
 ``GET /servers``, ``/servers/detail``, ``/servers/{id}``
     Leased servers carry ``reservation:lease_id``; those waiting for
     their start show ``"status": "RESERVED"``.
@@ -168,12 +171,16 @@ class ServerReservations:
             return self.application
         deferred = lease['starts_later']
         _check_reservable(server, hints, deferred)
-        with held_builds.capture(deferred) as captured:
+        # Held back even when it starts now: the scheduler must see the
+        # booking that the lease makes.
+        with held_builds.capture(deferred=True) as captured:
             response = req.get_response(self.application)
         if response.status_int != 202 or len(captured.builds) != 1:
             return response
         lease_id = self._lease_server(req, lease, captured.builds[0], server,
                                       deferred)
+        if not deferred:
+            _build_now(req, captured.builds[0])
         return _created(response, lease_id, deferred)
 
     def _lease_server(self, req, lease, build, server, deferred):
@@ -354,6 +361,15 @@ def _size(spec):
     return {'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
             'disk_gb': root + flavor.ephemeral_gb +
             math.ceil(flavor.swap / 1024)}
+
+
+def _build_now(req, build):
+    """Cast a leased build: to its booked host, or to the shared pool."""
+    [spec] = build['request_spec']
+    leased = server_records.leased_server(_reservation_context(req),
+                                          spec.instance_uuid)
+    held_builds.cast(req.environ['nova.context'], build,
+                     leased.service_host, leased.hypervisor_hostname)
 
 
 def _created(response, lease_id, deferred):

@@ -27,10 +27,20 @@ window with the planner
 (:func:`reservation_ext.planning.planner.allocate_slice`), so that the
 capacity is there at the start; the server waits unbuilt
 (RESERVED) until the engine starts it on that host. A lease that starts
-now (``shared_pool``) books nothing: its server is built at once in the
-shared pool, where host leases never reach. At the end, ``on_end`` says
-what becomes of the server: ``delete``, ``snapshot_delete`` (an image
-first) or ``shelve``.
+now (``shared_pool`` in the request) fills a gap when ``[reservation]
+fill_gaps`` is set: it books a slice of a reservable host for ``[now,
+end)``, and the planner's overlap test, cleaning time included, is what
+makes the slice end before that host's next booking. When no host has
+such a gap (or without fill_gaps) it books nothing and the server runs in
+the shared pool, where host leases never reach. The view says which
+(``shared_pool``, and the booked ``host``); the middleware builds the
+server at once, pinned to that host.
+
+A booking on a host whose server is built (or being built) keeps that
+host: its lease's end is a hard end, and it is extended only while the
+host stays free (409 saying how far it can go otherwise). At the end,
+``on_end`` says what becomes of the server: ``delete``,
+``snapshot_delete`` (an image first) or ``shelve``.
 """
 
 import functools
@@ -50,6 +60,7 @@ RESOURCE_TYPE = 'virtual:instance'
 REQUESTS = models.InstanceReservation.__table__
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
+RECYCLING = models.RecyclingHost.__table__
 ON_END = ('delete', 'snapshot_delete', 'shelve')
 SIZE_KEYS = ('vcpus', 'memory_mb', 'disk_gb')
 # nova-api's middleware makes these requests: numbers are numbers.
@@ -148,6 +159,8 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 raise exceptions.InvalidInput(
                     'shared_pool', 'only a lease that starts now runs in '
                     'the shared pool')
+            if self.conf.reservation.fill_gaps:
+                self._fill_gap(session, reservation_id, lease, values)
         elif hold is not None:
             self._book(session, reservation_id, lease, values, (
                 HOSTS.c.id.in_(planner.held_hosts(
@@ -219,9 +232,24 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 lease['id'], request['flavor_id'])
         return None
 
+    def _fill_gap(self, session, reservation_id, lease, size):
+        """Book the slice of a reservable host that is free until the end.
+
+        No host has one: nothing is written, the server runs in the shared
+        pool. A host that recycles takes no new server, so it has no gap.
+        """
+        try:
+            self._book(session, reservation_id, lease, size, (
+                HOSTS.c.id.not_in(sa.select(RECYCLING.c.host_id)),))
+        except exceptions.NotEnoughResources:
+            pass
+
     def _rebook(self, session, lease, reservation, size):
         conditions = ()
-        if reservation['status'] == ReservationStatus.ACTIVE:
+        # A server that started (or fills a gap from now) stays where it
+        # is built; only its window may change there.
+        if (reservation['status'] == ReservationStatus.ACTIVE or
+                lease['start_date'] <= self.clock.now()):
             conditions = (HOSTS.c.hypervisor_hostname == reservation['host'],)
         booked = planner.booked_hosts(session, reservation['id'])
         try:
