@@ -316,6 +316,12 @@ class HostAllocation(Base):
     vcpus = sa.Column(sa.Integer, nullable=False, default=0)
     memory_mb = sa.Column(sa.Integer, nullable=False, default=0)
     disk_gb = sa.Column(sa.Integer, nullable=False, default=0)
+    # The start for which the preemptible servers in the booking's way
+    # were stopped (reservation_ext.engine.reclaim); a booking moved to
+    # another start is reclaimed again.
+    reclaimed_for = sa.Column(sa.DateTime, nullable=True)
+    # Until when an engine holds the claim to reclaim it.
+    reclaim_claimed_until = sa.Column(sa.DateTime, nullable=True)
 
 
 class Event(TimestampMixin, Base):
