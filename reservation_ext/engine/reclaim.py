@@ -53,6 +53,7 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from reservation_ext.leases import notification_schema
 from reservation_ext.planning import preemptible
 from reservation_ext.planning import preemption
 from reservation_ext.plugins import virtual_instance
@@ -225,6 +226,7 @@ class Reclaimer:
                 'lease_id': booking.lease_id,
                 'reservation_id': booking.reservation_id,
                 'action': action,
+                'payload_version': notification_schema.PREEMPTED_VERSION,
                 'event_time': validation.format_date(self.clock.now())})
 
     def _record(self, ctx, bookings):

@@ -21,6 +21,7 @@ Nova's default ratio), 8192 MB and 100 GB; the lead time is 600 s.
 import datetime
 import uuid
 
+import jsonschema
 from oslo_messaging.notify import _impl_test as test_notifier
 import sqlalchemy as sa
 
@@ -30,6 +31,7 @@ from reservation_ext import clock as clock_mod
 from reservation_ext.engine import reclaim
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
+from reservation_ext.leases import notification_schema
 from reservation_ext.leases import notifications
 from tests import base
 from tests.unit import test_engine
@@ -153,8 +155,10 @@ class ReclaimTest(base.DBTestCase):
         self.assertEqual({
             'server_id': 'new', 'project_id': 'other', 'host': 'compute-1',
             'lease_id': lease_id, 'reservation_id': booking,
-            'action': 'delete', 'event_time': '2030-01-01T12:00:00.000000'},
-            message['payload'])
+            'action': 'delete', 'event_time': '2030-01-01T12:00:00.000000',
+            'payload_version': '1.0'}, message['payload'])
+        jsonschema.validate(message['payload'],
+                            notification_schema.PREEMPTED)
 
     def test_a_whole_host_booking_stops_every_preemptible(self):
         self.flags(preemptible_on_reclaim='shelve')
