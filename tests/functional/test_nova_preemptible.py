@@ -21,11 +21,13 @@ puts a server that may go anywhere) are reservable.
 """
 
 import datetime
+import json
 
 from oslo_messaging.notify import _impl_test as test_notifier
 
 from reservation_ext import clock as clock_mod
 from reservation_ext.engine import reclaim
+from reservation_ext import validation
 from tests.functional import nova_base
 
 MINUTE = datetime.timedelta(minutes=1)
@@ -129,6 +131,46 @@ class PreemptibleTest(nova_base.NovaTestCase):
         self.assertIsNone(server[HOST_KEY])
         self.assertEqual(['shelve'],
                          [payload['action'] for payload in self.preempted()])
+
+    def test_a_reserved_servers_slice_stops_only_the_preemptibles_it_needs(
+            self):
+        # compute-2 (8192 MB) is the first reservable host: the slice of
+        # 4096 MB goes there, beside two preemptibles of 3072 MB placed
+        # there on purpose (a requested host still passes the filter).
+        reserved = self.user_api(nova_base.OWNER).post_server({
+            'server': self._build_server(
+                name='reserved', flavor_id=self._create_flavor(
+                    memory_mb=4096, vcpu=1, disk=1, ephemeral=0),
+                networks='none'),
+            'os:scheduler_hints': {'reserved': 'True', 'lease_params':
+                                   json.dumps({
+                                       'start': validation.format_date(
+                                           self.start),
+                                       'end': validation.format_date(
+                                           self.start + HOUR)})}})
+        reserved = self._wait_for_state_change(reserved, 'RESERVED')
+        flavor = self._create_flavor(
+            memory_mb=3072, vcpu=1, disk=1, ephemeral=0,
+            extra_spec={'reservation:preemptible': 'true'})
+        self.admin_api.microversion = '2.74'
+        spot = [self._wait_for_state_change(
+            self.admin_api.post_server({'server': dict(self._build_server(
+                name=name, flavor_id=flavor, networks='none'),
+                host='compute-2')}), 'ACTIVE') for name in ('a', 'b')]
+        self.assertEqual(['compute-2'] * 2, [s[HOST_KEY] for s in spot])
+
+        self.run_engine(at=self.start - 5 * MINUTE)
+        [payload] = self.preempted()
+        self.assertEqual('compute-2', payload['host'])
+        [stopped] = [s for s in spot if s['id'] == payload['server_id']]
+        self._wait_until_deleted(stopped)
+        [kept] = [s for s in spot if s is not stopped]
+        self.assertEqual('ACTIVE',
+                         self.admin_api.get_server(kept['id'])['status'])
+        self.run_engine(at=self.start)
+        reserved = self._wait_for_state_change(reserved, 'ACTIVE')
+        self.assertEqual('compute-2', self.admin_api.get_server(
+            reserved['id'])['OS-EXT-SRV-ATTR:host'])
 
     def test_preemptibles_never_land_where_a_booking_starts_soon(self):
         self.lease_host('compute-4', nova_base.lease_date(
