@@ -42,6 +42,7 @@ from oslo_utils import strutils
 import sqlalchemy as sa
 
 from db import models
+from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
 
 EXTRA_SPEC = 'reservation:preemptible'
@@ -60,11 +61,29 @@ def is_preemptible(extra_specs, hints):
     :param hints: its scheduler hints; a value may be a list of one, as
         Nova keeps them.
     """
-    hint = (hints or {}).get(HINT)
-    if isinstance(hint, (list, tuple)):
-        hint = hint[0] if hint else None
     return any(strutils.bool_from_string(value) for value in
-               ((extra_specs or {}).get(EXTRA_SPEC), hint))
+               ((extra_specs or {}).get(EXTRA_SPEC),
+                _one((hints or {}).get(HINT))))
+
+
+def _one(hint):
+    """A hint's value; Nova keeps them as lists of one."""
+    if isinstance(hint, (list, tuple)):
+        return hint[0] if hint else None
+    return hint
+
+
+def check_hint(hints):
+    """The ``preemptible`` hint of a boot as a bool (False when absent).
+
+    :raises InvalidInput: naming the hint, when it is not a boolean.
+    """
+    hint = _one((hints or {}).get(HINT))
+    try:
+        return strutils.bool_from_string(hint, strict=True) \
+            if hint is not None else False
+    except ValueError:
+        raise exceptions.InvalidInput(HINT, 'must be true or false')
 
 
 def horizon(now, lead_time, cleaning_time):

@@ -23,6 +23,7 @@ puts a server that may go anywhere) are reservable.
 import datetime
 import json
 
+from nova.tests.functional.api import client
 from oslo_messaging.notify import _impl_test as test_notifier
 
 from reservation_ext import clock as clock_mod
@@ -191,3 +192,21 @@ class PreemptibleTest(nova_base.NovaTestCase):
         for _ in range(3):
             server = self.boot_with(self.ordinary)
             self.assertEqual('compute-1', server[HOST_KEY])
+
+    def test_a_bad_preemptible_hint_is_400_and_creates_nothing(self):
+        api = self.user_api(nova_base.OTHER)
+        for hints, message in (
+                ({'preemptible': 'maybe'},
+                 'preemptible: must be true or false'),
+                ({'preemptible': 'true', 'reserved': 'True'},
+                 'preemptible: a reserved server cannot be preemptible')):
+            error = self.assertRaises(
+                client.OpenStackApiException, api.post_server, {
+                    'server': self._build_server(flavor_id=self.ordinary,
+                                                 networks='none'),
+                    'os:scheduler_hints': hints})
+            self.assertEqual(400, error.response.status_code)
+            self.assertIn(message, error.response.text)
+        self.assertEqual([], api.get_servers())
+        self.assertEqual([], self.lease_api('GET', '/leases',
+                                            project=nova_base.OTHER)['leases'])
