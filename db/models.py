@@ -293,6 +293,8 @@ class HostAllocation(Base):
                  'host_id', 'start_date', 'end_date', 'expires_at'),
         sa.Index('host_allocations_reservation_id_idx', 'reservation_id'),
         sa.Index('host_allocations_proposal_id_idx', 'proposal_id'),
+        # The engine's reclaim looks for the bookings not ended yet.
+        sa.Index('host_allocations_end_date_idx', 'end_date'),
         sa.CheckConstraint(
             '(reservation_id IS NULL) <> (proposal_id IS NULL)',
             name='ck_host_allocations_owner'),

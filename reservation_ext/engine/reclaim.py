@@ -18,7 +18,8 @@ Every poll, and once more in a lease's start (so that a lease made to
 start now does not start late), the engine stops the ones in the way of
 the bookings that start within ``[reservation] preemption_lead_time``:
 
-1. Claim, in one writer transaction: the bookings (host_allocations rows
+1. Claim (after a read that finds any, so that an idle poll takes no
+   writer lock), in one writer transaction: the bookings (host_allocations rows
    of reservations) that start by ``now + lead time``, have not ended,
    were not reclaimed for their current start (``reclaimed_for``) and
    that no other engine holds (``reclaim_claimed_until``, set to ``now +
@@ -95,7 +96,12 @@ class Reclaimer:
 
         :returns: how many hosts were reclaimed.
         """
-        return self._reclaim(ctx, self._claim(ctx, self._due()))
+        due = self._due()
+        # Most polls find nothing: a read, without a writer's lock.
+        with db_api.context_manager.reader.using(ctx) as session:
+            if not session.scalar(sa.select(sa.exists().where(due))):
+                return 0
+        return self._reclaim(ctx, self._claim(ctx, due))
 
     def reclaim_lease(self, ctx, lease_id):
         """Reclaim for a lease's bookings now (in its start).
@@ -118,7 +124,8 @@ class Reclaimer:
                        *self._unreclaimed())
 
     def _unreclaimed(self):
-        return (ALLOCATIONS.c.end_date > self.clock.now(),
+        return (ALLOCATIONS.c.reservation_id.is_not(None),
+                ALLOCATIONS.c.end_date > self.clock.now(),
                 sa.or_(ALLOCATIONS.c.reclaimed_for.is_(None),
                        ALLOCATIONS.c.reclaimed_for !=
                        ALLOCATIONS.c.start_date))

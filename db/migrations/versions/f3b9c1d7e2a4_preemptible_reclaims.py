@@ -13,7 +13,8 @@
 """reclaims of preemptible capacity
 
 Per booking: the start for which the preemptible servers in its way were
-stopped, and the claim of the engine stopping them.
+stopped, and the claim of the engine stopping them; an index on the end,
+for the engine's search of the bookings not ended yet.
 
 Revision ID: f3b9c1d7e2a4
 Revises: b7f3a1c9e254
@@ -35,9 +36,11 @@ def upgrade():
                                    nullable=True))
         batch.add_column(sa.Column('reclaim_claimed_until', sa.DateTime(),
                                    nullable=True))
+        batch.create_index('host_allocations_end_date_idx', ['end_date'])
 
 
 def downgrade():
     with op.batch_alter_table('host_allocations') as batch:
+        batch.drop_index('host_allocations_end_date_idx')
         batch.drop_column('reclaim_claimed_until')
         batch.drop_column('reclaimed_for')
