@@ -101,7 +101,7 @@ class Reclaimer:
         with db_api.context_manager.reader.using(ctx) as session:
             if not session.scalar(sa.select(sa.exists().where(due))):
                 return 0
-        return self._reclaim(ctx, self._claim(ctx, due))
+        return self._reclaim(ctx, self._claim(ctx, due, due))
 
     def reclaim_lease(self, ctx, lease_id):
         """Reclaim for a lease's bookings now (in its start).
@@ -130,8 +130,14 @@ class Reclaimer:
                        ALLOCATIONS.c.reclaimed_for !=
                        ALLOCATIONS.c.start_date))
 
-    def _claim(self, ctx, which):
-        """Claim the bookings matching ``which``; return them."""
+    def _claim(self, ctx, which, recheck=sa.true()):
+        """Claim the bookings matching ``which``; return them.
+
+        ``recheck`` (on host_allocations alone) is checked again by the
+        UPDATE: on PostgreSQL, a concurrent claimer waits for our row
+        locks and then tests it against what we committed, so it loses
+        the rows we took.
+        """
         until = self.clock.now() + datetime.timedelta(
             seconds=self.conf.reservation.event_claim_timeout)
         with db_api.writer(ctx, self.clock) as session:
@@ -140,7 +146,8 @@ class Reclaimer:
                 RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id).where(
                     which)
             claimed = session.execute(
-                sa.update(ALLOCATIONS).where(ALLOCATIONS.c.id.in_(ids))
+                sa.update(ALLOCATIONS)
+                .where(ALLOCATIONS.c.id.in_(ids), recheck)
                 .values(reclaim_claimed_until=until)
                 .returning(ALLOCATIONS.c.id, ALLOCATIONS.c.host_id,
                            ALLOCATIONS.c.start_date,
