@@ -29,11 +29,18 @@ from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext.engine import reclaim
+from reservation_ext.engine import runner
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notification_schema
 from reservation_ext.leases import notifications
+from reservation_ext.leases.states import EventStatus
+from reservation_ext.leases.states import EventType
+from reservation_ext.leases.states import LeaseStatus
+from reservation_ext import plugins as plugins_mod
 from tests import base
+from tests import fixtures as test_fixtures
+from tests import plugins as test_plugins
 from tests.unit import test_engine
 
 NOW = datetime.datetime(2030, 1, 1, 12, 0)
@@ -83,7 +90,8 @@ class Clients:
         self.nova = nova
 
 
-class ReclaimTest(base.DBTestCase):
+class _ReclaimBase(base.DBTestCase):
+    """compute-1 with two preemptible servers and an ordinary one."""
 
     def setUp(self):
         super().setUp()
@@ -141,6 +149,13 @@ class ReclaimTest(base.DBTestCase):
         with db_api.context_manager.reader.using(self.ctx) as session:
             return session.scalar(sa.select(ALLOCATIONS.c.reclaimed_for)
                                   .where(ALLOCATIONS.c.id == allocation_id))
+
+    def flags(self, **overrides):
+        for name, value in overrides.items():
+            self.conf.set_override(name, value, group='reservation')
+
+
+class ReclaimTest(_ReclaimBase):
 
     def test_a_slice_stops_only_the_newest_preemptibles_it_needs(self):
         # 1024 + 4096 + 2048 in use; 2048 more needed: 9216 > 8192.
@@ -224,6 +239,49 @@ class ReclaimTest(base.DBTestCase):
                           self.reclaimer.reclaim_lease, self.ctx, lease_id)
         self.assertIsNone(self.reclaimed_for(booking))
 
-    def flags(self, **overrides):
-        for name, value in overrides.items():
-            self.conf.set_override(name, value, group='reservation')
+
+class EngineStartReclaimTest(_ReclaimBase):
+    """A lease's start reclaims its hosts before its plugins act."""
+
+    def setUp(self):
+        self.useFixture(test_fixtures.TestPlugins())
+        super().setUp()
+        self.lease_id, reservation_id = test_engine.create_lease(start=NOW)
+        with self.writer() as session:
+            session.execute(sa.insert(ALLOCATIONS).values(
+                id=reservation_id, host_id=self.host_id,
+                reservation_id=reservation_id, start_date=NOW,
+                end_date=NOW + 60 * MINUTE))
+        self.engine = runner.Engine(
+            self.conf, self.clock,
+            plugins_mod.load_plugins(self.conf, self.clock),
+            notifications.get_notifier(self.conf), engine_id='test',
+            reclaimer=self.reclaimer)
+
+    def started(self):
+        return [action for action, _reservation in
+                test_plugins.read_journal() if action == 'on_start']
+
+    def test_the_start_stops_the_preemptibles_then_starts(self):
+        while self.engine.run_once():
+            pass
+        self.assertEqual([('delete', ['new']), ('delete', ['old'])],
+                         self.stopped())
+        self.assertEqual(['on_start'], self.started())
+        lease, _events, _reservations = test_engine.get_lease(self.lease_id)
+        self.assertEqual(LeaseStatus.ACTIVE, lease['status'])
+
+    def test_a_reclaim_that_fails_makes_the_start_retry(self):
+        self.nova.failures = 1
+        self.engine.run_once()
+        lease, events, _reservations = test_engine.get_lease(self.lease_id)
+        self.assertEqual(
+            (LeaseStatus.STARTING, EventStatus.UNDONE, 1),
+            (lease['status'], events[EventType.START_LEASE]['status'],
+             events[EventType.START_LEASE]['attempts']))
+        self.assertEqual([], self.started())
+        self.clock.advance(seconds=3)
+        while self.engine.run_once():
+            pass
+        self.assertEqual(['on_start'], self.started())
+        self.assertEqual(2, len(self.stopped()))
