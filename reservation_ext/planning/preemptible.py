@@ -14,9 +14,11 @@
 
 A boot is preemptible when its flavor has the extra spec
 ``reservation:preemptible=true`` or it carries the scheduler hint
-``preemptible=true``. It may run on the shared pool (hosts that are not
-reservable) and on the reservable capacity that nothing holds now and
-nothing books soon. A reservable host is *closed* to preemptibles when:
+``preemptible=true``, unless its flavor is an instance-capacity
+reservation's (``reservation:id``). It may run on the shared pool (hosts
+that are not reservable) and on the reservable capacity that nothing
+holds now and nothing books soon. A reservable host is *closed* to
+preemptibles when:
 
 * it is not reservable (in maintenance) or recycles;
 * a whole-host booking runs on it now (within the cleaning time);
@@ -47,6 +49,10 @@ from reservation_ext.leases.states import ReservationStatus
 
 EXTRA_SPEC = 'reservation:preemptible'
 HINT = 'preemptible'
+# The extra spec of an instance-capacity reservation's flavor: its servers
+# run on booked seats, never preemptible (even when the flavor it was
+# made from was).
+RESERVED_FLAVOR_SPEC = 'reservation:id'
 
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
@@ -61,9 +67,11 @@ def is_preemptible(extra_specs, hints):
     :param hints: its scheduler hints; a value may be a list of one, as
         Nova keeps them.
     """
+    extra_specs = extra_specs or {}
+    if RESERVED_FLAVOR_SPEC in extra_specs:
+        return False
     return any(strutils.bool_from_string(value) for value in
-               ((extra_specs or {}).get(EXTRA_SPEC),
-                _one((hints or {}).get(HINT))))
+               (extra_specs.get(EXTRA_SPEC), _one((hints or {}).get(HINT))))
 
 
 def _one(hint):

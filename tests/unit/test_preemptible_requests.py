@@ -38,6 +38,10 @@ class PreemptibleRequestTest(base.TestCase):
         self.assertFalse(preemptible.is_preemptible({'hw:cpu': '2'},
                                                     {'reserved': 'True'}))
 
+    def test_a_capacity_reservations_flavor_is_never_preemptible(self):
+        self.assertFalse(preemptible.is_preemptible(
+            {SPEC: 'true', 'reservation:id': 'r1'}, {'preemptible': 'true'}))
+
     def test_the_hint_must_be_a_boolean(self):
         self.assertTrue(preemptible.check_hint({'preemptible': 'yes'}))
         self.assertFalse(preemptible.check_hint({}))
