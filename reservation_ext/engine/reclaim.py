@@ -184,8 +184,8 @@ class Reclaimer:
         """What a host must serve: ``(host, needed, reserved)``.
 
         ``needed``: the sizes of the bookings on it that run by the lead
-        time (None for a whole host); ``reserved``: the servers that are
-        bookings' (counted in ``needed`` already).
+        time (None for a whole host); ``reserved``: the reserved servers
+        of those bookings (counted in ``needed`` already).
         """
         horizon = self.clock.now() + datetime.timedelta(
             seconds=self.conf.reservation.preemption_lead_time)
@@ -215,7 +215,7 @@ class Reclaimer:
             if _is_preemptible(server):
                 mine.append(preemption.Server(
                     server['id'], _size(server), server['created']))
-            elif server['id'] not in reserved:
+            elif not _is_booked(server, reserved):
                 others.append(_size(server))
         capacity = tuple(have * ratio for have, ratio in zip(
             (host.vcpus, host.memory_mb, host.local_gb),
@@ -269,6 +269,17 @@ def _is_preemptible(server):
     return preemptible.is_preemptible(
         server.get('flavor', {}).get('extra_specs'),
         server.get('scheduler_hints'))
+
+
+def _is_booked(server, reserved):
+    """Whether a bookings' size on the host counts the server already.
+
+    A reserved server (one of ``reserved``), or one booted with an
+    instance-capacity reservation's flavor (on its seat).
+    """
+    extra_specs = server.get('flavor', {}).get('extra_specs') or {}
+    return (server['id'] in reserved or
+            preemptible.RESERVED_FLAVOR_SPEC in extra_specs)
 
 
 def _size(server):

@@ -222,6 +222,16 @@ class ReclaimTest(_ReclaimBase):
         self.reclaimer.run(self.ctx)
         self.assertEqual([], self.stopped())
 
+    def test_a_server_on_a_capacity_reservations_seat_is_counted_once(self):
+        self.nova.servers = [
+            server('seated', 2048, '2030-01-01T09:00:00Z',
+                   {'reservation:id': 'r1'}),
+            server('old', 4096, '2030-01-01T10:00:00Z', PREEMPTIBLE)]
+        self.book(NOW - 30 * MINUTE, memory_mb=2048, status='active')
+        self.book(NOW + 5 * MINUTE, memory_mb=2048)
+        self.reclaimer.run(self.ctx)
+        self.assertEqual([], self.stopped())
+
     def test_a_lease_start_reclaims_its_bookings_whoever_holds_them(self):
         lease_id, booking = self.book(NOW)
         with self.writer() as session:
