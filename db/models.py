@@ -293,6 +293,8 @@ class HostAllocation(Base):
                  'host_id', 'start_date', 'end_date', 'expires_at'),
         sa.Index('host_allocations_reservation_id_idx', 'reservation_id'),
         sa.Index('host_allocations_proposal_id_idx', 'proposal_id'),
+        # The engine's reclaim looks for the bookings not ended yet.
+        sa.Index('host_allocations_end_date_idx', 'end_date'),
         sa.CheckConstraint(
             '(reservation_id IS NULL) <> (proposal_id IS NULL)',
             name='ck_host_allocations_owner'),
@@ -316,6 +318,12 @@ class HostAllocation(Base):
     vcpus = sa.Column(sa.Integer, nullable=False, default=0)
     memory_mb = sa.Column(sa.Integer, nullable=False, default=0)
     disk_gb = sa.Column(sa.Integer, nullable=False, default=0)
+    # The start for which the preemptible servers in the booking's way
+    # were stopped (reservation_ext.engine.reclaim); a booking moved to
+    # another start is reclaimed again.
+    reclaimed_for = sa.Column(sa.DateTime, nullable=True)
+    # Until when an engine holds the claim to reclaim it.
+    reclaim_claimed_until = sa.Column(sa.DateTime, nullable=True)
 
 
 class Event(TimestampMixin, Base):

@@ -21,7 +21,10 @@ Enable it in nova.conf::
 
 It reads the reservation pools from the leases DB (``[reservation_database]
 connection``) through a per-process cache that costs one small SELECT per
-request while no pool changed.
+request while no pool changed. A preemptible request (flavor extra spec
+``reservation:preemptible=true`` or hint ``preemptible=true``) costs one
+query instead: the hosts closed to it
+(:mod:`reservation_ext.planning.preemptible`) depend on the time.
 """
 
 from nova.scheduler import filters
@@ -29,11 +32,13 @@ from nova.scheduler import utils
 from oslo_log import log as logging
 
 from db import api as db_api
+from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.nova_api import server_records
 from reservation_ext.planning import pool_snapshot
+from reservation_ext.planning import preemptible
 
 LOG = logging.getLogger(__name__)
 
@@ -67,8 +72,9 @@ class ReservationFilter(filters.BaseHostFilter):
     reservation pool (neither in the free pool nor in a lease). A
     request with ``reservation=<id>`` passes only the hosts of that active
     reservation, and only when it comes from the lease's project or a
-    project the lease is shared with. A host that recycles passes no
-    request.
+    project the lease is shared with. A preemptible request without
+    reservation hints passes every host that is not closed to
+    preemptibles. A host that recycles passes no request.
 
     A rebuild keeps its host whatever the pools became since the build
     (``RUN_ON_REBUILD``): the server is there already.
@@ -78,9 +84,10 @@ class ReservationFilter(filters.BaseHostFilter):
     run_filter_once_per_request = True
     RUN_ON_REBUILD = False
 
-    def __init__(self):
+    def __init__(self, clock=clock_mod.SYSTEM):
         db_api.configure(conf_mod.CONF)
         self._pools = pool_snapshot.SnapshotCache()
+        self._clock = clock
 
     def filter_all(self, filter_obj_list, spec_obj):
         """The hosts that pass, deciding once for the whole request.
@@ -101,6 +108,8 @@ class ReservationFilter(filters.BaseHostFilter):
 
     def _decide(self, spec_obj):
         """The :class:`_Passing` hosts of one request."""
+        if _is_preemptible(spec_obj):
+            return self._open_to_preemptibles()
         booked = _booked_host(spec_obj)
         snapshot = self._pools.get()
         if booked is not None:
@@ -113,6 +122,27 @@ class ReservationFilter(filters.BaseHostFilter):
             LOG.debug('Reservation %s is not active or not usable by '
                       'project %s.', reservation_id, spec_obj.project_id)
         return _Passing(allowed)
+
+    def _open_to_preemptibles(self):
+        conf = conf_mod.CONF.reservation
+        with db_api.context_manager.reader.using(
+                context.get_admin_context()) as session:
+            closed = preemptible.closed_hosts(
+                session, self._clock.now(), conf.preemption_lead_time,
+                conf.cleaning_time)
+        return _Passing(closed, excluded=True)
+
+
+def _is_preemptible(spec_obj):
+    """Whether a request is preemptible and asks for no reservation.
+
+    A reservation hint wins: the server runs on what its lease holds.
+    """
+    hints = (lease_hints.RESERVED, lease_hints.LEASE_PARAMS, HINT)
+    return preemptible.is_preemptible(
+        spec_obj.flavor.extra_specs,
+        {preemptible.HINT: spec_obj.get_scheduler_hint(preemptible.HINT)}
+    ) and all(spec_obj.get_scheduler_hint(hint) is None for hint in hints)
 
 
 def _booked_host(spec_obj):

@@ -32,13 +32,17 @@ from reservation_ext import exceptions
 # 2.53: hypervisors by UUID and hostname pattern; 2.87 is the last
 # version that shows hypervisor sizes (vcpus, memory_mb, local_gb).
 MICROVERSION = '2.87'
+# 2.100: a server's view carries its scheduler hints, and (since 2.47)
+# its flavor with the extra specs.
+HINTS_MICROVERSION = '2.100'
 # Metadata keys of a lease aggregate.
 OWNER_KEY = 'reservation:owner'
 RESERVATION_KEY = 'reservation:id'
 # The server action of nova-api's middleware that builds a reserved server.
 START_ACTION = 'os-reservation-start'
 FLAVOR_ACTION = 'os-reservation-flavor'
-SHELVED = ('SHELVED', 'SHELVED_OFFLOADED')
+OFFLOADED = 'SHELVED_OFFLOADED'
+SHELVED = ('SHELVED', OFFLOADED)
 
 
 class NovaClient:
@@ -123,6 +127,31 @@ class NovaClient:
         found = self._get('/servers/detail',
                           params={'all_tenants': 1, 'host': service_host})
         return found['servers']
+
+    def servers_with_hints_on(self, service_host):
+        """The servers on a host, with flavor extra specs and hints."""
+        return self._call('GET', '/servers/detail',
+                          params={'all_tenants': 1, 'host': service_host},
+                          microversion=HINTS_MICROVERSION)['servers']
+
+    def shelve_offload(self, server_id, timeout=300, interval=1):
+        """Shelve a server and offload it: it keeps no compute resources.
+
+        Waits until it is SHELVED_OFFLOADED (a server that is gone is
+        fine).
+        """
+        server = self._get('/servers/%s' % server_id, missing_ok=True)
+        if server is None:
+            return
+        if server['server']['status'] not in SHELVED:
+            self._call('POST', '/servers/%s/action' % server_id,
+                       json={'shelve': None}, ok=(409,))
+            self._wait_for_server(server_id, SHELVED, timeout, interval)
+        if self._get('/servers/%s' % server_id)['server'][
+                'status'] != OFFLOADED:
+            self._call('POST', '/servers/%s/action' % server_id,
+                       json={'shelveOffload': None}, ok=(409,))
+        self._wait_for_server(server_id, (OFFLOADED,), timeout, interval)
 
     def delete_servers(self, server_ids, timeout=300, interval=1):
         """Delete servers and wait until they are gone."""

@@ -34,7 +34,10 @@ are idempotent). An engine only starts an event while at least half of the
 claim timeout is left, and records its outcomes at least every poll
 interval; the events it did not start go back to UNDONE.
 
-After the events, every poll runs each plugin's
+After the events, every poll stops the preemptible servers in the way of
+the bookings that start within the lead time
+(:mod:`reservation_ext.engine.reclaim`); a lease's start does so for its
+own bookings first. Then every poll runs each plugin's
 :meth:`~reservation_ext.plugins.base.ResourcePlugin.run_pending`: work
 that is due outside of the lease events (a host reservation's grace
 period that ended, hosts that recycle), which the plugin claims in the DB
@@ -52,8 +55,10 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from reservation_ext.clients import plugin_clients
 from reservation_ext import context
 from reservation_ext.enforcement import enforcer
+from reservation_ext.engine import reclaim
 from reservation_ext.leases import notifications
 from reservation_ext.leases import states
 from reservation_ext.leases import views
@@ -137,6 +142,18 @@ def _ready():
     return sa.and_(~blocked, ~lease_busy)
 
 
+def _clients(conf, plugins):
+    """The clients the plugins act through (they share them).
+
+    The service user's when no plugin has any.
+    """
+    for plugin in plugins.values():
+        clients = getattr(plugin, 'clients', None)
+        if clients is not None:
+            return clients
+    return plugin_clients.PluginClients(conf)
+
+
 def _event_order(event):
     return (event['time'], EventType.ALL.index(event['event_type']),
             event['id'])
@@ -164,15 +181,20 @@ class Engine:
     :param enforcement: the
         :class:`~reservation_ext.enforcement.enforcer.Enforcement` told of
         every lease end (by default one with no filters)
+    :param reclaimer: the
+        :class:`~reservation_ext.engine.reclaim.Reclaimer` of preemptible
+        capacity (by default one acting through the plugins' clients)
     """
 
     def __init__(self, conf, clock, plugins, notifier, engine_id=None,
-                 enforcement=None):
+                 enforcement=None, reclaimer=None):
         self.conf = conf.reservation
         self.clock = clock
         self.plugins = plugins
         self.notifier = notifier
         self.enforcement = enforcement or enforcer.disabled(conf)
+        self.reclaimer = reclaimer or reclaim.Reclaimer(
+            conf, clock, _clients(conf, plugins), notifier)
         self.engine_id = engine_id or '%s:%d' % (socket.gethostname(),
                                                  os.getpid())
 
@@ -197,12 +219,23 @@ class Engine:
     def run_once(self):
         """Claim up to ``event_batch_size`` due events and run them.
 
-        Then run the plugins' pending work. Return how many events were
-        run (successfully or not) plus how many pieces of pending work
-        were finished.
+        Then reclaim preemptible capacity and run the plugins' pending
+        work. Return how many events were run (successfully or not) plus
+        how many hosts were reclaimed and pieces of pending work were
+        finished.
         """
         ctx = context.get_admin_context()
-        return self._run_events(ctx) + self._run_pending(ctx)
+        return (self._run_events(ctx) + self._reclaim(ctx) +
+                self._run_pending(ctx))
+
+    def _reclaim(self, ctx):
+        try:
+            return self.reclaimer.run(ctx)
+        except Exception:
+            # As for pending work: what failed stays due for a later poll.
+            LOG.exception('Engine %s: reclaiming preemptible capacity '
+                          'failed', self.engine_id)
+            return 0
 
     def _run_events(self, ctx):
         batch = self._claim(ctx)
@@ -308,6 +341,9 @@ class Engine:
             # does not tell the filters again.
             self.enforcement.on_end(ctx, lease, reservations)
         try:
+            if event['event_type'] == EventType.START_LEASE:
+                # A lease made to start now had no lead time.
+                self.reclaimer.reclaim_lease(ctx, lease['id'])
             for reservation in reservations:
                 plugin = views.plugin_for(self.plugins,
                                           reservation['resource_type'])

@@ -26,6 +26,11 @@ say) has no resources.
 
 ``python -m reservation_ext.leases.notification_schema`` prints the
 schema as the operator docs show it (doc/source/admin/notifications.rst).
+
+The engine's ``instance.preempted`` (a preemptible server stopped for a
+booking, :mod:`reservation_ext.engine.reclaim`) is not about a lease
+change and has a payload of its own, :data:`PREEMPTED`, with its own
+version (same rules).
 """
 
 import json
@@ -169,6 +174,36 @@ SCHEMA = {
                  'project_id', 'user_id', 'start_date', 'end_date',
                  'before_end_date', 'created_at', 'updated_at',
                  'reservations', 'events'],
+}
+
+
+PREEMPTED_VERSION = '1.0'
+
+PREEMPTED = {
+    '$schema': 'https://json-schema.org/draft/2020-12/schema',
+    'title': 'reservation-ext instance.preempted payload %s'
+             % PREEMPTED_VERSION,
+    'type': 'object',
+    'properties': {
+        'payload_version': {
+            'type': 'string', 'pattern': r'^1\.\d+$',
+            'description': 'the version of this payload: 1.x only adds '
+                           'fields'},
+        'event_time': _date('when the server was stopped, by the '
+                            "engine's clock"),
+        'server_id': _text('the preemptible Nova server that was stopped'),
+        'project_id': _text("the server's project"),
+        'host': _text('the hypervisor hostname it ran on'),
+        'lease_id': _text('the lease whose booking needed the host'),
+        'reservation_id': _text('the reservation of that booking'),
+        'action': {'enum': ['delete', 'shelve'],
+                   'description': 'what became of the server '
+                                  '([reservation] preemptible_on_reclaim; '
+                                  'shelve also offloads it)'},
+    },
+    'required': ['payload_version', 'event_time', 'server_id', 'project_id',
+                 'host', 'lease_id', 'reservation_id', 'action'],
+    'additionalProperties': False,
 }
 
 

@@ -72,6 +72,7 @@ from reservation_ext.leases import service as lease_service
 from reservation_ext.leases.states import LeaseStatus
 from reservation_ext.nova_api import held_builds
 from reservation_ext.nova_api import server_records
+from reservation_ext.planning import preemptible
 from reservation_ext import plugins
 from reservation_ext.plugins import virtual_instance
 from reservation_ext import policy
@@ -158,6 +159,7 @@ class ServerReservations:
         if not isinstance(server, dict):
             return self.application
         hints = _hints(body)
+        preemptible.check_hint(hints)
         now = self.clock.now()
         lease = lease_hints.parse(
             hints, now, None, lease_hints.default_duration(self.conf),
@@ -340,6 +342,10 @@ def _check_reservable(server, hints, deferred):
         raise exceptions.InvalidInput(
             'reservation', 'a server in a host lease cannot have a lease of '
             'its own; give reserved/lease_params or reservation, not both')
+    if preemptible.check_hint(hints):
+        raise exceptions.InvalidInput(
+            preemptible.HINT, 'a reserved server cannot be preemptible; '
+            'give reserved/lease_params or preemptible, not both')
     for key in ('min_count', 'max_count'):
         if str(server.get(key, 1)) != '1':
             raise exceptions.InvalidInput(

@@ -65,3 +65,8 @@ class NotificationDocsTest(base.TestCase):
         for resource in notification_schema.RESOURCES.values():
             fields |= set(resource['properties'])
         self.assertEqual(set(), fields - named)
+
+    def test_the_doc_describes_every_field_of_instance_preempted(self):
+        named = set(re.findall(r'``([a-z_]+)``', self.doc))
+        self.assertEqual(
+            set(), set(notification_schema.PREEMPTED['properties']) - named)

@@ -41,7 +41,7 @@ class ToReclaimTest(base.TestCase):
         self.assertEqual(['c'], [s.id for s in stopped])
 
     def test_any_dimension_that_overflows_makes_a_preemptible_stop(self):
-        servers = [server('a', 1, vcpus=1, memory_mb=12000),
+        servers = [server('a', 1, vcpus=1, memory_mb=12500),
                    server('b', 2, vcpus=1, memory_mb=1000)]
         stopped = preemption.to_reclaim(HOST, [(1, 4096, 1)], servers)
         self.assertEqual(['b', 'a'], [s.id for s in stopped])
@@ -49,7 +49,7 @@ class ToReclaimTest(base.TestCase):
     def test_what_other_servers_use_is_counted(self):
         servers = [server('a', 1), server('b', 2)]
         self.assertEqual(['b'], [s.id for s in preemption.to_reclaim(
-            HOST, [(2, 4096, 10)], servers, others=(2, 4096, 10))])
+            HOST, [(2, 4096, 10)], servers, others=(2, 8192, 10))])
 
     def test_no_preemptibles_means_nothing_to_stop(self):
         self.assertEqual([], preemption.to_reclaim(HOST, [None], []))

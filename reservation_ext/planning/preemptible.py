@@ -1,0 +1,126 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Which boots are preemptible, and where they may run.
+
+A boot is preemptible when its flavor has the extra spec
+``reservation:preemptible=true`` or it carries the scheduler hint
+``preemptible=true``, unless its flavor is an instance-capacity
+reservation's (``reservation:id``). It may run on the shared pool (hosts
+that are not reservable) and on the reservable capacity that nothing
+holds now and nothing books soon. A reservable host is *closed* to
+preemptibles when:
+
+* it is not reservable (in maintenance) or recycles;
+* a whole-host booking runs on it now (within the cleaning time);
+* a booking of any kind (whole host or slice) that has not started yet
+  starts before ``now + preemption_lead_time + cleaning_time``.
+
+A running slice does not close its host: the reserved server is there
+and Nova counts it, so what is left of the host may serve preemptibles
+until the next booking comes near. From the lead time on the engine
+stops the preemptibles in a booking's way
+(:mod:`reservation_ext.engine.reclaim`), and none comes back, since the
+host is closed until the booking has started.
+
+Only bookings of reservations count (a proposal's hold is not yet a
+lease). The rule is one SQL statement (:func:`closed_hosts`) over the
+leases DB; :func:`closed` is its condition, for callers (the utilization
+benchmark) that read the same tables.
+"""
+
+import datetime
+
+from oslo_utils import strutils
+import sqlalchemy as sa
+
+from db import models
+from reservation_ext import exceptions
+from reservation_ext.leases.states import ReservationStatus
+
+EXTRA_SPEC = 'reservation:preemptible'
+HINT = 'preemptible'
+# The extra spec of an instance-capacity reservation's flavor: its servers
+# run on booked seats, never preemptible (even when the flavor it was
+# made from was).
+RESERVED_FLAVOR_SPEC = 'reservation:id'
+
+HOSTS = models.ComputeHost.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+RESERVATIONS = models.Reservation.__table__
+RECYCLING = models.RecyclingHost.__table__
+
+
+def is_preemptible(extra_specs, hints):
+    """Whether a boot is preemptible.
+
+    :param extra_specs: its flavor's extra specs.
+    :param hints: its scheduler hints; a value may be a list of one, as
+        Nova keeps them.
+    """
+    extra_specs = extra_specs or {}
+    if RESERVED_FLAVOR_SPEC in extra_specs:
+        return False
+    return any(strutils.bool_from_string(value) for value in
+               (extra_specs.get(EXTRA_SPEC), _one((hints or {}).get(HINT))))
+
+
+def _one(hint):
+    """A hint's value; Nova keeps them as lists of one."""
+    if isinstance(hint, (list, tuple)):
+        return hint[0] if hint else None
+    return hint
+
+
+def check_hint(hints):
+    """The ``preemptible`` hint of a boot as a bool (False when absent).
+
+    :raises InvalidInput: naming the hint, when it is not a boolean.
+    """
+    hint = _one((hints or {}).get(HINT))
+    try:
+        return strutils.bool_from_string(hint, strict=True) \
+            if hint is not None else False
+    except ValueError:
+        raise exceptions.InvalidInput(HINT, 'must be true or false')
+
+
+def horizon(now, lead_time, cleaning_time):
+    """Bookings that start before this time close their host now.
+
+    :param lead_time: ``[reservation] preemption_lead_time`` (seconds).
+    :param cleaning_time: ``[reservation] cleaning_time`` (minutes).
+    """
+    return now + datetime.timedelta(seconds=lead_time, minutes=cleaning_time)
+
+
+def closed(now, lead_time, cleaning_time, hosts=HOSTS):
+    """SQL condition: a preemptible may not land on a ``hosts`` row now."""
+    margin = datetime.timedelta(minutes=cleaning_time)
+    not_started = sa.exists().where(
+        RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id,
+        RESERVATIONS.c.status == ReservationStatus.PENDING)
+    booked = sa.exists().where(
+        ALLOCATIONS.c.host_id == hosts.c.id,
+        ALLOCATIONS.c.reservation_id.is_not(None),
+        ALLOCATIONS.c.start_date < horizon(now, lead_time, cleaning_time),
+        ALLOCATIONS.c.end_date > now - margin,
+        sa.or_(ALLOCATIONS.c.whole_host, not_started))
+    recycling = sa.exists().where(RECYCLING.c.host_id == hosts.c.id)
+    return sa.or_(~hosts.c.reservable, recycling, booked)
+
+
+def closed_hosts(session, now, lead_time, cleaning_time):
+    """The hypervisor hostnames closed to preemptibles now (one query)."""
+    return frozenset(session.scalars(
+        sa.select(HOSTS.c.hypervisor_hostname)
+        .where(closed(now, lead_time, cleaning_time))))

@@ -1,0 +1,162 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""ReservationFilter's rule for preemptible requests.
+
+On SQLite and PostgreSQL, with real nova HostStates and the filter's
+clock fixed. compute-0 .. compute-3 are reservable, compute-4 and
+compute-5 are the shared pool. The lead time is 600 s.
+"""
+
+import datetime
+import uuid
+
+from nova import objects
+from nova.scheduler import host_manager
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from nova_filters import reservation_filter
+from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext.hosts import records as host_records
+from tests import base
+
+NOW = datetime.datetime(2030, 1, 1, 12, 0)
+MINUTE = datetime.timedelta(minutes=1)
+LEASES = models.Lease.__table__
+RESERVATIONS = models.Reservation.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+RECYCLING = models.RecyclingHost.__table__
+NAMES = ['compute-%d' % i for i in range(6)]
+EVERY_HOST = NAMES
+PREEMPTIBLE = {'reservation:preemptible': 'true'}
+
+
+class _PreemptibleFilterTests:
+
+    def setUp(self):
+        super().setUp()
+        objects.register_all()
+        self.host_states = [host_manager.HostState(name, name, 'cell')
+                            for name in NAMES]
+        with self.writer() as session:
+            self.host_ids = {name: host_records.add_host(session, {
+                'hypervisor_hostname': name, 'vcpus': 8, 'memory_mb': 8192,
+                'local_gb': 100}) for name in NAMES[:4]}
+        self.filter = reservation_filter.ReservationFilter(
+            clock=clock_mod.ManualClock(NOW))
+        self.flags(preemption_lead_time=600, group='reservation')
+
+    def writer(self):
+        return db_api.writer(self.ctx, clock_mod.ManualClock(NOW))
+
+    def book(self, name, start, minutes=60, whole_host=True,
+             status='pending'):
+        """A reservation in ``status`` booking ``name`` from ``start``."""
+        lease_id, reservation_id = str(uuid.uuid4()), str(uuid.uuid4())
+        with self.writer() as session:
+            session.execute(sa.insert(LEASES).values(
+                id=lease_id, name=lease_id, project_id='owner',
+                start_date=start, end_date=start + minutes * MINUTE,
+                status='PENDING'))
+            session.execute(sa.insert(RESERVATIONS).values(
+                id=reservation_id, lease_id=lease_id,
+                resource_type='physical:host', status=status))
+            session.execute(sa.insert(ALLOCATIONS).values(
+                id=str(uuid.uuid4()), host_id=self.host_ids[name],
+                reservation_id=reservation_id, start_date=start,
+                end_date=start + minutes * MINUTE, whole_host=whole_host,
+                vcpus=0 if whole_host else 1,
+                memory_mb=0 if whole_host else 512))
+
+    def passing(self, extra_specs=PREEMPTIBLE, **hints):
+        spec = objects.RequestSpec(
+            project_id='other', scheduler_hints={
+                key: [value] for key, value in hints.items()},
+            flavor=objects.Flavor(extra_specs=extra_specs))
+        return [host.host for host in self.filter.filter_all(
+            self.host_states, spec)]
+
+    def test_a_preemptible_request_passes_idle_reservable_hosts(self):
+        self.assertEqual(EVERY_HOST, self.passing())
+
+    def test_the_hint_makes_a_request_preemptible_too(self):
+        self.assertEqual(EVERY_HOST, self.passing({}, preemptible='True'))
+        self.assertEqual(['compute-4', 'compute-5'],
+                         self.passing({}, preemptible='false'))
+
+    def test_a_host_whose_whole_host_booking_runs_is_closed(self):
+        self.book('compute-0', NOW - 10 * MINUTE, status='active')
+        self.assertNotIn('compute-0', self.passing())
+
+    def test_a_booking_within_the_lead_time_closes_its_host(self):
+        self.book('compute-0', NOW + 9 * MINUTE)
+        self.book('compute-1', NOW + 9 * MINUTE, whole_host=False)
+        self.book('compute-2', NOW + 11 * MINUTE)
+        self.assertEqual(['compute-2', 'compute-3', 'compute-4',
+                          'compute-5'], self.passing())
+
+    def test_the_cleaning_time_widens_the_lead_time(self):
+        self.flags(cleaning_time=5, group='reservation')
+        self.book('compute-2', NOW + 14 * MINUTE)
+        self.book('compute-3', NOW - 64 * MINUTE, status='active')
+        self.assertEqual(['compute-0', 'compute-1', 'compute-4',
+                          'compute-5'], self.passing())
+
+    def test_a_running_slice_leaves_its_host_open(self):
+        self.book('compute-0', NOW - 10 * MINUTE, whole_host=False,
+                  status='active')
+        self.assertEqual(EVERY_HOST, self.passing())
+
+    def test_a_recycling_or_unreservable_host_is_closed(self):
+        with self.writer() as session:
+            session.execute(sa.insert(RECYCLING).values(
+                host_id=self.host_ids['compute-1'],
+                reservation_id=str(uuid.uuid4()), check_at=NOW))
+            session.execute(sa.update(models.ComputeHost.__table__).where(
+                models.ComputeHost.hypervisor_hostname == 'compute-2')
+                .values(reservable=False))
+        self.assertEqual(['compute-0', 'compute-3', 'compute-4',
+                          'compute-5'], self.passing())
+
+    def test_a_preemptible_request_costs_one_statement(self):
+        self.book('compute-0', NOW + 5 * MINUTE)
+        statements = []
+        engine = db_api.get_engine()
+        listen = ('before_cursor_execute',
+                  lambda *args, **kwargs: statements.append(args[2]))
+        sa.event.listen(engine, *listen)
+        self.addCleanup(sa.event.remove, engine, *listen)
+        self.passing()
+        # SQLite's driver shows its BEGIN as a statement of its own.
+        self.assertEqual(1, len([statement for statement in statements
+                                 if statement != 'BEGIN']), statements)
+
+    def test_a_reservation_hint_wins_over_preemptible(self):
+        self.assertEqual([], self.passing(reservation=str(uuid.uuid4())))
+
+    def flags(self, **kwargs):
+        group = kwargs.pop('group')
+        for name, value in kwargs.items():
+            conf_mod.CONF.set_override(name, value, group=group)
+            self.addCleanup(conf_mod.CONF.clear_override, name, group=group)
+
+
+class PreemptibleFilterSQLiteTest(_PreemptibleFilterTests, base.DBTestCase):
+    pass
+
+
+class PreemptibleFilterPostgreSQLTest(_PreemptibleFilterTests,
+                                      base.PostgreSQLTestCase):
+    pass
