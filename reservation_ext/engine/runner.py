@@ -154,8 +154,19 @@ def _clients(conf, plugins):
     return plugin_clients.PluginClients(conf)
 
 
+def _ends_first():
+    """SQL: at one instant, ends are claimed first (see _event_order)."""
+    return sa.case((EVENTS.c.event_type == EventType.END_LEASE, 0), else_=1)
+
+
 def _event_order(event):
-    return (event['time'], EventType.ALL.index(event['event_type']),
+    """Within a batch: by time; at one instant, ends before the rest.
+
+    A batch has one event per lease (:func:`_ready`), so this only orders
+    leases: one that ends frees its hosts before another that starts on
+    them at the same instant takes them (back-to-back leases).
+    """
+    return (event['time'], event['event_type'] != EventType.END_LEASE,
             event['id'])
 
 
@@ -270,7 +281,8 @@ class Engine:
                 if limit:
                     candidates += session.scalars(
                         sa.select(EVENTS.c.id).where(due, _ready())
-                        .order_by(EVENTS.c.time).limit(limit)
+                        .order_by(EVENTS.c.time, _ends_first())
+                        .limit(limit)
                         .with_for_update(skip_locked=True, of=EVENTS))
             if not candidates:
                 return None

@@ -409,8 +409,12 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         pool = self.nova.ensure_aggregate(
             self.conf.reservation.recycle_pool_name if on_end == 'recycle'
             else self.conf.reservation.freepool_name)
+        # A back-to-back lease that started already keeps its hosts.
+        taken = () if on_end == 'recycle' else self._held_elsewhere(
+            ctx, reservation_id)
         for host in hosts:
-            self.nova.add_to_aggregate(pool, host)
+            if host not in taken:
+                self.nova.add_to_aggregate(pool, host)
         self.nova.delete_aggregate(reservation_id)
         self._set_end_phase(ctx, reservation_id, DONE)
         return True
@@ -497,6 +501,25 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             session.execute(sa.delete(RECYCLING).where(
                 RECYCLING.c.host_id == host_id))
         return True
+
+    @staticmethod
+    def _held_elsewhere(ctx, reservation_id):
+        """The service names of a reservation's hosts another one holds.
+
+        Held: in the pool of another started host reservation.
+        """
+        other = ALLOCATIONS.alias('other')
+        with db_api.context_manager.reader.using(ctx) as session:
+            return frozenset(session.scalars(
+                sa.select(HOSTS.c.service_name)
+                .join(ALLOCATIONS, ALLOCATIONS.c.host_id == HOSTS.c.id)
+                .join(other, other.c.host_id == HOSTS.c.id)
+                .join(RESERVATIONS,
+                      RESERVATIONS.c.id == other.c.reservation_id)
+                .where(ALLOCATIONS.c.reservation_id == reservation_id,
+                       other.c.reservation_id != reservation_id,
+                       other.c.whole_host,
+                       RESERVATIONS.c.status == ReservationStatus.ACTIVE)))
 
     @staticmethod
     def _held_now(ctx, host_id):

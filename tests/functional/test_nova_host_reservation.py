@@ -19,6 +19,12 @@ events. The engine's clock is moved to run the start and end events.
 
 import datetime
 
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import clock as clock_mod
+from reservation_ext import context
 from tests.functional import nova_base
 
 OWNER = nova_base.OWNER
@@ -29,9 +35,10 @@ SHARED = 'shared-project'
 class HostReservationTest(nova_base.GpuHostsTestCase):
 
     def create_lease(self, name='hpc', projects=None, expect=None,
-                     **reservation):
-        body = {'name': name, 'start_date': nova_base.lease_date(self.start),
-                'end_date': nova_base.lease_date(self.end),
+                     start=None, end=None, **reservation):
+        body = {'name': name,
+                'start_date': nova_base.lease_date(start or self.start),
+                'end_date': nova_base.lease_date(end or self.end),
                 'reservations': [dict({
                     'resource_type': 'physical:host', 'min': 2, 'max': 2,
                     'hypervisor_properties': '[">=", "$vcpus", "8"]',
@@ -136,6 +143,45 @@ class HostReservationTest(nova_base.GpuHostsTestCase):
         self._wait_until_deleted(server)
         self.assertEqual(['compute-1', 'compute-2', 'compute-3'],
                          sorted(self.aggregate('freepool')['hosts']))
+
+    def test_back_to_back_leases_hand_the_hosts_over_at_one_instant(self):
+        first = self.create_lease(name='first')
+        second = self.create_lease(
+            name='second', start=self.end,
+            end=self.end + datetime.timedelta(hours=1))
+        self.run_engine(self.start + datetime.timedelta(minutes=1))
+        self.run_engine(self.end)
+        self.assert_second_lease_holds_the_hosts(first, second)
+
+    def test_a_late_end_leaves_the_next_leases_hosts_in_its_pool(self):
+        first = self.create_lease(name='first')
+        second = self.create_lease(
+            name='second', start=self.end,
+            end=self.end + datetime.timedelta(hours=1))
+        self.run_engine(self.start + datetime.timedelta(minutes=1))
+        # The first lease is being updated: its end waits, the next
+        # lease's start does not.
+        self.set_lease_status(first['id'], 'UPDATING')
+        self.run_engine(self.end)
+        self.assertEqual('ACTIVE', self.lease_api(
+            'GET', '/leases/' + second['id'])['lease']['status'])
+        self.set_lease_status(first['id'], 'ACTIVE')
+        self.run_engine(self.end + datetime.timedelta(minutes=1))
+        self.assert_second_lease_holds_the_hosts(first, second)
+
+    def set_lease_status(self, lease_id, status):
+        with db_api.writer(context.get_admin_context(),
+                           clock_mod.SYSTEM) as session:
+            session.execute(sa.update(models.Lease.__table__).where(
+                models.Lease.id == lease_id).values(status=status))
+
+    def assert_second_lease_holds_the_hosts(self, first, second):
+        shown = self.lease_api('GET', '/leases/' + first['id'])['lease']
+        self.assertEqual('TERMINATED', shown['status'])
+        aggregate = self.aggregate(second['reservations'][0]['id'])
+        self.assertEqual(['compute-2', 'compute-3'],
+                         sorted(aggregate['hosts']))
+        self.assertEqual(['compute-1'], self.aggregate('freepool')['hosts'])
 
     def test_overlapping_lease_wanting_too_many_hosts_is_409(self):
         self.create_lease()

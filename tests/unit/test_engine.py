@@ -255,6 +255,16 @@ class EngineTestMixin:
         self.assertEqual(['on_start'] * 3 + ['before_end'] * 3 +
                          ['on_end'] * 3, journal)
 
+    def test_a_lease_that_ends_runs_before_one_that_starts_then(self):
+        _first, ending = create_lease(start=T0 - HOUR, end=T0)
+        _second, starting = create_lease(start=T0, end=T0 + HOUR)
+        self.assertEqual(1, self.engine.run_once())
+        self.clock.set(T0)
+        self.assertEqual(2, self.engine.run_once())
+        self.assertEqual([('on_end', ending), ('on_start', starting)],
+                         [entry for entry in test_plugins.read_journal()
+                          if not entry[0].startswith('attempt_')][1:])
+
     def test_batch_size(self):
         for _ in range(3):
             create_lease()
