@@ -186,6 +186,9 @@ class InstanceReservation(Base):
     # start (JSON); NULL once the build was started, or for a server that
     # started at once in the shared pool.
     build_args = sa.Column(sa.Text, nullable=True)
+    # A flavor:instance reservation's source flavor (JSON: its id, disk
+    # split and extra specs), which the private flavor copies at start.
+    source_flavor = sa.Column(sa.Text, nullable=True)
 
 
 class VolumeReservation(Base):
@@ -293,6 +296,7 @@ class HostAllocation(Base):
                  'host_id', 'start_date', 'end_date', 'expires_at'),
         sa.Index('host_allocations_reservation_id_idx', 'reservation_id'),
         sa.Index('host_allocations_proposal_id_idx', 'proposal_id'),
+        sa.Index('host_allocations_server_id_idx', 'server_id'),
         sa.CheckConstraint(
             '(reservation_id IS NULL) <> (proposal_id IS NULL)',
             name='ck_host_allocations_owner'),
@@ -316,6 +320,9 @@ class HostAllocation(Base):
     vcpus = sa.Column(sa.Integer, nullable=False, default=0)
     memory_mb = sa.Column(sa.Integer, nullable=False, default=0)
     disk_gb = sa.Column(sa.Integer, nullable=False, default=0)
+    # A seat of an instance-capacity reservation: the server that took it,
+    # or the claim of the boot taking it (reservation_ext.planning.seats).
+    server_id = sa.Column(sa.String(36), nullable=True)
 
 
 class Event(TimestampMixin, Base):
