@@ -25,13 +25,16 @@ reserve_all_instances``
     carrying the server's flavor, which books a host for a later start
     (409 when none fits). If the lease cannot be created, the server is
     deleted: the user gets the error and nothing remains.
+``POST /servers`` with an instance-capacity reservation's flavor
+    The boot takes seats of the reservation (:mod:`.capacity_boots`).
 ``GET /servers``, ``/servers/detail``, ``/servers/{id}``
     Leased servers carry ``reservation:lease_id``; those waiting for
     their start show ``"status": "RESERVED"``.
 Any other change to a RESERVED server
     409, except its delete.
 ``DELETE /servers/{id}``
-    Nova deletes the server, then its lease is deleted.
+    Nova deletes the server, then its lease is deleted (or its seat of
+    an instance-capacity reservation freed).
 ``POST /servers/{id}/action {"os-reservation-start": {"lease_id": ...}}``
     (the engine's service user or an administrator: rule
     ``reservation:servers:start``) builds a RESERVED server on its booked
@@ -67,6 +70,7 @@ from reservation_ext.leases import notifications
 from reservation_ext.leases import requests as lease_requests
 from reservation_ext.leases import service as lease_service
 from reservation_ext.leases.states import LeaseStatus
+from reservation_ext.nova_api import capacity_boots
 from reservation_ext.nova_api import held_builds
 from reservation_ext.nova_api import server_records
 from reservation_ext import plugins
@@ -129,6 +133,7 @@ class ServerReservations:
             conf, clock, plugins.load_plugins(conf, clock, clients),
             notifications.get_notifier(conf),
             enforcer.from_conf(conf, clock))
+        self.capacity = capacity_boots.CapacityBoots(application, clock)
 
     @webob.dec.wsgify
     def __call__(self, req):
@@ -155,6 +160,10 @@ class ServerReservations:
         if not isinstance(server, dict):
             return self.application
         hints = _hints(body)
+        response = self.capacity.boot(req, server, hints,
+                                      _reservation_context(req))
+        if response is not None:
+            return response
         now = self.clock.now()
         lease = lease_hints.parse(
             hints, now, None, lease_hints.default_duration(self.conf),
@@ -248,6 +257,8 @@ class ServerReservations:
         rctx = _reservation_context(req)
         leased = server_records.leased_server(rctx, server_id)
         response = req.get_response(self.application)
+        if response.status_int == 204:
+            self.capacity.free_seat(rctx, server_id)
         if (leased is None or response.status_int != 204 or
                 leased.lease_status not in LeaseStatus.STABLE):
             return response
