@@ -111,8 +111,12 @@ _COLUMNS = ('amount', 'affinity', 'resource_properties', 'on_end') + \
 
 
 def is_capacity(values):
-    """Whether a virtual:instance request or view is of this form."""
-    return values.get('server_id') is None and 'build_args' not in values
+    """Whether a virtual:instance request or view is of this form.
+
+    The one-server form always names its server (nova-api's middleware
+    makes it); a view of it always shows it.
+    """
+    return 'server_id' not in values and 'build_args' not in values
 
 
 class InstanceCapacityPlugin(base.ResourcePlugin):
