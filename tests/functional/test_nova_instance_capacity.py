@@ -39,8 +39,9 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
         self.add_reservable_host('compute-2')
         self.add_reservable_host('compute-3')
 
-    def create_lease(self, reservation, start='now', hours=2, **kwargs):
-        body = {'name': 'capacity', 'start_date': start,
+    def create_lease(self, reservation, start='now', hours=2,
+                     name='capacity', **kwargs):
+        body = {'name': name, 'start_date': start,
                 'end_date': validation.format_date(
                     self.now + hours * HOUR),
                 'reservations': [reservation]}
@@ -211,3 +212,38 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
                  'amount': 1}, expect=400)
             self.assertIn('reservations[0].flavor_id: no flavor %s'
                           % flavor_id, error['error_message'])
+
+    def test_a_pending_reservation_is_booked_anew_on_update(self):
+        lease = self.create_lease(self.capacity(
+            amount=1, affinity='None', memory_mb=4096), start=(
+                validation.format_date(self.now + HOUR)))['lease']
+        [reservation] = lease['reservations']
+        changed = self.lease_api('PUT', '/leases/' + lease['id'], {
+            'reservations': [{'id': reservation['id'], 'amount': 4}]})
+        self.assertEqual(4, changed['lease']['reservations'][0]['amount'])
+        # 5 x 4096 MB is more than the two hosts' 16384 MB.
+        error = self.lease_api('PUT', '/leases/' + lease['id'], {
+            'reservations': [{'id': reservation['id'], 'amount': 5}]},
+            expect=409)
+        self.assertIn('5 instances', error['error_message'])
+        self.assertEqual(4, self.lease_api('GET', '/leases/' + lease['id'])[
+            'lease']['reservations'][0]['amount'])
+
+    def test_a_started_reservation_extends_only_while_its_hosts_are_free(
+            self):
+        lease = self.started(self.capacity(amount=2, memory_mb=8192))
+        later = self.now + 3 * HOUR
+        self.create_lease(self.capacity(amount=2, memory_mb=8192),
+                          start=nova_base.lease_date(later), hours=4,
+                          name='next')
+        self.lease_api('PUT', '/leases/' + lease['id'], {
+            'end_date': nova_base.lease_date(self.now + 2.5 * HOUR)})
+        error = self.lease_api('PUT', '/leases/' + lease['id'], {
+            'end_date': nova_base.lease_date(self.now + 5 * HOUR)},
+            expect=409)
+        self.assertIn('can be extended until %s at the latest'
+                      % nova_base.lease_date(later), error['error_message'])
+        error = self.lease_api('PUT', '/leases/' + lease['id'], {
+            'reservations': [{'id': lease['reservations'][0]['id'],
+                              'amount': 3}]}, expect=400)
+        self.assertIn('amount: cannot be changed', error['error_message'])
