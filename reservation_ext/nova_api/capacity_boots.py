@@ -26,7 +26,9 @@ private flavor has that id), from one of the lease's projects:
    (:mod:`.held_builds`' ``before_cast``), each claimed seat is bound to
    one server's uuid and the builds carry the seats in the hint
    ``reservation_seats``, so the scheduler filter pins them to the seats'
-   hosts.
+   hosts. They join the reservation's server group (the engine's service
+   user owns it, so the user could not name it), whose policy Nova's
+   group filters then apply among the seats' hosts.
 4. Whatever happened, the seats that no server took are freed.
 
 A boot from any other project is Nova's alone: the flavor is private to
@@ -35,6 +37,9 @@ Deleting a server frees its seat (:meth:`CapacityBoots.free_seat`).
 """
 
 import functools
+
+from nova import context as nova_context
+from nova import objects
 
 from db import api as db_api
 from reservation_ext import exceptions
@@ -71,7 +76,8 @@ class CapacityBoots:
                 session, capacity.reservation_id, count)
         try:
             with held_builds.capture(False, before_cast=functools.partial(
-                    self._bind, rctx, token, seat_ids)):
+                    self._bind, rctx, token, seat_ids,
+                    capacity.server_group_id)):
                 return req.get_response(self.application)
         finally:
             with db_api.writer(rctx, self.clock) as session:
@@ -106,7 +112,7 @@ class CapacityBoots:
                 'used.' % (capacity.reservation_id,
                            _date(capacity.end_date)))
 
-    def _bind(self, rctx, token, seat_ids, request_specs):
+    def _bind(self, rctx, token, seat_ids, group_id, request_specs):
         """Seat each build's server; the builds carry the seats."""
         taken = seat_ids[:len(request_specs)]
         with db_api.writer(rctx, self.clock) as session:
@@ -115,6 +121,18 @@ class CapacityBoots:
         for spec in request_specs:
             spec.scheduler_hints = dict(spec.scheduler_hints or {},
                                         **{seats.HINT: list(taken)})
+        if group_id is not None:
+            _join_group(request_specs, group_id)
+
+
+def _join_group(request_specs, group_id):
+    """Make the builds members of the reservation's server group."""
+    ctx = nova_context.get_admin_context()
+    objects.InstanceGroup.add_members(
+        ctx, group_id, [spec.instance_uuid for spec in request_specs])
+    group = objects.InstanceGroup.get_by_uuid(ctx, group_id)
+    for spec in request_specs:
+        spec.instance_group = group
 
 
 def _check_hints(hints, capacity):

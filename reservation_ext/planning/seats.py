@@ -56,7 +56,7 @@ HINT = 'reservation_seats'
 # What a boot with a reservation's flavor needs to know of it.
 Capacity = collections.namedtuple('Capacity', (
     'reservation_id', 'lease_id', 'lease_status', 'start_date', 'end_date',
-    'amount', 'projects'))
+    'amount', 'server_group_id', 'projects'))
 
 
 def capacity(session, reservation_id):
@@ -68,7 +68,7 @@ def capacity(session, reservation_id):
     row = session.execute(
         sa.select(RESERVATIONS.c.id, LEASES.c.id, LEASES.c.status,
                   LEASES.c.start_date, LEASES.c.end_date, REQUESTS.c.amount,
-                  LEASES.c.project_id)
+                  REQUESTS.c.server_group_id, LEASES.c.project_id)
         .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
         .join(REQUESTS, REQUESTS.c.reservation_id == RESERVATIONS.c.id)
         .where(RESERVATIONS.c.id == reservation_id,
@@ -77,7 +77,7 @@ def capacity(session, reservation_id):
         return None
     shared = session.scalars(sa.select(PROJECTS.c.project_id).where(
         PROJECTS.c.lease_id == row[1])).all()
-    return Capacity(*row[:6], projects=frozenset([row[6], *shared]))
+    return Capacity(*row[:7], projects=frozenset([row[7], *shared]))
 
 
 def claim(session, reservation_id, count):

@@ -153,14 +153,28 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
         error = self.post(flavor_id, expect=409, min_count=4)
         self.assertIn('has 3 of its 3 instances free, 4 asked for', error)
         self.post(flavor_id, min_count=2, max_count=2)
-        servers = [self._wait_for_state_change(server, 'ACTIVE')
-                   for server in self.user_api(nova_base.OWNER)
-                   .get_servers()]
+        servers = self.active_servers()
         self.assertEqual(2, len(servers))
         self.assertEqual(1, len({self.host_of(server)
                                  for server in servers}))
         self.boot(flavor_id)
         self.post(flavor_id, expect=409)
+
+    def test_several_servers_of_one_boot_keep_apart_without_affinity(self):
+        lease = self.started(self.capacity(amount=2, affinity='False'))
+        [reservation] = lease['reservations']
+        self.post(reservation['flavor_id'], min_count=2)
+        servers = self.active_servers()
+        self.assertEqual({'compute-2', 'compute-3'},
+                         {self.host_of(server) for server in servers})
+        group = self.admin_api.api_get('/os-server-groups/%s' % reservation[
+            'server_group_id']).body['server_group']
+        self.assertEqual({server['id'] for server in servers},
+                         set(group['members']))
+
+    def active_servers(self):
+        return [self._wait_for_state_change(server, 'ACTIVE')
+                for server in self.user_api(nova_base.OWNER).get_servers()]
 
     def test_the_flavor_is_refused_before_the_start(self):
         lease = self.create_lease(self.capacity(amount=1), start=(
