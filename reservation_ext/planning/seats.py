@@ -91,12 +91,15 @@ def claim(session, reservation_id, count):
     token = str(uuid.uuid4())
     free = (ALLOCATIONS.c.reservation_id == reservation_id,
             ALLOCATIONS.c.server_id.is_(None))
+    # A derived table: MySQL takes neither LIMIT in an IN subquery nor the
+    # updated table in its own subquery otherwise.
     chosen = (sa.select(ALLOCATIONS.c.id).where(*free)
-              .order_by(ALLOCATIONS.c.id).limit(count).scalar_subquery())
+              .order_by(ALLOCATIONS.c.id).limit(count).subquery('chosen'))
     # The WHERE re-checks server_id IS NULL on each row it locks: a seat
     # another boot took meanwhile is not taken twice.
     taken = session.execute(
-        sa.update(ALLOCATIONS).where(ALLOCATIONS.c.id.in_(chosen), *free)
+        sa.update(ALLOCATIONS)
+        .where(ALLOCATIONS.c.id.in_(sa.select(chosen.c.id)), *free)
         .values(server_id=token)).rowcount
     if taken != count:
         raise exceptions.Conflict(_in_use(session, reservation_id, count,
