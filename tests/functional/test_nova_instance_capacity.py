@@ -40,11 +40,12 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
         self.add_reservable_host('compute-3')
 
     def create_lease(self, reservation, start='now', hours=2,
-                     name='capacity', **kwargs):
+                     name='capacity', body_projects=(), **kwargs):
         body = {'name': name, 'start_date': start,
                 'end_date': validation.format_date(
                     self.now + hours * HOUR),
-                'reservations': [reservation]}
+                'reservations': [reservation],
+                'projects': list(body_projects)}
         return self.lease_api('POST', '/leases', body, **kwargs)
 
     def capacity(self, amount=2, affinity='False', **kwargs):
@@ -73,9 +74,9 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
                          error.response.text)
         return error.response.text
 
-    def boot(self, flavor_id, **server):
-        return self._wait_for_state_change(self.post(flavor_id, **server),
-                                           'ACTIVE')
+    def boot(self, flavor_id, project=nova_base.OWNER, **server):
+        return self._wait_for_state_change(
+            self.post(flavor_id, project=project, **server), 'ACTIVE')
 
     def host_of(self, server):
         return self.admin_api.get_server(server['id'])[
@@ -146,6 +147,15 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
         error = self.post(flavor_id, project=nova_base.OTHER, expect=400)
         self.assertIn('Flavor %s could not be found' % flavor_id, error)
         self.boot(flavor_id)
+
+    def test_a_project_the_lease_is_shared_with_boots_with_the_flavor(self):
+        lease = self.create_lease(self.capacity(amount=1),
+                                  body_projects=[nova_base.OTHER])['lease']
+        self.run_engine(at=clock_mod.SYSTEM.now() + SECOND)
+        flavor_id = lease['reservations'][0]['flavor_id']
+        self.boot(flavor_id, project=nova_base.OTHER)
+        error = self.post(flavor_id, expect=409)
+        self.assertIn('All 1 instances of reservation', error)
 
     def test_one_boot_of_several_servers_takes_that_many_seats(self):
         lease = self.started(self.capacity(amount=3, affinity='True'))
