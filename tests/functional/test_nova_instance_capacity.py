@@ -271,3 +271,12 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
             'reservations': [{'id': lease['reservations'][0]['id'],
                               'amount': 3}]}, expect=400)
         self.assertIn('amount: cannot be changed', error['error_message'])
+
+    def test_a_private_flavor_shared_with_the_project_may_be_reserved(self):
+        private = self._create_flavor(is_public=False)
+        self.admin_api.api_post('/flavors/%s/action' % private, {
+            'addTenantAccess': {'tenant': nova_base.OWNER}})
+        lease = self.create_lease({'resource_type': 'flavor:instance',
+                                   'flavor_id': private, 'amount': 1})
+        self.assertEqual(private, lease['lease']['reservations'][0][
+            'source_flavor_id'])
