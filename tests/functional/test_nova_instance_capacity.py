@@ -23,9 +23,17 @@ import datetime
 
 from nova.tests.functional.api import client
 
+from db import api as db_api
 from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext import context
+from reservation_ext.leases import notification_schema
+from reservation_ext.leases import notifications
+from reservation_ext.leases import views
+from reservation_ext import plugins as plugins_mod
 from reservation_ext import validation
 from tests.functional import nova_base
+from tests import payloads
 
 SECOND = datetime.timedelta(seconds=1)
 HOUR = datetime.timedelta(hours=1)
@@ -280,3 +288,30 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
                                    'flavor_id': private, 'amount': 1})
         self.assertEqual(private, lease['lease']['reservations'][0][
             'source_flavor_id'])
+
+    def test_the_billing_payload_carries_the_amount_and_size(self):
+        source = self._create_flavor(memory_mb=1024, vcpu=2, disk=2,
+                                     ephemeral=1)
+        lease = self.lease_api('POST', '/leases', {
+            'name': 'billed', 'end_date': nova_base.lease_date(
+                self.now + HOUR), 'reservations': [
+                    self.capacity(amount=2), {
+                        'resource_type': 'flavor:instance',
+                        'flavor_id': source, 'amount': 1}]})['lease']
+        plugins = plugins_mod.load_plugins(conf_mod.CONF, clock_mod.SYSTEM)
+        with db_api.context_manager.reader.using(
+                context.get_admin_context()) as session:
+            [payload] = notifications.read_payloads(
+                session, plugins, views.lease_views_by_id(
+                    session, plugins, [lease['id']]))
+        payloads.checked(dict(
+            payload, payload_version=notification_schema.PAYLOAD_VERSION,
+            event_time=validation.format_date(self.now)))
+        self.assertEqual(
+            {'virtual:instance': [(2, 1, 512, 1)],
+             'flavor:instance': [(1, 2, 1024, 3)]},
+            {reservation['resource_type']: [
+                (resource['amount'], resource['vcpus'],
+                 resource['memory_mb'], resource['disk_gb'])
+                for resource in reservation['resources']]
+             for reservation in payload['reservations']})
