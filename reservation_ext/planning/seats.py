@@ -25,12 +25,14 @@ a server UUID
     the server booted with the reservation's flavor sits there
     (:func:`bind`), and the scheduler pins it to the seat's host.
 
-Claiming is a compare-and-swap: one UPDATE takes free seats only, and a
-claim that got fewer than it asked for rolls back, so two boots never
-share a seat and never exceed ``amount``. Freeing a claim (:func:`free`)
-or a server's seat (:func:`free_server`) sets it back to NULL. The
-functions take the session of the caller's transaction; those that
-write need a writer's.
+Claiming is a compare-and-swap: the free seats are read (skipping those
+a concurrent claim has locked, so that concurrent boots do not fail
+while seats are free), then one UPDATE takes them only if they are still
+free, and a claim that got fewer than it asked for rolls back: two boots
+never share a seat and never exceed ``amount``. Freeing a claim
+(:func:`free`) or a server's seat (:func:`free_server`) sets it back to
+NULL. The functions take the session of the caller's transaction;
+those that write need a writer's.
 """
 
 import collections
@@ -91,16 +93,17 @@ def claim(session, reservation_id, count):
     token = str(uuid.uuid4())
     free = (ALLOCATIONS.c.reservation_id == reservation_id,
             ALLOCATIONS.c.server_id.is_(None))
-    # A derived table: MySQL takes neither LIMIT in an IN subquery nor the
-    # updated table in its own subquery otherwise.
-    chosen = (sa.select(ALLOCATIONS.c.id).where(*free)
-              .order_by(ALLOCATIONS.c.id).limit(count).subquery('chosen'))
-    # The WHERE re-checks server_id IS NULL on each row it locks: a seat
-    # another boot took meanwhile is not taken twice.
+    # SKIP LOCKED: concurrent boots pick different free seats instead of
+    # all racing for the first (SQLite has no row locks; it serializes
+    # writers anyway).
+    chosen = session.scalars(
+        sa.select(ALLOCATIONS.c.id).where(*free).order_by(ALLOCATIONS.c.id)
+        .limit(count).with_for_update(skip_locked=True)).all()
+    # The UPDATE re-checks that each seat is still free: a seat another
+    # boot took meanwhile is not taken twice.
     taken = session.execute(
-        sa.update(ALLOCATIONS)
-        .where(ALLOCATIONS.c.id.in_(sa.select(chosen.c.id)), *free)
-        .values(server_id=token)).rowcount
+        sa.update(ALLOCATIONS).where(ALLOCATIONS.c.id.in_(chosen), *free)
+        .values(server_id=token)).rowcount if chosen else 0
     if taken != count:
         raise exceptions.Conflict(_in_use(session, reservation_id, count,
                                           taken))

@@ -15,18 +15,39 @@
 On SQLite and PostgreSQL, with the planner's real statements.
 """
 
+import collections
+from concurrent import futures
+
 import sqlalchemy as sa
 
+from db import api as db_api
+from reservation_ext import clock as clock_mod
+from reservation_ext import context
 from reservation_ext import exceptions
 from reservation_ext.planning import planner
 from reservation_ext.planning import seats
 from tests import base
+from tests import fixtures
+from tests.functional import test_allocation_concurrency as concurrency
 from tests.functional import test_planner as planning
 
 at = planning.at
 ALLOCATIONS = planning.ALLOCATIONS
 # Every host has 8 vCPUs, 8192 MB and 100 GB.
 SIZE = (3, 1024, 10)
+
+
+def claim_one(reservation_id):
+    """One boot's claim of one seat, in its own transaction; its outcome."""
+    try:
+        with db_api.writer(context.get_admin_context(),
+                           clock_mod.SYSTEM) as session:
+            seats.claim(session, reservation_id, 1)
+    except exceptions.Conflict:
+        return 'in use'
+    except Exception as error:
+        return repr(error)
+    return 'claimed'
 
 
 class SeatsMixin:
@@ -143,10 +164,36 @@ class SeatsMixin:
                 sa.select(ALLOCATIONS.c.start_date, ALLOCATIONS.c.end_date)
                 .where(ALLOCATIONS.c.reservation_id == reservation_id))))
 
+    def assert_claimed_once_each(self, reservation_id, outcomes):
+        self.assertEqual({'claimed': 3, 'in use': len(outcomes) - 3},
+                         dict(collections.Counter(outcomes)))
+        self.assertEqual(3, len(set(self.seated(reservation_id))))
+
 
 class TestSeats(SeatsMixin, base.DBTestCase):
     pass
 
 
 class TestSeatsPostgreSQL(SeatsMixin, base.PostgreSQLTestCase):
-    pass
+
+    def test_concurrent_boots_take_every_free_seat_once(self):
+        reservation_id, _ = self.book(3, None)
+        url = self.engine.url.render_as_string(hide_password=False)
+        outcomes = concurrency.run_in_processes(
+            url, claim_one, [[reservation_id] * 2 for _ in range(8)])
+        self.assert_claimed_once_each(reservation_id, outcomes)
+
+
+class TestSeatThreads(SeatsMixin, base.TestCase):
+    """Threads on an SQLite file: its writers take turns."""
+
+    def setUp(self):
+        self.engine = self.useFixture(fixtures.Database()).engine
+        self.ctx = context.get_admin_context()
+        super().setUp()
+
+    def test_concurrent_boots_take_every_free_seat_once(self):
+        reservation_id, _ = self.book(3, None)
+        with futures.ThreadPoolExecutor(8) as executor:
+            outcomes = list(executor.map(claim_one, [reservation_id] * 16))
+        self.assert_claimed_once_each(reservation_id, outcomes)
