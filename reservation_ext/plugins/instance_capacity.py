@@ -155,10 +155,10 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
     def _check_flavor_access(self, ctx, lease, values):
         """By default there is no flavor to check."""
 
-    def _book(self, session, reservation_id, lease, request, busy=None):
+    def _book(self, session, reservation_id, lease, request):
         planner.allocate_slices(
             session, planner.Owner(reservation_id), lease['start_date'],
-            lease['end_date'], _size(request), busy or self.busy(),
+            lease['end_date'], _size(request), self.busy(),
             amount=request['amount'], affinity=request['affinity'],
             ratios=_ratios(self.conf), conditions=(capabilities.compile(
                 request['resource_properties'], 'resource_properties'),))
