@@ -186,6 +186,9 @@ class InstanceReservation(Base):
     # start (JSON); NULL once the build was started, or for a server that
     # started at once in the shared pool.
     build_args = sa.Column(sa.Text, nullable=True)
+    # A flavor:instance reservation's source flavor (JSON: its id, disk
+    # split and extra specs), which the private flavor copies at start.
+    source_flavor = sa.Column(sa.Text, nullable=True)
 
 
 class VolumeReservation(Base):
@@ -295,6 +298,7 @@ class HostAllocation(Base):
         sa.Index('host_allocations_proposal_id_idx', 'proposal_id'),
         # The engine's reclaim looks for the bookings not ended yet.
         sa.Index('host_allocations_end_date_idx', 'end_date'),
+        sa.Index('host_allocations_server_id_idx', 'server_id'),
         sa.CheckConstraint(
             '(reservation_id IS NULL) <> (proposal_id IS NULL)',
             name='ck_host_allocations_owner'),
@@ -324,6 +328,9 @@ class HostAllocation(Base):
     reclaimed_for = sa.Column(sa.DateTime, nullable=True)
     # Until when an engine holds the claim to reclaim it.
     reclaim_claimed_until = sa.Column(sa.DateTime, nullable=True)
+    # A seat of an instance-capacity reservation: the server that took it,
+    # or the claim of the boot taking it (reservation_ext.planning.seats).
+    server_id = sa.Column(sa.String(36), nullable=True)
 
 
 class Event(TimestampMixin, Base):

@@ -39,6 +39,7 @@ from reservation_ext.leases import hints as lease_hints
 from reservation_ext.nova_api import server_records
 from reservation_ext.planning import pool_snapshot
 from reservation_ext.planning import preemptible
+from reservation_ext.planning import seats
 
 LOG = logging.getLogger(__name__)
 
@@ -72,9 +73,11 @@ class ReservationFilter(filters.BaseHostFilter):
     reservation pool (neither in the free pool nor in a lease). A
     request with ``reservation=<id>`` passes only the hosts of that active
     reservation, and only when it comes from the lease's project or a
-    project the lease is shared with. A preemptible request without
-    reservation hints passes every host that is not closed to
-    preemptibles. A host that recycles passes no request.
+    project the lease is shared with. A server booted with an
+    instance-capacity reservation's flavor passes only the hosts of the
+    seats its boot took. A preemptible request without reservation hints
+    passes every host that is not closed to preemptibles. A host that
+    recycles passes no request.
 
     A rebuild keeps its host whatever the pools became since the build
     (``RUN_ON_REBUILD``): the server is there already.
@@ -112,6 +115,9 @@ class ReservationFilter(filters.BaseHostFilter):
             return self._open_to_preemptibles()
         booked = _booked_host(spec_obj)
         snapshot = self._pools.get()
+        seated = _seat_hosts(spec_obj)
+        if seated is not None:
+            return _Passing(frozenset(seated) - snapshot.recycling)
         if booked is not None:
             return _Passing(frozenset([booked]) - snapshot.recycling)
         reservation_id = spec_obj.get_scheduler_hint(HINT)
@@ -156,3 +162,23 @@ def _booked_host(spec_obj):
         return None
     return server_records.booked_host(context.get_admin_context(),
                                       spec_obj.instance_uuid)
+
+
+def _seat_hosts(spec_obj):
+    """The hosts of the seats of a capacity-flavor boot, or None.
+
+    Only a flavor with the extra spec ``reservation:id`` has seats, so
+    other requests cost no query. The server's own seat, and those its
+    boot took (several servers of one boot are scheduled with the first
+    one's spec; Nova narrows the hosts from one to the next).
+    """
+    reservation_id = (spec_obj.flavor.extra_specs or {}).get(
+        seats.FLAVOR_SPEC)
+    if reservation_id is None:
+        return None
+    taken = spec_obj.get_scheduler_hint(seats.HINT) or []
+    with db_api.context_manager.reader.using(
+            context.get_admin_context()) as session:
+        return seats.seat_hosts(
+            session, reservation_id, spec_obj.instance_uuid,
+            [taken] if isinstance(taken, str) else taken)

@@ -81,7 +81,7 @@ def _add_volume(total, volume):
 
 
 _ADDERS = {'physical:host': _add_host, 'virtual:instance': _add_servers,
-           'virtual:volume': _add_volume}
+           'flavor:instance': _add_servers, 'virtual:volume': _add_volume}
 
 
 def usage_record(payload, since, until, sizes):

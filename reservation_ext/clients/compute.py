@@ -181,6 +181,46 @@ class NovaClient:
         found = self._get('/flavors/%s' % flavor_id, missing_ok=True)
         return found and found['flavor']
 
+    def ensure_private_flavor(self, flavor, extra_specs, projects):
+        """The private flavor ``flavor`` (Nova's create body), made once.
+
+        It gets ``extra_specs`` and access for ``projects``; what exists
+        already is fine, so that an engine may redo a start.
+        """
+        flavor_id = flavor['id']
+        if self.flavor(flavor_id) is None:
+            self._call('POST', '/flavors', ok=(409,), json={'flavor': dict(
+                flavor, **{'os-flavor-access:is_public': False})})
+        self._call('POST', '/flavors/%s/os-extra_specs' % flavor_id,
+                   json={'extra_specs': extra_specs})
+        for project_id in projects:
+            self._call('POST', '/flavors/%s/action' % flavor_id, ok=(409,),
+                       json={'addTenantAccess': {'tenant': project_id}})
+
+    def flavor_projects(self, flavor_id):
+        """The projects a private flavor is shared with."""
+        found = self._get('/flavors/%s/os-flavor-access' % flavor_id,
+                          missing_ok=True)
+        return [access['tenant_id']
+                for access in (found or {}).get('flavor_access', [])]
+
+    def delete_flavor(self, flavor_id):
+        """Delete a flavor (one that is gone is fine)."""
+        self._call('DELETE', '/flavors/%s' % flavor_id, ok=(404,))
+
+    def ensure_server_group(self, name, policy):
+        """The id of the service user's server group ``name``, made once."""
+        for group in self._get('/os-server-groups')['server_groups']:
+            if group['name'] == name:
+                return group['id']
+        return self._call('POST', '/os-server-groups', json={
+            'server_group': {'name': name, 'policy': policy}})[
+                'server_group']['id']
+
+    def delete_server_group(self, group_id):
+        """Delete a server group (one that is gone is fine)."""
+        self._call('DELETE', '/os-server-groups/%s' % group_id, ok=(404,))
+
     def set_reserved_flavor(self, server_id, lease_id, flavor_id):
         """Give a server that waits for ``lease_id`` another flavor."""
         self._call('POST', '/servers/%s/action' % server_id,

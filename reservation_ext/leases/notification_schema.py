@@ -85,6 +85,17 @@ RESOURCES = {
         'memory_mb': _count('RAM of one server, in MB (its flavor)'),
         'disk_gb': _count('root disk of one server, in GB (its flavor)'),
     }),
+    'flavor:instance': _resource({
+        'id': _text('none: the servers are not known in advance',
+                    nullable=True),
+        'flavor_id': _text('the private flavor the servers boot with (the '
+                           'reservation id)'),
+        'amount': _count('how many servers of this size', minimum=1),
+        'vcpus': _count('vCPUs of one server (the source flavor)'),
+        'memory_mb': _count('RAM of one server, in MB (the source flavor)'),
+        'disk_gb': _count('root, ephemeral and swap disk of one server, in '
+                          'GB (the source flavor)'),
+    }),
     'virtual:volume': _resource({
         'id': _text('the reserved Cinder volume', nullable=True),
         'size_gb': _count('size of the volume, in GB', minimum=1),

@@ -21,6 +21,9 @@ recorded and, for a deferred build, the cast is not made. The server is
 then what Nova shows while it boots (a BuildRequest: no host, no cell, no
 Placement allocation) until :func:`start` makes the cast, pinned to the
 booked host. Outside :func:`capture` the wrapper only calls Nova's method.
+A capture may also be given a ``before_cast`` callable: it gets the
+request specs of the builds just before they are cast (or held), to
+record what the scheduler must see.
 
 A server whose lease starts now is held back too, only while its lease is
 created in the same request: :func:`cast` then makes the cast Nova asked
@@ -61,12 +64,17 @@ class Capture:
 
     deferred: bool
     builds: list = dataclasses.field(default_factory=list)
+    before_cast: object = None
 
 
 @contextlib.contextmanager
-def capture(deferred):
-    """Record (and, if ``deferred``, hold back) the builds of a create."""
-    token = _CAPTURE.set(Capture(deferred))
+def capture(deferred, before_cast=None):
+    """Record (and, if ``deferred``, hold back) the builds of a create.
+
+    :param before_cast: called with the builds' request specs before the
+        cast.
+    """
+    token = _CAPTURE.set(Capture(deferred, before_cast=before_cast))
     try:
         yield _CAPTURE.get()
     finally:
@@ -88,6 +96,8 @@ def install():
             current.builds.append(dict(kwargs, build_requests=build_requests,
                                        request_spec=request_spec))
             current.builds[-1]['image'] = image
+            if current.before_cast is not None:
+                current.before_cast(request_spec)
             if current.deferred:
                 return None
         return original(self, context, build_requests, request_spec, image,

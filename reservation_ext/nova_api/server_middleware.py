@@ -28,13 +28,16 @@ reserve_all_instances``
     user gets the error and nothing remains. A server whose lease starts
     later waits (RESERVED); one that starts now is built at once, after
     its booking exists: on the booked host, or in the shared pool.
+``POST /servers`` with an instance-capacity reservation's flavor
+    The boot takes seats of the reservation (:mod:`.capacity_boots`).
 ``GET /servers``, ``/servers/detail``, ``/servers/{id}``
     Leased servers carry ``reservation:lease_id``; those waiting for
     their start show ``"status": "RESERVED"``.
 Any other change to a RESERVED server
     409, except its delete.
 ``DELETE /servers/{id}``
-    Nova deletes the server, then its lease is deleted.
+    Nova deletes the server, then its lease is deleted (or its seat of
+    an instance-capacity reservation freed).
 ``POST /servers/{id}/action {"os-reservation-start": {"lease_id": ...}}``
     (the engine's service user or an administrator: rule
     ``reservation:servers:start``) builds a RESERVED server on its booked
@@ -70,6 +73,7 @@ from reservation_ext.leases import notifications
 from reservation_ext.leases import requests as lease_requests
 from reservation_ext.leases import service as lease_service
 from reservation_ext.leases.states import LeaseStatus
+from reservation_ext.nova_api import capacity_boots
 from reservation_ext.nova_api import held_builds
 from reservation_ext.nova_api import server_records
 from reservation_ext.planning import preemptible
@@ -133,6 +137,7 @@ class ServerReservations:
             conf, clock, plugins.load_plugins(conf, clock, clients),
             notifications.get_notifier(conf),
             enforcer.from_conf(conf, clock))
+        self.capacity = capacity_boots.CapacityBoots(application, clock)
 
     @webob.dec.wsgify
     def __call__(self, req):
@@ -160,6 +165,10 @@ class ServerReservations:
             return self.application
         hints = _hints(body)
         preemptible.check_hint(hints)
+        response = self.capacity.boot(req, server, hints,
+                                      _reservation_context(req))
+        if response is not None:
+            return response
         now = self.clock.now()
         lease = lease_hints.parse(
             hints, now, None, lease_hints.default_duration(self.conf),
@@ -257,6 +266,8 @@ class ServerReservations:
         rctx = _reservation_context(req)
         leased = server_records.leased_server(rctx, server_id)
         response = req.get_response(self.application)
+        if response.status_int == 204:
+            self.capacity.free_seat(rctx, server_id)
         if (leased is None or response.status_int != 204 or
                 leased.lease_status not in LeaseStatus.STABLE):
             return response

@@ -238,44 +238,110 @@ def allocate_slice(session, owner, start, end, size, busy,
                    ratios=(1.0, 1.0, 1.0), conditions=()):
     """Book a slice of one host (an instance's flavor) for ``[start, end)``.
 
-    A host takes the slice when no whole-host allocation overlaps the
-    window and its capacity (``vcpus``, ``memory_mb``, ``local_gb`` times
-    ``ratios``, as Nova's allocation ratios) minus the slices that overlap
-    the window holds ``size``. Slices that overlap the window but not each
-    other still add up: the check may refuse a slice that would fit, but
-    never books a host beyond its capacity. Of the hosts that fit, the
-    lowest id is booked, so slices fill hosts one after another.
+    :func:`allocate_slices` for one slice.
 
     :param size: ``(vcpus, memory_mb, disk_gb)``.
     :returns: the id of the booked host.
     :raises NotEnoughResources: no host fits; nothing is written.
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
+    return allocate_slices(session, owner, start, end, size, busy,
+                           ratios=ratios, conditions=conditions)[0]
+
+
+def allocate_slices(session, owner, start, end, size, busy, amount=1,
+                    affinity=None, ratios=(1.0, 1.0, 1.0), conditions=()):
+    """Book ``amount`` slices of ``size`` for ``[start, end)``, one search.
+
+    A host takes slices when no whole-host allocation overlaps the window
+    and its capacity (``vcpus``, ``memory_mb``, ``local_gb`` times
+    ``ratios``, as Nova's allocation ratios) minus the slices that overlap
+    the window holds them. Slices that overlap the window but not each
+    other still add up: the check may refuse a slice that would fit, but
+    never books a host beyond its capacity. One SELECT reads the room of
+    every host that fits one slice; the slices are placed by
+    ``affinity``: True, all on the lowest host that holds them all;
+    False, one on each of the ``amount`` lowest hosts; None, as many as
+    fit on each host from the lowest id up, so slices fill hosts one after
+    another. One host_allocations row per slice.
+
+    :param size: ``(vcpus, memory_mb, disk_gb)``.
+    :returns: the ids of the booked hosts, one per slice (repeated when a
+        host takes several).
+    :raises NotEnoughResources: the slices do not fit; nothing is written.
+    :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
+    """
+    rooms = _slice_rooms(session, start, end, size, busy, ratios,
+                         conditions)
+    placed = _place(rooms, size, amount, affinity)
+    if placed is None:
+        raise exceptions.NotEnoughResources(_no_room(
+            size, amount, affinity, start, end))
+    _bump_generations(session, sorted(
+        {host_id: rooms[host_id][0] for host_id in placed}.items()))
+    session.execute(sa.insert(ALLOCATIONS), [
+        _allocation(owner, host_id, start, end, size) for host_id in placed])
+    return placed
+
+
+def _slice_rooms(session, start, end, size, busy, ratios, conditions):
+    """``{host_id: (generation, room)}`` of the hosts one slice fits on.
+
+    ``room`` is the free ``(vcpus, memory_mb, disk_gb)`` in the window;
+    the dict is ordered by host id.
+    """
     overlapping = [ALLOCATIONS.c.host_id == HOSTS.c.id,
                    ALLOCATIONS.c.start_date < end + busy.margin,
                    ALLOCATIONS.c.end_date > start - busy.margin,
                    *busy.counted()]
-    fits = [capacity * ratio - sa.select(
+    rooms = [(capacity * ratio - sa.select(
                 sa.func.coalesce(sa.func.sum(used), 0))
-            .where(*overlapping, ~ALLOCATIONS.c.whole_host)
-            .scalar_subquery() >= wanted
-            for capacity, used, ratio, wanted in zip(
-                (HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb),
-                (ALLOCATIONS.c.vcpus, ALLOCATIONS.c.memory_mb,
-                 ALLOCATIONS.c.disk_gb), ratios, size)]
-    host = session.execute(
-        sa.select(HOSTS.c.id, HOSTS.c.generation).where(
+              .where(*overlapping, ~ALLOCATIONS.c.whole_host)
+              .scalar_subquery())
+             for capacity, used, ratio in zip(
+                 (HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb),
+                 (ALLOCATIONS.c.vcpus, ALLOCATIONS.c.memory_mb,
+                  ALLOCATIONS.c.disk_gb), ratios)]
+    rows = session.execute(
+        sa.select(HOSTS.c.id, HOSTS.c.generation, *rooms).where(
             HOSTS.c.reservable, *conditions,
             ~sa.exists().where(*overlapping, ALLOCATIONS.c.whole_host),
-            *fits).order_by(HOSTS.c.id).limit(1)).first()
-    if host is None:
-        raise exceptions.NotEnoughResources(
-            'No reservable host has %d vCPU(s), %d MB of RAM and %d GB of '
-            'disk free from %s to %s.' % (tuple(size) + (start, end)))
-    _bump_generations(session, [tuple(host)])
-    session.execute(sa.insert(ALLOCATIONS).values(
-        **_allocation(owner, host.id, start, end, size)))
-    return host.id
+            *(room >= wanted for room, wanted in zip(rooms, size)))
+        .order_by(HOSTS.c.id))
+    return {row[0]: (row[1], tuple(row[2:])) for row in rows}
+
+
+def _place(rooms, size, amount, affinity):
+    """The host of each of ``amount`` slices, or None if they do not fit."""
+    seats = {host_id: _seats(room, size, amount)
+             for host_id, (_generation, room) in rooms.items()}
+    if affinity:
+        hosts = [host_id for host_id, count in seats.items()
+                 if count >= amount][:1]
+        return hosts * amount if hosts else None
+    if affinity is not None:
+        hosts = list(seats)[:amount]
+        return hosts if len(hosts) == amount else None
+    placed = [host_id for host_id, count in seats.items()
+              for _seat in range(count)][:amount]
+    return placed if len(placed) == amount else None
+
+
+def _seats(room, size, amount):
+    """How many slices of ``size`` (at most ``amount``) fit in ``room``."""
+    return min([int(free // wanted) for free, wanted in zip(room, size)
+                if wanted > 0] + [amount])
+
+
+def _no_room(size, amount, affinity, start, end):
+    what = ('%d vCPU(s), %d MB of RAM and %d GB of disk' % tuple(size))
+    if amount == 1:
+        return 'No reservable host has %s free from %s to %s.' % (
+            what, start, end)
+    where = {True: 'on one host', False: 'on different hosts'}.get(
+        affinity, 'together')
+    return ('Not enough reservable capacity for %d instances of %s %s '
+            'from %s to %s.' % (amount, what, where, start, end))
 
 
 def move_allocations(session, reservation_id, start, end, busy):
@@ -353,6 +419,58 @@ def latest_slice_end(session, host_id, start, size, busy,
                                  zip(used, capacity)):
             return reached
     return None
+
+
+def move_slices(session, reservation_id, start, end, busy,
+                ratios=(1.0, 1.0, 1.0)):
+    """Move a reservation's slices to ``[start, end)`` on their hosts.
+
+    Each host must have the room for all the reservation's slices on it
+    in the new window, as :func:`allocate_slices` counts; ``busy`` must
+    ignore the reservation's own allocations.
+
+    :raises NotEnoughResources: a host has not; nothing is changed.
+    :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
+    """
+    booked = _slices_by_host(session, reservation_id)
+    rooms = _slice_rooms(session, start, end, (0, 0, 0), busy, ratios,
+                         (HOSTS.c.id.in_(booked),))
+    for host_id, used in booked.items():
+        room = rooms.get(host_id, (None, (-1, -1, -1)))[1]
+        if any(free < wanted for free, wanted in zip(room, used)):
+            raise exceptions.NotEnoughResources(
+                'Cannot move the reservation to %s - %s: host %d has no '
+                'room for its instances then.' % (start, end, host_id))
+    _bump_generations(session, [(host_id, rooms[host_id][0])
+                                for host_id in sorted(booked)])
+    session.execute(
+        sa.update(ALLOCATIONS)
+        .where(ALLOCATIONS.c.reservation_id == reservation_id)
+        .values(start_date=start, end_date=end))
+
+
+def latest_slices_end(session, reservation_id, start, busy,
+                      ratios=(1.0, 1.0, 1.0)):
+    """The latest end all of a reservation's slices can have, or None.
+
+    :func:`latest_slice_end` of each host with the slices on it together;
+    ``busy`` must ignore the reservation's own allocations.
+    """
+    ends = [latest_slice_end(session, host_id, start, used, busy, ratios)
+            for host_id, used in _slices_by_host(
+                session, reservation_id).items()]
+    ends = [end for end in ends if end is not None]
+    return min(ends) if ends else None
+
+
+def _slices_by_host(session, reservation_id):
+    """``{host_id: (vcpus, memory_mb, disk_gb)}`` a reservation uses."""
+    return {row[0]: tuple(row[1:]) for row in session.execute(
+        sa.select(ALLOCATIONS.c.host_id, sa.func.sum(ALLOCATIONS.c.vcpus),
+                  sa.func.sum(ALLOCATIONS.c.memory_mb),
+                  sa.func.sum(ALLOCATIONS.c.disk_gb))
+        .where(ALLOCATIONS.c.reservation_id == reservation_id)
+        .group_by(ALLOCATIONS.c.host_id))}
 
 
 def booked_hosts(session, reservation_id):

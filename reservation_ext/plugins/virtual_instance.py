@@ -41,6 +41,10 @@ host: its lease's end is a hard end, and it is extended only while the
 host stays free (409 saying how far it can go otherwise). At the end,
 ``on_end`` says what becomes of the server: ``delete``,
 ``snapshot_delete`` (an image first) or ``shelve``.
+
+A request without ``server_id`` is Blazar's instance reservation
+(``amount`` servers of a size): :mod:`.instance_capacity` serves it, and
+each method here hands such requests and reservations over.
 """
 
 import functools
@@ -54,6 +58,7 @@ from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
+from reservation_ext.plugins import instance_capacity
 from reservation_ext import validation
 
 RESOURCE_TYPE = 'virtual:instance'
@@ -113,7 +118,15 @@ class BuildArgs(str):
 class VirtualInstancePlugin(base.ResourcePlugin):
     """Reserve a server's flavor on a reservable host for a window."""
 
+    @functools.cached_property
+    def capacity(self):
+        """The plugin of the instance-capacity form."""
+        return instance_capacity.InstanceCapacityPlugin(
+            self.conf, self.clock, self.clients)
+
     def validate(self, values):
+        if instance_capacity.is_capacity(values):
+            return self.capacity.validate(values)
         build_args = values.get(BUILD_ARGS)
         trusted = isinstance(build_args, BuildArgs)
         # Given by a lease-API user, build_args is an unknown key.
@@ -154,6 +167,9 @@ class VirtualInstancePlugin(base.ResourcePlugin):
 
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
+        if instance_capacity.is_capacity(values):
+            return self.capacity.reserve(session, ctx, lease,
+                                         reservation_id, values, hold)
         if values['shared_pool']:
             if lease['starts_later']:
                 raise exceptions.InvalidInput(
@@ -175,13 +191,14 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return values['server_id']
 
     def get_details(self, session, reservation_ids):
-        details = {}
+        details = self.capacity.get_details(session, reservation_ids)
         for row in session.execute(
                 sa.select(REQUESTS, HOSTS.c.hypervisor_hostname)
                 .outerjoin(ALLOCATIONS, ALLOCATIONS.c.reservation_id ==
                            REQUESTS.c.reservation_id)
                 .outerjoin(HOSTS, HOSTS.c.id == ALLOCATIONS.c.host_id)
-                .where(REQUESTS.c.reservation_id.in_(reservation_ids))):
+                .where(REQUESTS.c.reservation_id.in_(reservation_ids),
+                       REQUESTS.c.server_id.is_not(None))):
             view = {key: getattr(row, key) for key in _COLUMNS
                     if getattr(row, key) is not None}
             view['shared_pool'] = row.hypervisor_hostname is None
@@ -192,6 +209,8 @@ class VirtualInstancePlugin(base.ResourcePlugin):
 
     def prepare_update(self, ctx, reservation, values):
         """The update's values, with the size of a new flavor."""
+        if instance_capacity.is_capacity(reservation):
+            return self.capacity.prepare_update(ctx, reservation, values)
         validation.check_schema(values, UPDATE_SCHEMA)
         if 'flavor_id' not in values:
             return values
@@ -213,6 +232,9 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         is Nova's to resize); it may move to any host that fits. A
         started server stays where it runs.
         """
+        if instance_capacity.is_capacity(reservation):
+            return self.capacity.update(session, ctx, lease, reservation,
+                                        values)
         request = dict({key: reservation.get(key) for key in _COLUMNS},
                        **values)
         resized = any(request[key] != reservation.get(key)
@@ -264,13 +286,19 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             raise base.blocked_extension(exc, latest or None, lease)
 
     def on_start(self, ctx, lease, reservation):
+        if instance_capacity.is_capacity(reservation):
+            return self.capacity.on_start(ctx, lease, reservation)
         if not reservation['shared_pool']:
             self.nova.start_server(reservation['server_id'], lease['id'])
 
     def on_end(self, ctx, lease, reservation):
+        if instance_capacity.is_capacity(reservation):
+            return self.capacity.on_end(ctx, lease, reservation)
         self.nova.end_server(reservation['server_id'], reservation['on_end'])
 
     def on_delete(self, ctx, lease, reservation):
+        if instance_capacity.is_capacity(reservation):
+            return self.capacity.on_delete(ctx, lease, reservation)
         # Before the start the server is the lease's alone: it goes too.
         if reservation['status'] == ReservationStatus.PENDING:
             self.nova.delete_servers([reservation['server_id']])
@@ -288,13 +316,15 @@ class VirtualInstancePlugin(base.ResourcePlugin):
 
     def billing_resources(self, session, reservations):
         """Each reservation's server with its flavor's size."""
-        return {row.reservation_id: [{
+        resources = self.capacity.billing_resources(session, reservations)
+        return dict(resources, **{row.reservation_id: [{
             'id': row.server_id, 'flavor_id': row.flavor_id,
             'amount': row.amount, 'vcpus': row.vcpus,
             'memory_mb': row.memory_mb, 'disk_gb': row.disk_gb}]
             for row in session.execute(sa.select(REQUESTS).where(
                 REQUESTS.c.reservation_id.in_(
-                    [reservation['id'] for reservation in reservations])))}
+                    [reservation['id'] for reservation in reservations]),
+                REQUESTS.c.server_id.is_not(None)))})
 
 
 def _check_waiting(reservation):

@@ -299,7 +299,8 @@ class _LeaseAPITests:
         self.assertEqual(200, response.status_int, response.text)
         plugins = response.json['plugins']
         self.assertEqual({'physical:host', 'virtual:instance',
-                          'virtual:volume', test_plugins.RESOURCE_TYPE,
+                          'flavor:instance', 'virtual:volume',
+                          test_plugins.RESOURCE_TYPE,
                           'test:broken'},
                          {plugin['resource_type'] for plugin in plugins})
         self.assertEqual(

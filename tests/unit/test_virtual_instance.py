@@ -67,11 +67,11 @@ class ValidateTest(base.TestCase):
                               ({'server_id': 'x'}, 'server_id'),
                               ({'on_end': 'keep'}, 'on_end')]:
             error = self.assertRaises(exceptions.InvalidInput,
-                                      self.plugin.prepare_update, None, {},
-                                      values)
+                                      self.plugin.prepare_update, None,
+                                      {'server_id': SERVER}, values)
             self.assertEqual(field, error.field)
         self.assertEqual({'on_end': 'shelve'}, self.plugin.prepare_update(
-            None, {}, {'on_end': 'shelve'}))
+            None, {'server_id': SERVER}, {'on_end': 'shelve'}))
 
 
 class AllocationRatiosTest(base.TestCase):

@@ -1,0 +1,338 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Instance-capacity reservations: ``amount`` servers of one size.
+
+Blazar 18's instance reservation, as two request forms::
+
+    {"resource_type": "virtual:instance", "amount": 3, "vcpus": 2,
+     "memory_mb": 2048, "disk_gb": 20, "affinity": false,
+     "resource_properties": ""}
+    {"resource_type": "flavor:instance", "flavor_id": "<flavor>",
+     "amount": 3, "affinity": null}
+
+A ``virtual:instance`` request without ``server_id`` is this form (the
+one-server form of ``nova boot --hint reserved=True`` always has one:
+:mod:`.virtual_instance` dispatches here); ``flavor:instance`` takes the
+size (vCPUs, RAM, root + ephemeral + swap disk) and extra specs of an
+existing flavor. ``affinity`` may also be the text python-blazarclient
+sends ("True", "False", "None").
+
+Protocol:
+
+create
+    The planner books ``amount`` slices (seats,
+    :mod:`reservation_ext.planning.seats`) in one search
+    (:func:`~reservation_ext.planning.planner.allocate_slices`): affinity
+    true on one host, false on as many hosts, null packed from the lowest
+    host up. They are the rows of the one-server leases' slices, so
+    neither over-books the other.
+start
+    A private flavor whose id is the reservation id (so the view shows
+    ``flavor_id`` from the creation on) with the size and the extra spec
+    ``reservation:id`` (flavor:instance: plus the source's extra specs),
+    usable by the lease's projects; and for affinity true/false a server
+    group (affinity / anti-affinity), whose id the view then shows.
+    Servers booted with the flavor take a seat each in nova-api
+    (:mod:`reservation_ext.nova_api.capacity_boots`) and the scheduler
+    filter pins each to its seat's host.
+end
+    The seated servers end as ``on_end`` says (default ``[reservation]
+    instance_on_end``), then the flavor and server group are deleted.
+update
+    Before the start the window, ``amount`` and size are booked anew; once
+    started, only the window moves, on the hosts the seats are on.
+
+Every engine action is idempotent: what exists or is gone already is
+fine.
+"""
+
+import json
+import math
+
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import exceptions
+from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.planning import capabilities
+from reservation_ext.planning import planner
+from reservation_ext.planning import seats
+from reservation_ext.plugins import base
+from reservation_ext import validation
+
+FLAVOR_RESOURCE_TYPE = 'flavor:instance'
+REQUESTS = models.InstanceReservation.__table__
+SIZE_KEYS = ('vcpus', 'memory_mb', 'disk_gb')
+ON_END = ('delete', 'snapshot_delete', 'shelve')
+_AFFINITY = {'true': True, 'false': False, 'none': None, 'null': None}
+_POLICIES = {True: 'affinity', False: 'anti-affinity'}
+_COMMON = {
+    'amount': validation.INTEGER,
+    'affinity': {'type': ['boolean', 'null', 'string'],
+                 'description': 'true, false or null'},
+    # A capability query as physical:host's; compiling checks it.
+    'resource_properties': {},
+    'on_end': {'enum': list(ON_END)},
+}
+SCHEMA = {
+    'type': 'object',
+    'properties': dict(_COMMON, **{key: validation.INTEGER
+                                   for key in SIZE_KEYS}),
+    'additionalProperties': False,
+    'required': ['amount'] + list(SIZE_KEYS),
+}
+FLAVOR_SCHEMA = {
+    'type': 'object',
+    'properties': dict(_COMMON, flavor_id={
+        'type': ['string', 'integer'], 'minLength': 1,
+        'description': 'a flavor id'}),
+    'additionalProperties': False,
+    'required': ['amount', 'flavor_id'],
+}
+UPDATE_SCHEMA = {
+    'type': 'object',
+    'properties': {key: validation.INTEGER
+                   for key in ('amount',) + SIZE_KEYS},
+    'additionalProperties': False,
+}
+_COLUMNS = ('amount', 'affinity', 'resource_properties', 'on_end') + \
+    SIZE_KEYS
+
+
+def is_capacity(values):
+    """Whether a virtual:instance request or view is of this form.
+
+    The one-server form always names its server (nova-api's middleware
+    makes it); a view of it always shows it.
+    """
+    return 'server_id' not in values and 'build_args' not in values
+
+
+class InstanceCapacityPlugin(base.ResourcePlugin):
+    """Reserve capacity for a number of servers of one size."""
+
+    def validate(self, values):
+        validation.check_schema(values, SCHEMA)
+        out = {key: _count(values, key, 0) for key in SIZE_KEYS}
+        if not any(out.values()):
+            raise exceptions.InvalidInput(
+                'vcpus', 'a server needs some vCPUs, memory or disk')
+        return dict(out, **self._common(values))
+
+    def _common(self, values):
+        """The fields both forms have, normalized."""
+        query = values.get('resource_properties') or ''
+        query = query if isinstance(query, str) else json.dumps(query)
+        capabilities.compile(query, 'resource_properties')
+        return {'amount': _count(values, 'amount', 1),
+                'affinity': _affinity(values.get('affinity')),
+                'resource_properties': query,
+                'on_end': values.get('on_end', self.conf.reservation
+                                     .instance_on_end),
+                'source_flavor': None}
+
+    def reserve(self, session, ctx, lease, reservation_id, values,
+                hold=None):
+        self._check_flavor_access(ctx, lease, values)
+        self._book(session, reservation_id, lease, values)
+        session.execute(sa.insert(REQUESTS).values(
+            id=reservation_id, reservation_id=reservation_id,
+            source_flavor=values['source_flavor'],
+            **{key: values[key] for key in _COLUMNS}))
+        return reservation_id
+
+    def _check_flavor_access(self, ctx, lease, values):
+        """By default there is no flavor to check."""
+
+    def _book(self, session, reservation_id, lease, request):
+        planner.allocate_slices(
+            session, planner.Owner(reservation_id), lease['start_date'],
+            lease['end_date'], _size(request), self.busy(),
+            amount=request['amount'], affinity=request['affinity'],
+            ratios=_ratios(self.conf), conditions=(capabilities.compile(
+                request['resource_properties'], 'resource_properties'),))
+
+    def get_details(self, session, reservation_ids):
+        return {row.reservation_id: _view(row) for row in session.execute(
+            sa.select(REQUESTS).where(
+                REQUESTS.c.reservation_id.in_(reservation_ids),
+                REQUESTS.c.server_id.is_(None)))}
+
+    def prepare_update(self, ctx, reservation, values):
+        validation.check_schema(values, UPDATE_SCHEMA)
+        return {key: _count(values, key, 1 if key == 'amount' else 0)
+                for key in values}
+
+    def update(self, session, ctx, lease, reservation, values):
+        """Book the request anew before the start; move the window after.
+
+        A started reservation keeps its seats (servers sit there): only
+        its window moves, if every seat's host has the room for it.
+        """
+        request = dict({key: reservation[key] for key in _COLUMNS},
+                       **values)
+        if reservation['status'] == ReservationStatus.PENDING:
+            planner.release(session, reservation['id'])
+            self._book(session, reservation['id'], lease, request)
+        elif reservation['status'] == ReservationStatus.ACTIVE:
+            base.check_unchanged({key: value for key, value in values.items()
+                                  if value != reservation[key]},
+                                 'started instance-capacity')
+            self._move(session, lease, reservation)
+        session.execute(sa.update(REQUESTS).where(
+            REQUESTS.c.reservation_id == reservation['id']).values(
+                **{key: request[key] for key in _COLUMNS}))
+
+    def _move(self, session, lease, reservation):
+        busy = self.busy(ignore_reservation=reservation['id'])
+        try:
+            planner.move_slices(session, reservation['id'],
+                                lease['start_date'], lease['end_date'],
+                                busy, _ratios(self.conf))
+        except exceptions.NotEnoughResources as exc:
+            latest = planner.latest_slices_end(
+                session, reservation['id'], lease['start_date'], busy,
+                _ratios(self.conf))
+            raise base.blocked_extension(exc, latest, lease)
+
+    def on_start(self, ctx, lease, reservation):
+        with db_api.context_manager.reader.using(ctx) as session:
+            source = json.loads(session.scalar(
+                sa.select(REQUESTS.c.source_flavor).where(
+                    REQUESTS.c.reservation_id == reservation['id']))
+                or '{}')
+        self.nova.ensure_private_flavor(
+            _flavor(reservation, source),
+            dict(source.get('extra_specs', {}),
+                 **{seats.FLAVOR_SPEC: reservation['id']}),
+            list(dict.fromkeys([lease['project_id'], *lease['projects']])))
+        policy = _POLICIES.get(reservation['affinity'])
+        if policy is not None:
+            group_id = self.nova.ensure_server_group(
+                'reservation-%s' % reservation['id'], policy)
+            with db_api.writer(ctx, self.clock) as session:
+                session.execute(sa.update(REQUESTS).where(
+                    REQUESTS.c.reservation_id == reservation['id'])
+                    .values(server_group_id=group_id))
+
+    def on_end(self, ctx, lease, reservation):
+        with db_api.context_manager.reader.using(ctx) as session:
+            taken = seats.servers(session, reservation['id'])
+        # A claim's token is no server: Nova answers 404, which is fine.
+        for server_id in taken:
+            self.nova.end_server(server_id, reservation['on_end'])
+        self.nova.delete_flavor(reservation['id'])
+        if reservation.get('server_group_id'):
+            self.nova.delete_server_group(reservation['server_group_id'])
+
+    def on_delete(self, ctx, lease, reservation):
+        # Before the start nothing exists in Nova yet.
+        if reservation['status'] != ReservationStatus.PENDING:
+            self.on_end(ctx, lease, reservation)
+
+    def billing_resources(self, session, reservations):
+        """Each reservation's flavor with the amount and size."""
+        details = self.get_details(session, [reservation['id'] for
+                                             reservation in reservations])
+        return {rid: [{'id': None, 'flavor_id': rid, 'amount': view['amount'],
+                       **{key: view[key] for key in SIZE_KEYS}}]
+                for rid, view in details.items()}
+
+
+class FlavorInstancePlugin(InstanceCapacityPlugin):
+    """Reserve capacity for a number of servers of an existing flavor."""
+
+    def validate(self, values):
+        validation.check_schema(values, FLAVOR_SCHEMA)
+        flavor_id = str(values['flavor_id'])
+        flavor = self.nova.flavor(flavor_id)
+        if flavor is None:
+            raise _no_flavor(flavor_id)
+        common = self._common(values)
+        common['source_flavor'] = json.dumps({
+            'id': flavor_id, 'public': flavor.get(
+                'os-flavor-access:is_public', True),
+            'disk': flavor['disk'],
+            'ephemeral': flavor.get('OS-FLV-EXT-DATA:ephemeral', 0),
+            'swap': flavor.get('swap') or 0,
+            'extra_specs': flavor.get('extra_specs') or {}})
+        return dict(common, vcpus=flavor['vcpus'], memory_mb=flavor['ram'],
+                    disk_gb=flavor['disk'] + flavor.get(
+                        'OS-FLV-EXT-DATA:ephemeral', 0) +
+                    math.ceil((flavor.get('swap') or 0) / 1024))
+
+    def _check_flavor_access(self, ctx, lease, values):
+        """A private source flavor must be the lease's project's."""
+        source = json.loads(values['source_flavor'])
+        if not source['public'] and lease['project_id'] not in (
+                self.nova.flavor_projects(source['id'])):
+            # As for a flavor that does not exist: nothing leaks.
+            raise _no_flavor(source['id'])
+
+    def prepare_update(self, ctx, reservation, values):
+        # As Blazar: a flavor-based reservation changes only its window.
+        base.check_unchanged(values, FLAVOR_RESOURCE_TYPE)
+        return values
+
+
+def _view(row):
+    view = {key: getattr(row, key) for key in _COLUMNS}
+    view.update(flavor_id=row.reservation_id,
+                server_group_id=row.server_group_id, aggregate_id=None)
+    if row.source_flavor:
+        view['source_flavor_id'] = json.loads(row.source_flavor)['id']
+    return view
+
+
+def _flavor(reservation, source):
+    """Nova's create body of a reservation's private flavor."""
+    return {'id': reservation['id'], 'name': 'reservation-%s'
+            % reservation['id'], 'vcpus': reservation['vcpus'],
+            'ram': reservation['memory_mb'],
+            'disk': source.get('disk', reservation['disk_gb']),
+            'OS-FLV-EXT-DATA:ephemeral': source.get('ephemeral', 0),
+            'swap': source.get('swap', 0)}
+
+
+def _size(request):
+    return tuple(request[key] for key in SIZE_KEYS)
+
+
+def _ratios(conf):
+    # Imported here: virtual_instance imports this module.
+    from reservation_ext.plugins import virtual_instance
+    return virtual_instance.allocation_ratios(conf)
+
+
+def _count(values, key, minimum):
+    """A number of the request; python-blazarclient sends "" for none."""
+    value = values.get(key)
+    if value is None or value == '':
+        raise validation.missing(key)
+    return validation.parse_integer(value, key, minimum)
+
+
+def _affinity(value):
+    """True, False or None, also from the text the Blazar CLI sends."""
+    if value is None or isinstance(value, bool):
+        return value
+    try:
+        return _AFFINITY[value.strip().lower()]
+    except KeyError:
+        raise exceptions.InvalidInput(
+            'affinity', 'must be true, false or null') from None
+
+
+def _no_flavor(flavor_id):
+    return exceptions.InvalidInput('flavor_id', 'no flavor %s' % flavor_id)
