@@ -25,8 +25,12 @@ preemptibles when:
 * a booking of any kind (whole host or slice) that has not started yet
   starts before ``now + preemption_lead_time + cleaning_time``.
 
-A running slice does not close its host: the reserved server is there
-and Nova counts it, so what is left of the host may serve preemptibles
+* a seat of an instance-capacity reservation that runs now is free:
+  a boot with the reservation's flavor may come at any time and must
+  find its room (:mod:`reservation_ext.planning.seats`).
+
+A running slice whose server is there does not close its host: Nova
+counts the server, so what is left of the host may serve preemptibles
 until the next booking comes near. From the lead time on the engine
 stops the preemptibles in a booking's way
 (:mod:`reservation_ext.engine.reclaim`), and none comes back, since the
@@ -58,6 +62,7 @@ HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 RESERVATIONS = models.Reservation.__table__
 RECYCLING = models.RecyclingHost.__table__
+REQUESTS = models.InstanceReservation.__table__
 
 
 def is_preemptible(extra_specs, hints):
@@ -109,12 +114,15 @@ def closed(now, lead_time, cleaning_time, hosts=HOSTS):
     not_started = sa.exists().where(
         RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id,
         RESERVATIONS.c.status == ReservationStatus.PENDING)
+    free_seat = sa.and_(ALLOCATIONS.c.server_id.is_(None), sa.exists().where(
+        REQUESTS.c.reservation_id == ALLOCATIONS.c.reservation_id,
+        REQUESTS.c.server_id.is_(None)))
     booked = sa.exists().where(
         ALLOCATIONS.c.host_id == hosts.c.id,
         ALLOCATIONS.c.reservation_id.is_not(None),
         ALLOCATIONS.c.start_date < horizon(now, lead_time, cleaning_time),
         ALLOCATIONS.c.end_date > now - margin,
-        sa.or_(ALLOCATIONS.c.whole_host, not_started))
+        sa.or_(ALLOCATIONS.c.whole_host, not_started, free_seat))
     recycling = sa.exists().where(RECYCLING.c.host_id == hosts.c.id)
     return sa.or_(~hosts.c.reservable, recycling, booked)
 

@@ -38,6 +38,7 @@ LEASES = models.Lease.__table__
 RESERVATIONS = models.Reservation.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 RECYCLING = models.RecyclingHost.__table__
+REQUESTS = models.InstanceReservation.__table__
 NAMES = ['compute-%d' % i for i in range(6)]
 EVERY_HOST = NAMES
 PREEMPTIBLE = {'reservation:preemptible': 'true'}
@@ -79,6 +80,7 @@ class _PreemptibleFilterTests:
                 end_date=start + minutes * MINUTE, whole_host=whole_host,
                 vcpus=0 if whole_host else 1,
                 memory_mb=0 if whole_host else 512))
+        return reservation_id
 
     def passing(self, extra_specs=PREEMPTIBLE, **hints):
         spec = objects.RequestSpec(
@@ -118,6 +120,20 @@ class _PreemptibleFilterTests:
         self.book('compute-0', NOW - 10 * MINUTE, whole_host=False,
                   status='active')
         self.assertEqual(EVERY_HOST, self.passing())
+
+    def test_a_free_seat_of_a_running_capacity_reservation_closes_its_host(
+            self):
+        for name, server_id in (('compute-0', None), ('compute-1', 'vm')):
+            reservation_id = self.book(name, NOW - 10 * MINUTE,
+                                       whole_host=False, status='active')
+            with self.writer() as session:
+                session.execute(sa.insert(REQUESTS).values(
+                    id=reservation_id, reservation_id=reservation_id,
+                    vcpus=1, memory_mb=512, disk_gb=0, amount=1))
+                session.execute(sa.update(ALLOCATIONS).where(
+                    ALLOCATIONS.c.reservation_id == reservation_id).values(
+                        server_id=server_id))
+        self.assertEqual(EVERY_HOST[1:], self.passing())
 
     def test_a_recycling_or_unreservable_host_is_closed(self):
         with self.writer() as session:
