@@ -13,11 +13,12 @@
 """Reserved capacity put to work: a month of leases under three policies.
 
     python bench/utilization.py [--hosts 100] [--days 30] [--seed 15]
-                                [--warmup-days 3] [--policies ...]
+                                [--warmup-days 3] [--lead-time 600]
+                                [--policies none blazar ours] [--jobs 2]
 
 A trace-driven simulation over the real lease service, planner and engine
 (:mod:`reservation_ext.leases.service`, :mod:`reservation_ext.planning.
-planner`, :mod:`reservation_ext.engine.runner`) on a temporary SQLite
+planner`, :mod:`reservation_ext.engine.runner`) on an in-memory SQLite
 leases DB, with a :class:`~reservation_ext.clock.ManualClock` and the
 plugins built with an in-memory Nova (:class:`SimNova`, passed in as their
 ``clients``). Time moves in ticks of 5 minutes; every tick:
@@ -27,9 +28,10 @@ plugins built with an in-memory Nova (:class:`SimNova`, passed in as their
    ``refused_*``), time-bounded servers as described below;
 2. the preemptible servers in a booking's way stop, as the policy says
    (the decision is :func:`reservation_ext.planning.preemption.to_reclaim`);
-3. the engine runs every due event (``run_once`` until idle); the leases
-   start and end through the plugins and :class:`SimNova`, which checks
-   that the capacity of every lease that starts is free (``late_starts``);
+3. when a lease event is due, the engine runs (``run_once`` until nothing
+   is due); the leases start and end through the plugins and
+   :class:`SimNova`, which checks that the capacity of every lease that
+   starts is free (``late_starts``);
 4. preemptible servers whose work is done end;
 5. waiting preemptible requests are placed, first come first served, on
    the hosts the policy's placement rule allows, the host with the most
@@ -45,25 +47,26 @@ The policies:
     Blazar's rule (:func:`blazar_allows`): preemptibles on free-pool
     hosts, that is hosts on which no booking (host lease or instance
     slice) is running; they are stopped when a booking starts on their
-    host. Time-bounded servers run in the shared pool.
+    host (instantly, and only those in its way: kind to Blazar).
+    Time-bounded servers run in the shared pool.
 ``ours``
     Issue 15 (:func:`ours_allows`): preemptibles on any reservable
     capacity that no active host lease holds and where no booking starts
-    within ``[reservation] preemption_lead_time``; the engine stops them
-    that long before a booking starts, only as many as the booking needs.
+    within ``[reservation] preemption_lead_time``; they are stopped that
+    long before a booking starts, only as many as the booking needs.
     A time-bounded server is booked by the planner as a slice of a
     reservable host for ``[now, end)`` (a one-server lease that starts
     now with an end, ``fill_gaps``), in the shared pool when none fits.
 
 The trace (:func:`generate`, ``random.Random(seed)``, seed 15 by default:
-the same arguments give the same trace). Four Poisson streams over the
-measured days and the warm-up days before them (the warm-up fills the
-calendar; only the measured days are counted). Every time is on the
-tick grid; the end dates of leases and time-bounded servers are on the
-hour, as people write them. Hosts have 32 vCPUs, 128 GiB of RAM and 2,000 GB of disk;
-servers and slices have the sizes of Nova's m1.small to m1.xlarge
-(equally likely, 3.75 vCPUs on average, 2 GiB per vCPU: vCPUs bind).
-``offered`` loads are shares of the reservable vCPU-hours.
+the same arguments give the same trace): four Poisson streams over the
+warm-up days and the measured days (the warm-up fills the calendar; only
+the measured days are counted). Times are on the tick grid; the end
+dates of leases and time-bounded servers are on the hour, as people write
+them. Hosts have 32 vCPUs, 128 GiB of RAM and 2,000 GB of disk; servers
+and slices have the sizes of Nova's m1.small to m1.xlarge (equally
+likely, 3.75 vCPUs on average, 2 GiB per vCPU: vCPUs bind). The offered
+loads are shares of the reservable vCPU-hours:
 
 * Host leases (``physical:host``), offered 50 %: 1, 2, 4, 8 or 16 hosts
   (40/25/20/10/5 %), for 4 h, 8 h, 1, 2, 3 or 7 days (20/15/35/10/10/
@@ -71,7 +74,7 @@ servers and slices have the sizes of Nova's m1.small to m1.xlarge
   hour). A bare-metal testbed such as Chameleon leases whole hosts for
   hours to a week, mostly one or a few at a time, often in advance;
   offering half of the host-hours leaves the sizeable idle share between
-  leases that the issue is about (the share actually booked is printed,
+  leases that the issue is about (the share actually booked is measured,
   ``lease_share``, not assumed).
 * Instance leases (``virtual:instance`` slices booked by the planner, as
   ``nova boot --hint reserved=True`` with a later start makes them),
@@ -81,8 +84,8 @@ servers and slices have the sizes of Nova's m1.small to m1.xlarge
   5 %: for 2, 8 or 24 hours (30/40/30 %).
 * Preemptible servers, offered 60 %, more than the idle share: work of
   1, 6 or 24 hours (30/40/30 %). A preempted server is deleted
-  (``preemptible_on_reclaim = delete``): its work so far is lost
-  (``lost_share``) and the request waits again for a host.
+  (``preemptible_on_reclaim = delete``): its work so far is lost and the
+  request waits again for a host, first in the queue.
 
 The measure. ``used_share`` is the vCPU-hours used on the reservable
 hosts over the vCPU-hours they have in the measured days: a host lease
@@ -90,28 +93,31 @@ uses its hosts' vCPUs from its start to its end (the booking, whatever
 runs there), an instance lease or a time-bounded slice its size, a
 preemptible server its size while it runs, unless it is preempted: the
 work of a deleted server is lost, so its run counts in ``lost_share``
-instead (the capacity was occupied, for nothing). Its parts are
-``lease_share`` (host and instance leases), ``bounded_share`` and
-``preemptible_share``; ``occupied_share`` is ``used_share`` plus
-``lost_share``. ``late_starts`` counts the
+instead (the capacity was occupied, for nothing; ``lost_server_hours``
+in server-hours). Its parts are ``lease_share`` (host and instance
+leases), ``bounded_share`` and ``preemptible_share``; ``occupied_share``
+is ``used_share`` plus ``lost_share``. ``late_starts`` counts the
 bookings whose capacity was not free when the engine started them, or
 that started after their start date. ``preemptions_per_start`` is the
 preemptible servers stopped per booking started. ``runtime_s`` is the
 policy's wall time. The engine runs the events of one instant in its
-order (a start before an end); a booking that starts on a slice's host
-the instant that slice ends counts the ending servers as gone
-(``handovers`` says how often that happened).
+order (a start before an end); a booking that starts on a host the
+instant a slice there ends counts the ending slice's servers as gone
+(``handovers`` says how often that was needed).
 
-One JSON line per policy. Nothing is asserted; the unit test
-(``tests/unit/test_utilization.py``) checks the behaviour on a tiny trace.
+Each policy runs in a process of its own, ``--jobs`` at a time. One JSON
+line per policy. Nothing is asserted; the unit test
+(``tests/unit/test_utilization.py``) checks the behaviour on tiny traces.
 """
 
 import argparse
 import collections
 import dataclasses
 import datetime
+import functools
 import heapq
 import json
+import multiprocessing
 import platform
 import random
 import sys
@@ -739,17 +745,17 @@ class Simulation:
         shares = collections.Counter()
         for kind, start, end, vcpus in self._bookings():
             shares[kind] += vcpus * self._measured_hours(start, end)
-        lost = 0.0
+        lost, lost_server_hours = 0.0, 0.0
         # The work of a deleted preemptible is lost: not used, occupied.
         for server, stopped, was_lost in self.nova.runs:
             # Reserved servers are counted by their bookings.
             if server.kind == PREEMPTIBLE:
-                vcpu_hours = server.size[0] * self._measured_hours(
-                    server.started, stopped)
+                hours = self._measured_hours(server.started, stopped)
                 if was_lost:
-                    lost += vcpu_hours
+                    lost += server.size[0] * hours
+                    lost_server_hours += hours
                 else:
-                    shares[PREEMPTIBLE] += vcpu_hours
+                    shares[PREEMPTIBLE] += server.size[0] * hours
         line = {key: round(shares[kind] / available, 4) for key, kind in (
             ('lease_share', 'lease'), ('bounded_share', BOUNDED),
             ('preemptible_share', PREEMPTIBLE))}
@@ -759,6 +765,7 @@ class Simulation:
             used_share=round(used / available, 4),
             occupied_share=round((used + lost) / available, 4),
             lost_share=round(lost / available, 4),
+            lost_server_hours=round(lost_server_hours, 1),
             late_starts=len(self.nova.late), lease_starts=starts,
             preemptions=len(self.preemptions),
             preemptions_per_start=round(len(self.preemptions) /
@@ -873,30 +880,60 @@ def parse_args(argv=None):
                         help='[reservation] preemption_lead_time (seconds)')
     parser.add_argument('--policies', nargs='+', choices=POLICIES,
                         default=list(POLICIES))
+    parser.add_argument('--jobs', type=int, default=2,
+                        help='policies simulated at once, each in a process '
+                             'of its own')
     return parser.parse_args(argv)
+
+
+def init_process():
+    """Make this process ready to simulate: configuration and leases DB.
+
+    One connection to an in-memory SQLite: a simulation is one thread.
+    """
+    # The lease service's policy checks read the global configuration.
+    cfg.CONF([], project='reservation-ext', default_config_files=[])
+    db_api.context_manager.configure(connection='sqlite://')
+    models.Base.metadata.create_all(db_api.get_engine())
+
+
+def run_policy(args, policy):
+    """The result line of ``policy`` on the trace ``args`` describe."""
+    trace = generate(args.seed, args.hosts, args.days, args.warmup_days)
+    line, _sim = simulate(policy, trace, args.hosts, args.days,
+                          args.warmup_days, make_conf(args.lead_time))
+    return line
+
+
+def run_policies(args):
+    """``{policy: line}``, the policies run by ``args.jobs`` processes.
+
+    ``ours``, the longest, is handed out first.
+    """
+    order = sorted(args.policies, key=lambda policy: policy != 'ours')
+    if args.jobs == 1:
+        init_process()
+        lines = [run_policy(args, policy) for policy in order]
+    else:
+        with multiprocessing.get_context('spawn').Pool(
+                args.jobs, initializer=init_process) as pool:
+            lines = pool.map(functools.partial(run_policy, args), order,
+                             chunksize=1)
+    return dict(zip(order, lines))
 
 
 def main(argv=None):
     args = parse_args(argv)
-    # The lease service's policy checks read the global configuration.
-    cfg.CONF([], project='reservation-ext', default_config_files=[])
-    conf = make_conf(lead_time=args.lead_time)
     trace = generate(args.seed, args.hosts, args.days, args.warmup_days)
     fields = {'bench': 'utilization', 'hosts': args.hosts, 'days': args.days,
               'warmup_days': args.warmup_days, 'seed': args.seed,
               'tick_s': int(TICK.total_seconds()),
-              'lead_time_s': args.lead_time, 'db': 'sqlite',
-              'python': platform.python_version(),
+              'lead_time_s': args.lead_time, 'jobs': args.jobs,
+              'db': 'sqlite', 'python': platform.python_version(),
               **offered(trace, args.hosts, args.days, args.warmup_days)}
-    # One connection to an in-memory SQLite: the simulation is one thread.
-    db_api.context_manager.configure(connection='sqlite://')
-    engine = db_api.get_engine()
-    models.Base.metadata.create_all(engine)
+    lines = run_policies(args)
     for policy in args.policies:
-        line, _sim = simulate(policy, trace, args.hosts, args.days,
-                              args.warmup_days, conf)
-        print(json.dumps(dict(line, **fields)), flush=True)
-    engine.dispose()
+        print(json.dumps(dict(lines[policy], **fields)), flush=True)
     return 0
 
 
