@@ -1,0 +1,941 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Reserved capacity put to work: a month of leases under three policies.
+
+    python bench/utilization.py [--hosts 100] [--days 30] [--seed 15]
+                                [--warmup-days 3] [--lead-time 600]
+                                [--policies none blazar ours] [--jobs 2]
+
+A trace-driven simulation over the real lease service, planner and engine
+(:mod:`reservation_ext.leases.service`, :mod:`reservation_ext.planning.
+planner`, :mod:`reservation_ext.engine.runner`) on an in-memory SQLite
+leases DB, with a :class:`~reservation_ext.clock.ManualClock` and the
+plugins built with an in-memory Nova (:class:`SimNova`, passed in as their
+``clients``). Time moves in ticks of 5 minutes; every tick:
+
+1. the requests of the trace that arrive are made: host and instance
+   leases through the lease service (the planner books them or refuses:
+   ``refused_*``), time-bounded servers as described below;
+2. the preemptible servers in a booking's way stop, as the policy says
+   (the decision is :func:`reservation_ext.planning.preemption.to_reclaim`);
+3. when a lease event is due, the engine runs (``run_once`` until nothing
+   is due); the leases start and end through the plugins and
+   :class:`SimNova`, which checks that the capacity of every lease that
+   starts is free (``late_starts``);
+4. preemptible servers whose work is done end;
+5. waiting preemptible requests are placed, first come first served, on
+   the hosts the policy's placement rule allows, the host with the most
+   free memory first (Nova's default spreading weigher); a request waits
+   at most ``PATIENCE`` and is then given up (``abandoned``).
+
+The policies:
+
+``none``
+    Today: reservable hosts take no preemptible and no time-bounded
+    server; only leases use them.
+``blazar``
+    Blazar's rule (:func:`blazar_allows`): preemptibles on free-pool
+    hosts, that is hosts on which no booking (host lease or instance
+    slice) is running; they are stopped when a booking starts on their
+    host (instantly, and only those in its way: kind to Blazar).
+    Time-bounded servers run in the shared pool.
+``ours``
+    Issue 15 (:func:`ours_allows`): preemptibles on any reservable
+    capacity that no active host lease holds and where no booking starts
+    within ``[reservation] preemption_lead_time``; they are stopped that
+    long before a booking starts, only as many as the booking needs.
+    A time-bounded server is booked by the planner as a slice of a
+    reservable host for ``[now, end)`` (a one-server lease that starts
+    now with an end, ``fill_gaps``), in the shared pool when none fits.
+
+The trace (:func:`generate`, ``random.Random(seed)``, seed 15 by default:
+the same arguments give the same trace): four Poisson streams over the
+warm-up days and the measured days (the warm-up fills the calendar; only
+the measured days are counted). Times are on the tick grid; the end
+dates of leases and time-bounded servers are on the hour, as people write
+them. Hosts have 32 vCPUs, 128 GiB of RAM and 2,000 GB of disk; servers
+and slices have the sizes of Nova's m1.small to m1.xlarge (equally
+likely, 3.75 vCPUs on average, 2 GiB per vCPU: vCPUs bind). The offered
+loads are shares of the reservable vCPU-hours:
+
+* Host leases (``physical:host``), offered 50 %: 1, 2, 4, 8 or 16 hosts
+  (40/25/20/10/5 %), for 4 h, 8 h, 1, 2, 3 or 7 days (20/15/35/10/10/
+  10 %), 40 % starting at once, the others 1 to 72 hours later (on the
+  hour). A bare-metal testbed such as Chameleon leases whole hosts for
+  hours to a week, mostly one or a few at a time, often in advance;
+  offering half of the host-hours leaves the sizeable idle share between
+  leases that the issue is about (the share actually booked is measured,
+  ``lease_share``, not assumed).
+* Instance leases (``virtual:instance`` slices booked by the planner, as
+  ``nova boot --hint reserved=True`` with a later start makes them),
+  offered 8 %: for 4 h, 1, 3 or 7 days (30/40/20/10 %), starting 1 to
+  48 hours later (on the hour).
+* Time-bounded servers (a boot that starts now with an end), offered
+  5 %: for 2, 8 or 24 hours (30/40/30 %).
+* Preemptible servers, offered 60 %, more than the idle share: work of
+  1, 6 or 24 hours (30/40/30 %). A preempted server is deleted
+  (``preemptible_on_reclaim = delete``): its work so far is lost and the
+  request waits again for a host, first in the queue.
+
+The measure. ``used_share`` is the vCPU-hours used on the reservable
+hosts over the vCPU-hours they have in the measured days: a host lease
+uses its hosts' vCPUs from its start to its end (the booking, whatever
+runs there), an instance lease or a time-bounded slice its size, a
+preemptible server its size while it runs, unless it is preempted: the
+work of a deleted server is lost, so its run counts in ``lost_share``
+instead (the capacity was occupied, for nothing; ``lost_server_hours``
+in server-hours). Its parts are ``lease_share`` (host and instance
+leases), ``bounded_share`` and ``preemptible_share``; ``occupied_share``
+is ``used_share`` plus ``lost_share``. ``late_starts`` counts the
+bookings whose capacity was not free when the engine started them, or
+that started after their start date. ``preemptions_per_start`` is the
+preemptible servers stopped per booking started. ``runtime_s`` is the
+policy's wall time. The engine runs the events of one instant in its
+order (a start before an end); a booking that starts on a host the
+instant a slice there ends counts the ending slice's servers as gone
+(``handovers`` says how often that was needed).
+
+Each policy runs in a process of its own, ``--jobs`` at a time. One JSON
+line per policy. Nothing is asserted; the unit test
+(``tests/unit/test_utilization.py``) checks the behaviour on tiny traces.
+"""
+
+import argparse
+import collections
+import dataclasses
+import datetime
+import functools
+import heapq
+import json
+import multiprocessing
+import platform
+import random
+import sys
+import time
+import uuid
+
+from oslo_config import cfg
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext.clients import plugin_clients
+from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext import context
+from reservation_ext.engine import runner
+from reservation_ext import exceptions
+from reservation_ext.hosts import records as host_records
+from reservation_ext.leases import notifications
+from reservation_ext.leases import requests as lease_requests
+from reservation_ext.leases import service as lease_service
+from reservation_ext.planning import planner
+from reservation_ext.planning import preemption
+from reservation_ext import plugins as plugins_mod
+from reservation_ext.plugins import virtual_instance
+from reservation_ext import validation
+
+POLICIES = ('none', 'blazar', 'ours')
+T0 = datetime.datetime(2030, 1, 1)
+TICK = datetime.timedelta(minutes=5)
+HOUR = datetime.timedelta(hours=1)
+PATIENCE = datetime.timedelta(hours=24)
+# How far ahead the simulation reads the bookings at once.
+READ_AHEAD = datetime.timedelta(hours=2)
+HOST_SIZE = (32, 131072, 2000)
+# (vcpus, memory_mb, disk_gb) of m1.small to m1.xlarge.
+FLAVORS = ((1, 2048, 20), (2, 4096, 40), (4, 8192, 80), (8, 16384, 160))
+PROJECT = 'sim-project'
+HOST_LEASE = 'host'
+INSTANCE_LEASE = 'instance'
+BOUNDED = 'bounded'
+PREEMPTIBLE = 'preemptible'
+
+
+@dataclasses.dataclass(frozen=True)
+class Stream:
+    """One stream of requests of the trace.
+
+    :param offered: the share of the reservable vCPU-hours it asks for.
+    :param hours: ``((hours, weight), ...)``: how long each runs.
+    :param hosts: ``((hosts, weight), ...)``: host leases' sizes.
+    :param now_share: the share that starts at once (the others later).
+    :param ahead: ``(min, max)`` hours between a request and its start.
+    """
+
+    kind: str
+    offered: float
+    hours: tuple
+    hosts: tuple = ((0, 1),)
+    now_share: float = 1.0
+    ahead: tuple = (0, 0)
+
+
+STREAMS = (
+    Stream(HOST_LEASE, 0.50, ((4, 20), (8, 15), (24, 35), (48, 10),
+                              (72, 10), (168, 10)),
+           hosts=((1, 40), (2, 25), (4, 20), (8, 10), (16, 5)),
+           now_share=0.4, ahead=(1, 72)),
+    Stream(INSTANCE_LEASE, 0.08, ((4, 30), (24, 40), (72, 20), (168, 10)),
+           now_share=0.0, ahead=(1, 48)),
+    Stream(BOUNDED, 0.05, ((2, 30), (8, 40), (24, 30))),
+    Stream(PREEMPTIBLE, 0.60, ((1, 30), (6, 40), (24, 30))),
+)
+
+Preemption = collections.namedtuple('Preemption',
+                                    'host at needed_at server_id')
+Preemption.__doc__ = """A preemptible server stopped for a booking.
+
+``needed_at`` is when the bookings on ``host`` need its capacity.
+"""
+
+Request = collections.namedtuple('Request',
+                                 'at kind start end hosts size name')
+Request.__doc__ = """One request of the trace.
+
+``at`` is when it is made; ``start`` and ``end`` the window it asks for
+(a preemptible's: when it would end if it started at once; its work is
+``end - start``); ``hosts`` a host lease's count; ``size`` a server's or
+slice's ``(vcpus, memory_mb, disk_gb)``.
+"""
+
+
+# The trace.
+
+def _mean(pairs):
+    return sum(v * w for v, w in pairs) / sum(w for _v, w in pairs)
+
+
+def _pick(rand, pairs):
+    return rand.choices([v for v, _w in pairs], [w for _v, w in pairs])[0]
+
+
+def _on_grid(moment, step=TICK):
+    """``moment`` rounded up to a multiple of ``step`` after T0."""
+    steps = -((T0 - moment) // step)
+    return T0 + steps * step
+
+
+def _rate_per_hour(stream, hosts):
+    """Requests per hour that offer ``stream.offered`` of the vCPU-hours."""
+    if stream.kind == HOST_LEASE:
+        vcpus = HOST_SIZE[0] * _mean(stream.hosts)
+    else:
+        vcpus = _mean([(flavor[0], 1) for flavor in FLAVORS])
+    return stream.offered * hosts * HOST_SIZE[0] / (
+        _mean(stream.hours) * vcpus)
+
+
+def _requests_of(rand, stream, hosts, begin, end):
+    rate = _rate_per_hour(stream, hosts)
+    at, made = begin, []
+    while True:
+        at += datetime.timedelta(hours=rand.expovariate(rate))
+        if at >= end:
+            return made
+        made.append(_request(rand, stream, _on_grid(at), len(made)))
+
+
+def _request(rand, stream, at, number):
+    start = at
+    if rand.random() >= stream.now_share:
+        start = _on_grid(at + datetime.timedelta(
+            hours=rand.uniform(*stream.ahead)), HOUR)
+    end = start + datetime.timedelta(hours=_pick(rand, stream.hours))
+    if stream.kind != PREEMPTIBLE:
+        # An end date, as people write them: on the hour.
+        end = _on_grid(end, HOUR)
+    return Request(at, stream.kind, start, end, _pick(rand, stream.hosts),
+                   rand.choice(FLAVORS), '%s-%06d' % (stream.kind, number))
+
+
+def generate(seed, hosts, days, warmup_days):
+    """The trace: every stream's requests, in the order they are made.
+
+    Requests are made from ``warmup_days`` before :data:`T0` to ``days``
+    after it.
+    """
+    rand = random.Random(seed)
+    begin = T0 - datetime.timedelta(days=warmup_days)
+    end = T0 + datetime.timedelta(days=days)
+    made = []
+    for stream in STREAMS:
+        made += _requests_of(rand, stream, hosts, begin, end)
+    order = {stream.kind: n for n, stream in enumerate(STREAMS)}
+    return sorted(made, key=lambda r: (r.at, order[r.kind], r.name))
+
+
+# The placement rules.
+
+def blazar_allows(bookings, now, lead, margin):
+    """Blazar's rule: a preemptible may land on a free-pool host.
+
+    Models blazar-nova's preemptible instances: a host is in the free pool
+    when no booking (a host lease or an instance reservation) is running
+    on it. ``lead`` plays no part: the preemptibles stop at the start.
+
+    :param bookings: the host's :class:`~reservation_ext.planning.
+        timelines.Allocation` tuples (``start``, ``end``, ``size``).
+    """
+    return not any(b.start - margin <= now < b.end + margin
+                   for b in bookings)
+
+
+def ours_allows(bookings, now, lead, margin):
+    """Issue 15's rule: a preemptible may land on capacity no lease holds.
+
+    Models the ReservationFilter's preemptible rule (design 2a): no host
+    lease holds the host now, and no booking, whole host or slice, starts
+    on it before ``now + preemption_lead_time`` (+ cleaning time). Slices
+    that run already leave the rest of the host to preemptibles; Nova's
+    resource filters check that they fit.
+    """
+    soon = now + lead
+    return not any(
+        b.start - margin <= soon and (b.start > now or b.size is None) and
+        now < b.end + margin for b in bookings)
+
+
+RULES = {'blazar': blazar_allows, 'ours': ours_allows}
+
+
+# The in-memory Nova.
+
+_Server = collections.namedtuple('_Server',
+                                 'id host size kind started lease_end')
+
+
+class SimNova:
+    """The compute API the plugins act through, in memory.
+
+    It keeps the servers of the reservable hosts and the aggregates. It
+    is where a lease's start is checked: a host lease's hosts must hold
+    no other server when they join its aggregate, a reserved server must
+    fit its booked host when it is built, and neither may come after the
+    lease's start date. The engine runs a start before an end of the same
+    instant: the servers of leases that end at that instant count as gone
+    (``handovers`` counts the starts that needed it).
+    """
+
+    def __init__(self, clock, host_names):
+        self.clock = clock
+        self.hosts = {name: HOST_SIZE for name in host_names}
+        self.on_host = {name: {} for name in host_names}
+        self.in_use = {name: (0, 0, 0) for name in host_names}
+        self.host_of = {}
+        self.aggregates = {}
+        self.waiting = {}
+        self.host_leases = {}
+        self.late = []
+        self.started = 0
+        self.handovers = 0
+        self.runs = []
+
+    # What the simulation asks.
+
+    def expect_host_lease(self, reservation_id, lease):
+        """A host lease whose hosts will join aggregate ``reservation_id``.
+
+        ``lease`` has its ``id`` and ``start_date``.
+        """
+        self.host_leases[reservation_id] = lease
+
+    def expect_server(self, server_id, host, size, kind, lease):
+        """A reserved server to build on ``host`` at its lease's start."""
+        self.waiting[server_id] = (host, size, kind, lease)
+
+    def boot(self, server_id, host, size):
+        """Build a preemptible server on ``host`` at once."""
+        self._place(_Server(server_id, host, size, PREEMPTIBLE,
+                            self.clock.now(), None))
+
+    def stop(self, server_id, lost):
+        """End a server; record its run (``lost``: its work is lost).
+
+        :returns: whether it was running.
+        """
+        host = self.host_of.pop(server_id, None)
+        if host is None:
+            return False
+        server = self.on_host[host].pop(server_id)
+        self.in_use[host] = tuple(
+            u - s for u, s in zip(self.in_use[host], server.size))
+        self.runs.append((server, self.clock.now(), lost))
+        return True
+
+    def free(self, host):
+        """What the servers on ``host`` leave free, as its capacity."""
+        return tuple(c - u for c, u in zip(self.hosts[host],
+                                           self.in_use[host]))
+
+    def preemptibles(self, host):
+        """The preemptible servers on ``host``."""
+        return [preemption.Server(s.id, s.size, s.started)
+                for s in self.on_host[host].values()
+                if s.kind == PREEMPTIBLE]
+
+    # The plugins' calls (those of reservation_ext.clients.compute).
+
+    def find_aggregate(self, name):
+        return self.aggregates.get(name)
+
+    def ensure_aggregate(self, name, metadata=None):
+        aggregate = self.aggregates.setdefault(name, {
+            'id': name, 'name': name, 'hosts': [], 'metadata': {}})
+        aggregate['metadata'].update(metadata or {})
+        return aggregate
+
+    def add_to_aggregate(self, aggregate, service_host, missing_ok=False):
+        if service_host in aggregate['hosts']:
+            return
+        lease = self.host_leases.get(aggregate['name'])
+        if lease is not None:
+            # The whole host: nothing else may stay on it.
+            self._check_start(lease, service_host, HOST_SIZE)
+        aggregate['hosts'].append(service_host)
+
+    def remove_from_aggregate(self, aggregate, service_host):
+        if service_host in aggregate['hosts']:
+            aggregate['hosts'].remove(service_host)
+
+    def delete_aggregate(self, name):
+        self.aggregates.pop(name, None)
+
+    def servers_on(self, service_host):
+        return [{'id': server_id} for server_id in self.on_host[service_host]]
+
+    def delete_servers(self, server_ids, **waits):
+        for server_id in server_ids:
+            self.stop(server_id, lost=False)
+
+    def start_server(self, server_id, lease_id, **waits):
+        host, size, kind, lease = self.waiting.pop(server_id)
+        self._check_start(lease, host, size)
+        self._place(_Server(server_id, host, size, kind, self.clock.now(),
+                            lease['end_date']))
+
+    def end_server(self, server_id, on_end, **waits):
+        self.stop(server_id, lost=False)
+
+    # Checks.
+
+    def _check_start(self, lease, host, size):
+        """Count a start; late if ``size`` does not fit or it is late."""
+        now = self.clock.now()
+        servers = self.on_host[host].values()
+        staying = [s.size for s in servers
+                   if s.lease_end is None or s.lease_end > now]
+        capacity = self.hosts[host]
+        fits = _fits(_total(staying + [size]), capacity)
+        if fits and not _fits(_total([s.size for s in servers] + [size]),
+                              capacity):
+            self.handovers += 1
+        self.started += 1
+        if not fits or now > lease['start_date']:
+            self.late.append(lease['id'])
+
+    def _place(self, server):
+        self.on_host[server.host][server.id] = server
+        self.in_use[server.host] = tuple(
+            u + s for u, s in zip(self.in_use[server.host], server.size))
+        self.host_of[server.id] = server.host
+
+
+def _total(sizes):
+    return tuple(sum(column) for column in zip((0, 0, 0), *sizes))
+
+
+def _fits(used, capacity):
+    return all(have <= room for have, room in zip(used, capacity))
+
+
+class UnusedCinder:
+    """The volume plugin's client: the trace reserves no volume."""
+
+
+# One policy's run.
+
+def make_conf(lead_time=600, cleaning_time=0):
+    """A ConfigOpts with the project's options, as the engine reads them.
+
+    Nova's allocation ratios are 1.0 (registered here as nova.conf would
+    set them): a booked vCPU is a host's vCPU, and the shares stay <= 1.
+    """
+    conf = cfg.ConfigOpts()
+    conf_mod.register_opts(conf)
+    conf.register_opts([cfg.FloatOpt('%s_allocation_ratio' % kind,
+                                     default=1.0,
+                                     help='Nova\'s, as nova.conf sets it.')
+                        for kind in ('cpu', 'ram', 'disk')])
+    conf([], project='reservation-ext', default_config_files=[])
+    conf.set_override('preemption_lead_time', lead_time,
+                      group=conf_mod.GROUP)
+    conf.set_override('cleaning_time', cleaning_time, group=conf_mod.GROUP)
+    return conf
+
+
+def load_hosts(engine, count):
+    """``count`` reservable hosts in the leases DB; ``{id: name}``."""
+    rows = [({'hypervisor_hostname': 'sim-host-%03d' % n,
+              'service_name': 'sim-host-%03d' % n,
+              'availability_zone': 'nova', 'vcpus': HOST_SIZE[0],
+              'memory_mb': HOST_SIZE[1], 'local_gb': HOST_SIZE[2]}, {})
+            for n in range(count)]
+    with engine.begin() as conn:
+        conn.execution_options(**{models.CLOCK: clock_mod.SYSTEM})
+        ids = host_records.bulk_load(conn, rows)
+    return {host_id: row['service_name']
+            for host_id, (row, _caps) in zip(ids, rows)}
+
+
+def empty_tables(engine):
+    """Delete every row of the leases DB (children first)."""
+    with engine.begin() as conn:
+        for table in reversed(models.Base.metadata.sorted_tables):
+            conn.execute(table.delete())
+
+
+class Simulation:
+    """One policy over a trace, on the configured (empty) leases DB."""
+
+    def __init__(self, policy, trace, hosts, conf, begin, end):
+        self.policy = policy
+        self.trace = collections.deque(trace)
+        self.conf = conf
+        self.begin, self.end = begin, end
+        self.clock = clock_mod.ManualClock(begin)
+        self.hosts = load_hosts(db_api.get_engine(), hosts)
+        self.nova = SimNova(self.clock, self.hosts.values())
+        plugins = plugins_mod.load_plugins(
+            conf, self.clock, clients=plugin_clients.PluginClients(
+                conf, nova=self.nova, cinder=UnusedCinder()))
+        self.service = lease_service.LeaseService(
+            conf, self.clock, plugins, notifications.get_notifier(conf))
+        self.engine = runner.Engine(conf, self.clock, plugins,
+                                    notifications.get_notifier(conf),
+                                    engine_id='sim')
+        self.ctx = context.RequestContext(
+            user_id='sim-user', project_id=PROJECT,
+            roles=['member', 'reader'], overwrite=False)
+        self.lead = datetime.timedelta(
+            seconds=conf.reservation.preemption_lead_time)
+        self.margin = datetime.timedelta(
+            minutes=conf.reservation.cleaning_time)
+        self.queue = collections.deque()
+        self.finishing = []
+        self.counts = collections.Counter()
+        self.preemptions = []
+        self.requests = {}
+        self.next_due = None
+        self.cached = None
+
+    def run(self):
+        """Tick from the trace's beginning to its end."""
+        while self.clock.now() < self.end:
+            self.tick()
+            self.clock.advance(seconds=TICK.total_seconds())
+        for host in self.hosts.values():
+            for server_id in list(self.nova.on_host[host]):
+                self.nova.stop(server_id, lost=False)
+
+    def tick(self):
+        """One step: arrivals, reclaim, engine, ends, placements."""
+        now = self.clock.now()
+        while self.trace and self.trace[0].at <= now:
+            self.arrive(self.trace.popleft())
+        schedules = self._schedules(now) if self.policy in RULES else {}
+        if schedules:
+            self.reclaim(now, schedules)
+        self._run_engine(now)
+        self._finish(now)
+        if self.policy in RULES:
+            self.place(now, schedules)
+
+    def _run_engine(self, now):
+        """Run the engine until idle, when an event is due.
+
+        A real engine polls every ``event_poll_interval`` seconds; the
+        polls that would find nothing due are skipped (the trace has no
+        grace periods and no recycling: no pending work either).
+        """
+        while self.next_due is not None and self.next_due <= now:
+            if not self.engine.run_once():
+                # Due but not ready (a retry later): the next tick tries.
+                return
+            self.next_due = self._next_event()
+
+    def _next_event(self):
+        """When the next undone lease event is due, or None."""
+        events = models.Event.__table__
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            return session.scalar(sa.select(sa.func.min(events.c.time)).where(
+                events.c.status == 'UNDONE'))
+
+    def _created(self, view):
+        """A lease was created: its events and bookings are new."""
+        start = _lease_of(view)['start_date']
+        self.next_due = min(start, self.next_due or start)
+        self.cached = None
+
+    # Arrivals.
+
+    def arrive(self, request):
+        """Make ``request`` as its kind is made."""
+        if request.kind == PREEMPTIBLE:
+            self.counts['preemptible_requests'] += 1
+            self.queue.append((request.at, request))
+        elif request.kind == BOUNDED:
+            self._bounded(request)
+        else:
+            try:
+                if request.kind == HOST_LEASE:
+                    self._host_lease(request)
+                else:
+                    self._server_lease(request, request.start)
+            except exceptions.NotEnoughResources:
+                self.counts['refused_%s_leases' % request.kind] += 1
+
+    def _host_lease(self, request):
+        view = self.service.create(self.ctx, {
+            'name': request.name, 'start_date': _date(request.start),
+            'end_date': _date(request.end), 'reservations': [{
+                'resource_type': 'physical:host', 'min': request.hosts,
+                'max': request.hosts, 'hypervisor_properties': '',
+                'resource_properties': ''}], 'events': []})
+        self._created(view)
+        self.nova.expect_host_lease(view['reservations'][0]['id'],
+                                    _lease_of(view))
+
+    def _server_lease(self, request, start):
+        """A one-server lease booked as a slice, as nova-api makes it."""
+        server_id = str(uuid.uuid4())
+        now = self.clock.now()
+        size = dict(zip(virtual_instance.SIZE_KEYS, request.size))
+        lease = lease_requests.lease(request.name, start, request.end, None,
+                                     now)
+        view = self.service.create_parsed(
+            self.ctx, lease_requests.with_reservation(
+                lease, self.service.plugins, virtual_instance.RESOURCE_TYPE,
+                dict(size, server_id=server_id, flavor_id='sim',
+                     shared_pool=False, on_end='delete')))
+        self._created(view)
+        self.nova.expect_server(
+            server_id, view['reservations'][0]['host'], request.size,
+            request.kind, _lease_of(view))
+
+    def _bounded(self, request):
+        """A time-bounded server: a slice in a gap (ours) or shared pool."""
+        if self.policy == 'ours' and self.conf.reservation.fill_gaps:
+            try:
+                self._server_lease(request, self.clock.now())
+                self.counts['bounded_in_gaps'] += 1
+                return
+            except exceptions.NotEnoughResources:
+                pass
+        # The shared pool is not reservable capacity: nothing to count.
+        self.counts['bounded_in_shared_pool'] += 1
+
+    # Preemptibles.
+
+    def _schedules(self, now):
+        """``{host name: [Allocation]}``: the bookings the rules look at.
+
+        At least those running now and those that start within the lead
+        time: read for the next ``READ_AHEAD``, again when a lease was
+        created or that is over.
+        """
+        if self.cached is None or self.cached[0] < now + self.lead:
+            until = now + READ_AHEAD
+            with db_api.context_manager.reader.using(self.ctx) as session:
+                _hosts, allocations = planner.read_schedules(
+                    session, now - self.margin, until + self.margin,
+                    planner.Busy(now, self.conf.reservation.cleaning_time),
+                    sizes=True)
+            self.cached = (until, {self.hosts[host_id]: booked
+                                   for host_id, booked in allocations.items()
+                                   if booked})
+        return self.cached[1]
+
+    def reclaim(self, now, schedules):
+        """Stop the preemptibles that bookings starting soon need.
+
+        ``ours``: the bookings that start within the lead time; ``blazar``:
+        those that start now (its preemptibles stop at the start).
+        """
+        horizon = now + (self.lead if self.policy == 'ours' else
+                         datetime.timedelta(0))
+        for host, bookings in schedules.items():
+            preemptibles = self.nova.preemptibles(host)
+            if not preemptibles:
+                continue
+            for instant in sorted({max(b.start - self.margin, now)
+                                   for b in bookings
+                                   if b.start - self.margin <= horizon and
+                                   b.end + self.margin > now}):
+                self._reclaim_at(host, instant, bookings)
+
+    def _reclaim_at(self, host, instant, bookings):
+        needed = [b.size for b in bookings
+                  if b.start - self.margin <= instant < b.end + self.margin]
+        now = self.clock.now()
+        for server in preemption.to_reclaim(
+                self.nova.hosts[host], needed, self.nova.preemptibles(host)):
+            self.nova.stop(server.id, lost=True)
+            self.preemptions.append(Preemption(host, now, instant,
+                                               server.id))
+            # Deleted, it starts its work again: first in the queue.
+            self.queue.appendleft((now, self.requests.pop(server.id)))
+
+    def _finish(self, now):
+        while self.finishing and self.finishing[0][0] <= now:
+            _ends, server_id = heapq.heappop(self.finishing)
+            # A preempted server is no longer there to finish.
+            if self.nova.stop(server_id, lost=False):
+                del self.requests[server_id]
+                self.counts['preemptibles_done'] += 1
+
+    def place(self, now, schedules):
+        """Place the waiting preemptibles the rule lets land."""
+        allows = RULES[self.policy]
+        free = {host: self.nova.free(host) for host in self.hosts.values()
+                if allows(schedules.get(host, ()), now, self.lead,
+                          self.margin)}
+        waiting, self.queue = self.queue, collections.deque()
+        # Free capacity only shrinks here: a size that found no host
+        # finds none later in this pass (the trace has a few sizes).
+        unplaced = set()
+        for since, request in waiting:
+            if now - since > PATIENCE:
+                self.counts['abandoned'] += 1
+                continue
+            host = (None if request.size in unplaced
+                    else _spread(free, request.size))
+            if host is None:
+                unplaced.add(request.size)
+                self.queue.append((since, request))
+                continue
+            free[host] = tuple(f - s for f, s in zip(free[host],
+                                                     request.size))
+            self._boot(now, host, request)
+
+    def _boot(self, now, host, request):
+        server_id = str(uuid.uuid4())
+        self.requests[server_id] = request
+        ends = now + (request.end - request.start)
+        self.nova.boot(server_id, host, request.size)
+        heapq.heappush(self.finishing, (ends, server_id))
+        self.counts['preemptible_boots'] += 1
+
+    # The results.
+
+    def results(self):
+        """The policy's line: the shares, late starts, preemptions."""
+        available = (len(self.hosts) * HOST_SIZE[0] *
+                     _hours(self.end - self.measured_from))
+        shares = collections.Counter()
+        for kind, start, end, vcpus in self._bookings():
+            shares[kind] += vcpus * self._measured_hours(start, end)
+        lost, lost_server_hours = 0.0, 0.0
+        # The work of a deleted preemptible is lost: not used, occupied.
+        for server, stopped, was_lost in self.nova.runs:
+            # Reserved servers are counted by their bookings.
+            if server.kind == PREEMPTIBLE:
+                hours = self._measured_hours(server.started, stopped)
+                if was_lost:
+                    lost += server.size[0] * hours
+                    lost_server_hours += hours
+                else:
+                    shares[PREEMPTIBLE] += server.size[0] * hours
+        line = {key: round(shares[kind] / available, 4) for key, kind in (
+            ('lease_share', 'lease'), ('bounded_share', BOUNDED),
+            ('preemptible_share', PREEMPTIBLE))}
+        used = sum(shares.values())
+        starts = self.nova.started
+        line.update(
+            used_share=round(used / available, 4),
+            occupied_share=round((used + lost) / available, 4),
+            lost_share=round(lost / available, 4),
+            lost_server_hours=round(lost_server_hours, 1),
+            late_starts=len(self.nova.late), lease_starts=starts,
+            preemptions=len(self.preemptions),
+            preemptions_per_start=round(len(self.preemptions) /
+                                        max(starts, 1), 4),
+            handovers=self.nova.handovers, **self._counts())
+        return line
+
+    @property
+    def measured_from(self):
+        return max(self.begin, T0)
+
+    def _measured_hours(self, start, end):
+        return max(0.0, _hours(min(end, self.end) -
+                               max(start, self.measured_from)))
+
+    def _bookings(self):
+        """``(kind, start, end, vcpus)`` of every booking of a started lease.
+
+        A host lease's hosts count whole; a slice its size.
+        """
+        allocations = models.HostAllocation.__table__
+        reservations = models.Reservation.__table__
+        leases = models.Lease.__table__
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            rows = session.execute(
+                sa.select(leases.c.name, allocations.c.start_date,
+                          allocations.c.end_date, allocations.c.whole_host,
+                          allocations.c.vcpus)
+                .join(reservations,
+                      reservations.c.id == allocations.c.reservation_id)
+                .join(leases, leases.c.id == reservations.c.lease_id)
+                .where(leases.c.status != 'PENDING')).all()
+        return [(BOUNDED if name.startswith(BOUNDED) else 'lease', start,
+                 end, HOST_SIZE[0] if whole else vcpus)
+                for name, start, end, whole, vcpus in rows]
+
+    def _counts(self):
+        keys = ('refused_host_leases', 'refused_instance_leases',
+                'bounded_in_gaps', 'bounded_in_shared_pool',
+                'preemptible_requests', 'preemptible_boots',
+                'preemptibles_done', 'abandoned')
+        return {key: self.counts[key] for key in keys}
+
+
+def _spread(free, size):
+    """The host with the most free memory that fits ``size``, or None."""
+    best = None
+    for host, room in free.items():
+        if _fits(size, room) and (best is None or room[1] > free[best][1]):
+            best = host
+    return best
+
+
+def _date(moment):
+    return moment.strftime(validation.BLAZAR_DATE_FORMAT)
+
+
+def _lease_of(view):
+    """The lease of a view, with its start date as a datetime."""
+    return {'id': view['id'], 'start_date': _parse_view_date(
+        view['start_date']), 'end_date': _parse_view_date(view['end_date'])}
+
+
+def _parse_view_date(text):
+    return datetime.datetime.strptime(text, validation.VIEW_DATE_FORMAT)
+
+
+def _hours(delta):
+    return delta.total_seconds() / 3600.0
+
+
+def simulate(policy, trace, hosts, days, warmup_days, conf):
+    """Run one policy on the configured leases DB; its result line.
+
+    The DB is emptied first, so that policies run one after another.
+    """
+    empty_tables(db_api.get_engine())
+    began = time.perf_counter()
+    sim = Simulation(policy, trace, hosts, conf,
+                     T0 - datetime.timedelta(days=warmup_days),
+                     T0 + datetime.timedelta(days=days))
+    sim.run()
+    line = {'policy': policy}
+    line.update(sim.results())
+    line['runtime_s'] = round(time.perf_counter() - began, 1)
+    return line, sim
+
+
+def offered(trace, hosts, days, warmup_days):
+    """Each stream's requested vCPU-hours over the capacity, as generated."""
+    hours = {kind: 0.0 for kind in (s.kind for s in STREAMS)}
+    for request in trace:
+        vcpus = (request.hosts * HOST_SIZE[0] if request.kind == HOST_LEASE
+                 else request.size[0])
+        hours[request.kind] += vcpus * _hours(request.end - request.start)
+    capacity = hosts * HOST_SIZE[0] * 24 * (days + warmup_days)
+    return {'offered_%s' % kind: round(value / capacity, 3)
+            for kind, value in hours.items()}
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--hosts', type=int, default=100,
+                        help='reservable hosts')
+    parser.add_argument('--days', type=int, default=30,
+                        help='measured days')
+    parser.add_argument('--warmup-days', type=int, default=3,
+                        help='days of requests before the measured ones')
+    parser.add_argument('--seed', type=int, default=15,
+                        help='seed of the trace generator')
+    parser.add_argument('--lead-time', type=int, default=600,
+                        help='[reservation] preemption_lead_time (seconds)')
+    parser.add_argument('--policies', nargs='+', choices=POLICIES,
+                        default=list(POLICIES))
+    parser.add_argument('--jobs', type=int, default=2,
+                        help='policies simulated at once, each in a process '
+                             'of its own')
+    return parser.parse_args(argv)
+
+
+def init_process():
+    """Make this process ready to simulate: configuration and leases DB.
+
+    One connection to an in-memory SQLite: a simulation is one thread.
+    """
+    # The lease service's policy checks read the global configuration.
+    cfg.CONF([], project='reservation-ext', default_config_files=[])
+    db_api.context_manager.configure(connection='sqlite://')
+    models.Base.metadata.create_all(db_api.get_engine())
+
+
+def run_policy(args, policy):
+    """The result line of ``policy`` on the trace ``args`` describe."""
+    trace = generate(args.seed, args.hosts, args.days, args.warmup_days)
+    line, _sim = simulate(policy, trace, args.hosts, args.days,
+                          args.warmup_days, make_conf(args.lead_time))
+    return line
+
+
+def run_policies(args):
+    """``{policy: line}``, the policies run by ``args.jobs`` processes.
+
+    ``ours``, the longest, is handed out first.
+    """
+    order = sorted(args.policies, key=lambda policy: policy != 'ours')
+    if args.jobs == 1:
+        init_process()
+        lines = [run_policy(args, policy) for policy in order]
+    else:
+        with multiprocessing.get_context('spawn').Pool(
+                args.jobs, initializer=init_process) as pool:
+            lines = pool.map(functools.partial(run_policy, args), order,
+                             chunksize=1)
+    return dict(zip(order, lines))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    trace = generate(args.seed, args.hosts, args.days, args.warmup_days)
+    fields = {'bench': 'utilization', 'hosts': args.hosts, 'days': args.days,
+              'warmup_days': args.warmup_days, 'seed': args.seed,
+              'tick_s': int(TICK.total_seconds()),
+              'lead_time_s': args.lead_time, 'jobs': args.jobs,
+              'db': 'sqlite', 'python': platform.python_version(),
+              **offered(trace, args.hosts, args.days, args.warmup_days)}
+    lines = run_policies(args)
+    for policy in args.policies:
+        print(json.dumps(dict(lines[policy], **fields)), flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

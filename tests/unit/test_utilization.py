@@ -1,0 +1,145 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The utilization simulation (bench/utilization.py) on tiny traces.
+
+What it must show whatever the timings: no lease starts late under any
+policy, preemptible servers stop only for a booking that starts on their
+host, and each policy uses at least what the one before it does.
+"""
+
+import datetime
+import importlib.util
+import os
+
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from tests import base
+
+_PATH = os.path.join(os.path.dirname(__file__), '..', '..', 'bench',
+                     'utilization.py')
+_SPEC = importlib.util.spec_from_file_location('utilization', _PATH)
+utilization = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(utilization)
+
+T0 = utilization.T0
+HOUR = datetime.timedelta(hours=1)
+LARGE = (8, 16384, 160)
+MEDIUM = (4, 8192, 80)
+
+
+def request(kind, at, start, hours, size=LARGE, hosts=0, n=0):
+    """A request of the trace, times in hours after T0."""
+    start = T0 + start * HOUR
+    return utilization.Request(T0 + at * HOUR, kind, start,
+                               start + hours * HOUR, hosts, size,
+                               '%s-%d' % (kind, n))
+
+
+def tiny_trace():
+    """Three hosts, one day; the hours after T0 are in the comments.
+
+    An instance lease's slice runs on the first host from 1 to 13; ten
+    preemptible servers of 8 vCPUs arrive at 2, when only that slice
+    runs; a host lease takes another host from 6 to 10; a time-bounded
+    server of 4 vCPUs asks for 12 to 16.
+    """
+    return sorted([
+        request(utilization.INSTANCE_LEASE, 0, 1, 12),
+        request(utilization.HOST_LEASE, 0, 6, 4, hosts=1),
+        request(utilization.BOUNDED, 12, 12, 4, size=MEDIUM),
+    ] + [request(utilization.PREEMPTIBLE, 2, 2, 20, n=n)
+         for n in range(10)])
+
+
+class UtilizationTest(base.DBTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.conf = utilization.make_conf()
+
+    def _run(self, trace, hosts=3, days=1, warmup_days=0):
+        results = {}
+        for policy in utilization.POLICIES:
+            line, sim = utilization.simulate(policy, trace, hosts, days,
+                                             warmup_days, self.conf)
+            results[policy] = line, sim, self._bookings()
+        return results
+
+    def _bookings(self):
+        """``{host name: [(start, end)]}`` of the run's bookings."""
+        allocations = models.HostAllocation.__table__
+        hosts = models.ComputeHost.__table__
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            rows = session.execute(sa.select(
+                hosts.c.service_name, allocations.c.start_date,
+                allocations.c.end_date).join(
+                    hosts, hosts.c.id == allocations.c.host_id)).all()
+        booked = {}
+        for host, start, end in rows:
+            booked.setdefault(host, []).append((start, end))
+        return booked
+
+    def test_no_lease_starts_late_under_any_policy(self):
+        results = self._run(tiny_trace())
+        for policy, (line, _sim, _booked) in results.items():
+            self.assertEqual(0, line['late_starts'], policy)
+        # The host and instance leases; ours also books the time-bounded
+        # server, which starts as a lease too.
+        self.assertEqual([2, 2, 3], [results[policy][0]['lease_starts']
+                                     for policy in utilization.POLICIES])
+
+    def test_preemptibles_stop_only_for_a_booking_starting_on_their_host(
+            self):
+        results = self._run(tiny_trace())
+        self.assertEqual(0, results['none'][0]['preemptions'])
+        lead = datetime.timedelta(seconds=600)
+        for policy, ahead in (('blazar', datetime.timedelta(0)),
+                              ('ours', lead)):
+            _line, sim, booked = results[policy]
+            self.assertTrue(sim.preemptions, policy)
+            for stopped in sim.preemptions:
+                self.assertIn(stopped.needed_at,
+                              [start for start, _end in booked[stopped.host]],
+                              policy)
+                self.assertLessEqual(stopped.at, stopped.needed_at)
+                self.assertLessEqual(stopped.needed_at - stopped.at, ahead)
+
+    def test_ours_uses_at_least_what_blazar_uses_and_blazar_what_none_does(
+            self):
+        results = self._run(tiny_trace())
+        none, blazar, ours = (results[policy][0]['used_share']
+                              for policy in utilization.POLICIES)
+        self.assertGreater(blazar, none)
+        self.assertGreater(ours, blazar)
+
+    def test_only_ours_books_time_bounded_servers_into_gaps(self):
+        results = self._run(tiny_trace())
+        self.assertEqual([0, 0, 1], [
+            results[policy][0]['bounded_in_gaps']
+            for policy in utilization.POLICIES])
+        self.assertGreater(results['ours'][0]['bounded_share'], 0)
+
+    def test_a_generated_day_starts_every_lease_on_time(self):
+        trace = utilization.generate(7, hosts=4, days=1, warmup_days=1)
+        for policy, (line, _sim, _booked) in self._run(
+                trace, hosts=4, days=1, warmup_days=1).items():
+            self.assertEqual(0, line['late_starts'], policy)
+            self.assertGreater(line['lease_starts'], 0, policy)
+
+    def test_the_same_seed_generates_the_same_trace(self):
+        self.assertEqual(utilization.generate(3, 10, 2, 1),
+                         utilization.generate(3, 10, 2, 1))
+        self.assertNotEqual(utilization.generate(3, 10, 2, 1),
+                            utilization.generate(4, 10, 2, 1))
