@@ -50,7 +50,8 @@ The policies:
     host (instantly, and only those in its way: kind to Blazar).
     Time-bounded servers run in the shared pool.
 ``ours``
-    Issue 15 (:func:`ours_allows`): preemptibles on any reservable
+    Issue 15 (the ReservationFilter's rule, :func:`reservation_ext.
+    planning.preemptible.closed_hosts`): preemptibles on any reservable
     capacity that no active host lease holds and where no booking starts
     within ``[reservation] preemption_lead_time``; they are stopped that
     long before a booking starts, only as many as the booking needs.
@@ -277,7 +278,7 @@ def generate(seed, hosts, days, warmup_days):
 
 # The placement rules.
 
-def blazar_allows(bookings, now, lead, margin):
+def blazar_allows(bookings, now, margin):
     """Blazar's rule: a preemptible may land on a free-pool host.
 
     Models blazar-nova's preemptible instances: a host is in the free pool
@@ -291,22 +292,7 @@ def blazar_allows(bookings, now, lead, margin):
                    for b in bookings)
 
 
-def ours_allows(bookings, now, lead, margin):
-    """Issue 15's rule: a preemptible may land on capacity no lease holds.
-
-    Models the ReservationFilter's preemptible rule (design 2a): no host
-    lease holds the host now, and no booking, whole host or slice, starts
-    on it before ``now + preemption_lead_time`` (+ cleaning time). Slices
-    that run already leave the rest of the host to preemptibles; Nova's
-    resource filters check that they fit.
-    """
-    soon = now + lead
-    return not any(
-        b.start - margin <= soon and (b.start > now or b.size is None) and
-        now < b.end + margin for b in bookings)
-
-
-RULES = {'blazar': blazar_allows, 'ours': ours_allows}
+RULES = ('blazar', 'ours')
 
 
 # The in-memory Nova.
@@ -706,10 +692,8 @@ class Simulation:
 
     def place(self, now, schedules):
         """Place the waiting preemptibles the rule lets land."""
-        allows = RULES[self.policy]
-        free = {host: self.nova.free(host) for host in self.hosts.values()
-                if allows(schedules.get(host, ()), now, self.lead,
-                          self.margin)}
+        free = {host: self.nova.free(host)
+                for host in self._open_hosts(now, schedules)}
         waiting, self.queue = self.queue, collections.deque()
         # Free capacity only shrinks here: a size that found no host
         # finds none later in this pass (the trace has a few sizes).
@@ -727,6 +711,22 @@ class Simulation:
             free[host] = tuple(f - s for f, s in zip(free[host],
                                                      request.size))
             self._boot(now, host, request)
+
+    def _open_hosts(self, now, schedules):
+        """The hosts the policy lets preemptibles land on now.
+
+        ``ours`` asks the ReservationFilter's own rule
+        (:func:`reservation_ext.planning.preemptible.closed_hosts`).
+        """
+        if self.policy == 'blazar':
+            return [host for host in self.hosts.values()
+                    if blazar_allows(schedules.get(host, ()), now,
+                                     self.margin)]
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            closed = preemptible.closed_hosts(
+                session, now, self.conf.reservation.preemption_lead_time,
+                self.conf.reservation.cleaning_time)
+        return [host for host in self.hosts.values() if host not in closed]
 
     def _boot(self, now, host, request):
         server_id = str(uuid.uuid4())

@@ -106,10 +106,15 @@ class Reclaimer:
     def reclaim_lease(self, ctx, lease_id):
         """Reclaim for a lease's bookings now (in its start).
 
+        Also the bookings reclaimed ahead: a preemptible that the
+        scheduler placed while the host was still open may have landed
+        after that reclaim listed the host's servers.
+
         :raises: what Nova's calls raise, so that the start is retried.
         """
         claimed = self._claim(ctx, sa.and_(
-            RESERVATIONS.c.lease_id == lease_id, *self._unreclaimed()))
+            RESERVATIONS.c.lease_id == lease_id,
+            ALLOCATIONS.c.end_date > self.clock.now()))
         for host_id, bookings in _by_host(claimed).items():
             self._reclaim_host(ctx, host_id, bookings)
 

@@ -23,7 +23,7 @@ preemptibles when:
 * it is not reservable (in maintenance) or recycles;
 * a whole-host booking runs on it now (within the cleaning time);
 * a booking of any kind (whole host or slice) that has not started yet
-  starts before ``now + preemption_lead_time + cleaning_time``.
+  starts by ``now + preemption_lead_time + cleaning_time``.
 
 * a seat of an instance-capacity reservation that runs now is free:
   a boot with the reservation's flavor may come at any time and must
@@ -120,7 +120,9 @@ def closed(now, lead_time, cleaning_time, hosts=HOSTS):
     booked = sa.exists().where(
         ALLOCATIONS.c.host_id == hosts.c.id,
         ALLOCATIONS.c.reservation_id.is_not(None),
-        ALLOCATIONS.c.start_date < horizon(now, lead_time, cleaning_time),
+        # As the engine's reclaim: a booking at the horizon is reclaimed
+        # now, so nothing may land after that.
+        ALLOCATIONS.c.start_date <= horizon(now, lead_time, cleaning_time),
         ALLOCATIONS.c.end_date > now - margin,
         sa.or_(ALLOCATIONS.c.whole_host, not_started, free_seat))
     recycling = sa.exists().where(RECYCLING.c.host_id == hosts.c.id)

@@ -242,6 +242,17 @@ class ReclaimTest(_ReclaimBase):
                          self.stopped())
         self.assertEqual(NOW, self.reclaimed_for(booking))
 
+    def test_a_lease_start_checks_its_hosts_again_after_the_lead_time(self):
+        lease_id, booking = self.book(NOW + 5 * MINUTE)
+        self.nova.servers = []
+        self.reclaimer.run(self.ctx)
+        # A preemptible the scheduler placed while the reclaim ran.
+        self.nova.servers = [
+            server('late', 2048, '2030-01-01T12:01:00Z', PREEMPTIBLE)]
+        self.clock.advance(minutes=5)
+        self.reclaimer.reclaim_lease(self.ctx, lease_id)
+        self.assertEqual([('delete', ['late'])], self.stopped())
+
     def test_a_lease_start_fails_when_nova_does(self):
         lease_id, booking = self.book(NOW)
         self.nova.failures = 1
