@@ -27,7 +27,14 @@ reserve_all_instances``
     one fits. If the lease cannot be created, the server is deleted: the
     user gets the error and nothing remains. A server whose lease starts
     later waits (RESERVED); one that starts now is built at once, after
-    its booking exists: on the booked host, or in the shared pool.
+    its booking exists: in the shared pool, or on the booked host when
+    Placement has room for it there now (:mod:`.host_room`). When it has
+    not (preemptible servers use the gap), the server waits (RESERVED, no
+    ``adminPass`` in the answer, no injected files) for its lease's start,
+    due at once: the engine stops the preemptibles in the way, then
+    builds it there. The build args are written with every lease
+    (``build_args``); a build is cast by whoever takes them first, the
+    middleware or the lease's start.
 ``POST /servers`` with an instance-capacity reservation's flavor
     The boot takes seats of the reservation (:mod:`.capacity_boots`).
 ``GET /servers``, ``/servers/detail``, ``/servers/{id}``
@@ -75,6 +82,7 @@ from reservation_ext.leases import service as lease_service
 from reservation_ext.leases.states import LeaseStatus
 from reservation_ext.nova_api import capacity_boots
 from reservation_ext.nova_api import held_builds
+from reservation_ext.nova_api import host_room
 from reservation_ext.nova_api import server_records
 from reservation_ext.planning import preemptible
 from reservation_ext import plugins
@@ -190,9 +198,8 @@ class ServerReservations:
             return response
         lease_id = self._lease_server(req, lease, captured.builds[0], server,
                                       deferred)
-        if not deferred:
-            _build_now(req, captured.builds[0])
-        return _created(response, lease_id, deferred)
+        built = not deferred and _build_now(req, captured.builds[0])
+        return _created(response, lease_id, held=not built)
 
     def _lease_server(self, req, lease, build, server, deferred):
         """Create the lease of a created server; delete it on failure."""
@@ -205,12 +212,12 @@ class ServerReservations:
         reservation = dict(_size(spec), server_id=server_id,
                            flavor_id=spec.flavor.flavorid,
                            shared_pool=not deferred, on_end=lease['on_end'])
+        # Written with the lease, in its transaction: a RESERVED server
+        # can be built as soon as it exists. One that starts now is built
+        # by whoever takes them first (see _build_now).
+        reservation[virtual_instance.BUILD_ARGS] = (
+            virtual_instance.BuildArgs(held_builds.dump(build)))
         try:
-            if deferred:
-                # Written with the lease, in its transaction: a RESERVED
-                # server can be built as soon as it exists.
-                reservation[virtual_instance.BUILD_ARGS] = (
-                    virtual_instance.BuildArgs(held_builds.dump(build)))
             view = self.lease_service.create_parsed(
                 rctx, lease_requests.with_reservation(
                     lease, self.lease_service.plugins,
@@ -381,18 +388,42 @@ def _size(spec):
 
 
 def _build_now(req, build):
-    """Cast a leased build: to its booked host, or to the shared pool."""
+    """Cast the build of a lease that starts now, if it can start at once.
+
+    In the shared pool it can; on a booked host only if Placement has
+    room there now. Otherwise preemptible servers hold the room: the
+    build stays held back (RESERVED) and the lease's start, due now,
+    stops them (the engine reclaims before the plugins start) and then
+    builds the server on its host. Whoever takes the build args builds:
+    the engine may have taken them already.
+
+    :returns: whether the build was cast here (with what Nova captured:
+        the admin password and files included).
+    """
     [spec] = build['request_spec']
-    leased = server_records.leased_server(_reservation_context(req),
-                                          spec.instance_uuid)
-    held_builds.cast(req.environ['nova.context'], build,
-                     leased.service_host, leased.hypervisor_hostname)
+    ctx, rctx = req.environ['nova.context'], _reservation_context(req)
+    leased = server_records.leased_server(rctx, spec.instance_uuid)
+    node = leased.hypervisor_hostname
+    if node is not None and not host_room.fits_now(ctx, spec, node):
+        LOG.info('Server %s waits for its lease %s to free %s',
+                 spec.instance_uuid, leased.lease_id, node)
+        return False
+    build_args = server_records.take_build_args(rctx, spec.instance_uuid)
+    if build_args is None:
+        return False
+    try:
+        held_builds.cast(ctx, build, leased.service_host, node)
+    except Exception:
+        # Kept for the lease's start, which builds it on a booked host.
+        server_records.save_build_args(rctx, spec.instance_uuid, build_args)
+        raise
+    return True
 
 
-def _created(response, lease_id, deferred):
+def _created(response, lease_id, held):
     body = response.json_body
     body['server'][LEASE_KEY] = lease_id
-    if deferred:
+    if held:
         # No password is set on a server built later.
         body['server'].pop('adminPass', None)
     response.json_body = body

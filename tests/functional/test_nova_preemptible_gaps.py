@@ -1,0 +1,124 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A server booked into a gap where preemptible servers run, in Nova's harness.
+
+The planner books compute-2's gap for a ``nova boot --hint reserved=True``
+lease that starts now as if the preemptible servers there were not; the
+server is built at once only when Placement has room for it on compute-2,
+otherwise when the lease's start (due at once) has stopped them. Only
+compute-2 (8192 MB, 512 MB of which Placement keeps for the host) is
+reservable, so a gap can only be booked there; preemptibles are put there
+on purpose (a requested host still passes the filter).
+"""
+
+import datetime
+import json
+
+from oslo_messaging.notify import _impl_test as test_notifier
+
+from reservation_ext import clock as clock_mod
+from reservation_ext.engine import reclaim
+from reservation_ext import validation
+from tests.functional import nova_base
+
+HOUR = datetime.timedelta(hours=1)
+HOST_KEY = 'OS-EXT-SRV-ATTR:hypervisor_hostname'
+LEASE_KEY = 'reservation:lease_id'
+
+
+class PreemptibleGapTest(nova_base.NovaTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.flags(driver=['test'], group='oslo_messaging_notifications')
+        test_notifier.reset()
+        self.addCleanup(test_notifier.reset)
+        self.add_reservable_host('compute-2')
+        self.end = clock_mod.SYSTEM.now().replace(microsecond=0) + 2 * HOUR
+        self.reserved_flavor = self._create_flavor(
+            memory_mb=2048, vcpu=1, disk=1, ephemeral=0)
+
+    def preemptible_on_compute_2(self, memory_mb):
+        """An ACTIVE preemptible server of another project on compute-2."""
+        flavor = self._create_flavor(
+            memory_mb=memory_mb, vcpu=1, disk=1, ephemeral=0,
+            extra_spec={'reservation:preemptible': 'true'})
+        self.admin_api.microversion = '2.74'
+        server = self.admin_api.post_server({'server': dict(
+            self._build_server(name='spot', flavor_id=flavor,
+                               networks='none'), host='compute-2')})
+        server = self._wait_for_state_change(server, 'ACTIVE')
+        self.assertEqual('compute-2', server[HOST_KEY])
+        return server
+
+    def boot_reserved_now(self):
+        """The answer to a reserved boot whose lease starts now."""
+        return self.user_api(nova_base.OWNER).post_server({
+            'server': self._build_server(
+                name='mine', flavor_id=self.reserved_flavor,
+                networks='none'),
+            'os:scheduler_hints': {
+                'reserved': 'True', 'lease_params': json.dumps({
+                    'start': 'now',
+                    'end': validation.format_date(self.end)})}})
+
+    def lease_of(self, server):
+        return self.lease_api('GET', '/leases/' + server[LEASE_KEY])['lease']
+
+    def preempted(self):
+        return [message['payload'] for _ctx, message, _priority, _retry
+                in test_notifier.NOTIFICATIONS
+                if message['event_type'] == reclaim.PREEMPTED]
+
+    def test_a_server_booked_where_preemptibles_fill_the_host_waits_for_them(
+            self):
+        # 7168 MB of 7680 in Placement: no room for 2048 MB more, while
+        # the planner sees 8192 MB free.
+        spot = self.preemptible_on_compute_2(7168)
+        answer = self.boot_reserved_now()
+        mine = self.user_api(nova_base.OWNER).get_server(answer['id'])
+        self.assertEqual(('RESERVED', answer[LEASE_KEY]),
+                         (mine['status'], mine[LEASE_KEY]))
+        # No password is set on a server built later.
+        self.assertNotIn('adminPass', answer)
+        [reservation] = self.lease_of(answer)['reservations']
+        self.assertEqual('compute-2', reservation['host'])
+        self.assertEqual('ACTIVE',
+                         self.admin_api.get_server(spot['id'])['status'])
+
+        # The lease's start is due at once: the preemptible gives way,
+        # then the server is built on its booked host.
+        self.run_engine(at=clock_mod.SYSTEM.now())
+        self._wait_until_deleted(spot)
+        self.assertEqual([(spot['id'], 'compute-2', answer[LEASE_KEY])], [
+            (payload['server_id'], payload['host'], payload['lease_id'])
+            for payload in self.preempted()])
+        mine = self._wait_for_state_change(answer, 'ACTIVE')
+        self.assertEqual('compute-2',
+                         self.admin_api.get_server(mine['id'])[HOST_KEY])
+        self.assertEqual('ACTIVE', self.lease_of(answer)['status'])
+
+    def test_a_server_booked_where_preemptibles_leave_room_is_built_at_once(
+            self):
+        spot = self.preemptible_on_compute_2(2048)
+        answer = self.boot_reserved_now()
+        self.assertIn('adminPass', answer)
+        # No engine runs: the build was cast in the request.
+        mine = self._wait_for_state_change(answer, 'ACTIVE')
+        self.assertEqual('compute-2',
+                         self.admin_api.get_server(mine['id'])[HOST_KEY])
+        self.assertEqual('compute-2',
+                         self.lease_of(answer)['reservations'][0]['host'])
+        self.assertEqual('ACTIVE',
+                         self.admin_api.get_server(spot['id'])['status'])
+        self.assertEqual([], self.preempted())
