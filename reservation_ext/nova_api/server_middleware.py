@@ -38,7 +38,8 @@ reserve_all_instances``
 ``POST /servers`` with an instance-capacity reservation's flavor
     The boot takes seats of the reservation (:mod:`.capacity_boots`).
 ``GET /servers``, ``/servers/detail``, ``/servers/{id}``
-    Leased servers carry ``reservation:lease_id``; those waiting for
+    Leased servers (and those on the seats of an instance-capacity
+    reservation) carry ``reservation:lease_id``; those waiting for
     their start show ``"status": "RESERVED"``.
 Any other change to a RESERVED server
     409, except its delete.
@@ -235,7 +236,7 @@ class ServerReservations:
             return response
         body = response.json_body
         servers = body.get('servers') or [body.get('server') or {}]
-        leased = server_records.leased_servers(
+        leased = server_records.shown_servers(
             _reservation_context(req),
             [server['id'] for server in servers if 'id' in server])
         if leased:

@@ -149,6 +149,16 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
         self._delete_server(servers[0])
         self.assertEqual(freed, self.host_of(self.boot(flavor_id)))
 
+    def test_a_seated_server_shows_its_lease_and_its_delete_keeps_it(self):
+        lease = self.started(self.capacity(amount=2))
+        server = self.boot(lease['reservations'][0]['flavor_id'])
+        shown = self.api.get_server(server['id'])
+        self.assertEqual(lease['id'], shown['reservation:lease_id'])
+        self.assertEqual('ACTIVE', shown['status'])
+        self._delete_server(server)
+        self.assertEqual('ACTIVE', self.lease_api(
+            'GET', '/leases/' + lease['id'])['lease']['status'])
+
     def test_another_project_learns_nothing_of_the_flavor(self):
         lease = self.started(self.capacity(amount=1))
         flavor_id = lease['reservations'][0]['flavor_id']
