@@ -21,19 +21,25 @@ A trace-driven simulation over the real lease service, planner and engine
 planner`, :mod:`reservation_ext.engine.runner`) on an in-memory SQLite
 leases DB, with a :class:`~reservation_ext.clock.ManualClock` and the
 plugins built with an in-memory Nova (:class:`SimNova`, passed in as their
-``clients``). Time moves in ticks of 5 minutes; every tick:
+``clients``; the engine's reclaim acts through the same clients). Time
+moves in ticks of 5 minutes; every tick:
 
 1. the requests of the trace that arrive are made: host and instance
    leases through the lease service (the planner books them or refuses:
    ``refused_*``), time-bounded servers as described below;
-2. the preemptible servers in a booking's way stop, as the policy says
-   (the decision is :func:`reservation_ext.planning.preemption.to_reclaim`);
-3. when a lease event is due, the engine runs (``run_once`` until nothing
-   is due); the leases start and end through the plugins and
-   :class:`SimNova`, which checks that the capacity of every lease that
-   starts is free (``late_starts``);
-4. preemptible servers whose work is done end;
-5. waiting preemptible requests are placed, first come first served, on
+2. the engine polls (``run_once``) when a lease event is due, until none
+   is ready, and, under ``ours``, at every tick (its polls reclaim ahead
+   of the starts; the other polls would find nothing to do). The leases
+   start and end through the plugins and :class:`SimNova`, which checks
+   that the capacity of every lease that starts is free
+   (``late_starts``). The engine's own reclaim
+   (:mod:`reservation_ext.engine.reclaim`, in its polls and in every
+   lease start) lists the hosts' servers through :class:`SimNova` and
+   deletes the preemptibles in a booking's way; :class:`SimNova` reports
+   each to the simulation, which records it (:class:`Preemption`) and
+   requeues its request;
+3. preemptible servers whose work is done end;
+4. waiting preemptible requests are placed, first come first served, on
    the hosts the policy's placement rule allows, the host with the most
    free memory first (Nova's default spreading weigher); a request waits
    at most ``PATIENCE`` and is then given up (``abandoned``).
@@ -47,14 +53,18 @@ The policies:
     Blazar's rule (:func:`blazar_allows`): preemptibles on free-pool
     hosts, that is hosts on which no booking (host lease or instance
     slice) is running; they are stopped when a booking starts on their
-    host (instantly, and only those in its way: kind to Blazar).
-    Time-bounded servers run in the shared pool.
+    host, not before: the engine reclaims in the lease's start only
+    (:class:`AtStartReclaimer`), and stops only those in its way (kind to
+    Blazar, whose preemptibles all go). Time-bounded servers run in the
+    shared pool.
 ``ours``
     Issue 15 (the ReservationFilter's rule, :func:`reservation_ext.
     planning.preemptible.closed_hosts`): preemptibles on any reservable
     capacity that no active host lease holds and where no booking starts
-    within ``[reservation] preemption_lead_time``; they are stopped that
-    long before a booking starts, only as many as the booking needs.
+    within ``[reservation] preemption_lead_time``; the engine's default
+    reclaim stops them that long before a booking starts (at the next
+    tick's poll), and in the lease's start those that landed since, only
+    as many as the booking needs.
     A time-bounded server is booked by the planner as a slice of a
     reservable host for ``[now, end)`` (a one-server lease that starts
     now with an end, ``fill_gaps``), in the shared pool when none fits.
@@ -100,11 +110,11 @@ leases), ``bounded_share`` and ``preemptible_share``; ``occupied_share``
 is ``used_share`` plus ``lost_share``. ``late_starts`` counts the
 bookings whose capacity was not free when the engine started them, or
 that started after their start date. ``preemptions_per_start`` is the
-preemptible servers stopped per booking started. ``runtime_s`` is the
-policy's wall time. The engine runs the events of one instant in its
-order (a start before an end); a booking that starts on a host the
-instant a slice there ends counts the ending slice's servers as gone
-(``handovers`` says how often that was needed).
+preemptible servers the engine stopped per booking started.
+``runtime_s`` is the policy's wall time. The engine runs the ends of one
+instant before its starts; should a booking still start on a host the
+instant a slice there ends, before that end ran, the ending slice's
+servers count as gone (``handovers`` says how often that was needed).
 
 Each policy runs in a process of its own, ``--jobs`` at a time. One JSON
 line per policy. Nothing is asserted; the unit test
@@ -134,6 +144,7 @@ from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
+from reservation_ext.engine import reclaim
 from reservation_ext.engine import runner
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
@@ -141,7 +152,7 @@ from reservation_ext.leases import notifications
 from reservation_ext.leases import requests as lease_requests
 from reservation_ext.leases import service as lease_service
 from reservation_ext.planning import planner
-from reservation_ext.planning import preemption
+from reservation_ext.planning import preemptible
 from reservation_ext import plugins as plugins_mod
 from reservation_ext.plugins import virtual_instance
 from reservation_ext import validation
@@ -302,19 +313,30 @@ _Server = collections.namedtuple('_Server',
 
 
 class SimNova:
-    """The compute API the plugins act through, in memory.
+    """The compute API the plugins and the engine act through, in memory.
 
     It keeps the servers of the reservable hosts and the aggregates. It
     is where a lease's start is checked: a host lease's hosts must hold
     no other server when they join its aggregate, a reserved server must
     fit its booked host when it is built, and neither may come after the
-    lease's start date. The engine runs a start before an end of the same
-    instant: the servers of leases that end at that instant count as gone
-    (``handovers`` counts the starts that needed it).
+    lease's start date. The servers of leases that end at a start's
+    instant count as gone (``handovers`` counts the starts that needed it:
+    the engine runs the ends of an instant first).
+
+    The engine's reclaim (:mod:`reservation_ext.engine.reclaim`) lists a
+    host's servers as Nova's 2.100 views show them: a preemptible server
+    by its flavor's extra spec ``reservation:preemptible=true``, a
+    reserved server with a plain flavor. A preemptible that it deletes
+    (or shelves and offloads: gone from its host either way) is reported
+    to ``on_preempted``, with its :class:`_Server`, after it stopped.
+
+    :param on_preempted: called with each preemptible server the engine
+        stops.
     """
 
-    def __init__(self, clock, host_names):
+    def __init__(self, clock, host_names, on_preempted):
         self.clock = clock
+        self.on_preempted = on_preempted
         self.hosts = {name: HOST_SIZE for name in host_names}
         self.on_host = {name: {} for name in host_names}
         self.in_use = {name: (0, 0, 0) for name in host_names}
@@ -364,12 +386,6 @@ class SimNova:
         return tuple(c - u for c, u in zip(self.hosts[host],
                                            self.in_use[host]))
 
-    def preemptibles(self, host):
-        """The preemptible servers on ``host``."""
-        return [preemption.Server(s.id, s.size, s.started)
-                for s in self.on_host[host].values()
-                if s.kind == PREEMPTIBLE]
-
     # The plugins' calls (those of reservation_ext.clients.compute).
 
     def find_aggregate(self, name):
@@ -400,9 +416,17 @@ class SimNova:
     def servers_on(self, service_host):
         return [{'id': server_id} for server_id in self.on_host[service_host]]
 
+    def servers_with_hints_on(self, service_host):
+        return [_view(server)
+                for server in self.on_host[service_host].values()]
+
     def delete_servers(self, server_ids, **waits):
         for server_id in server_ids:
-            self.stop(server_id, lost=False)
+            self._remove(server_id)
+
+    def shelve_offload(self, server_id, **waits):
+        # Offloaded, a server leaves its host as a deleted one does.
+        self._remove(server_id)
 
     def start_server(self, server_id, lease_id, **waits):
         host, size, kind, lease = self.waiting.pop(server_id)
@@ -436,6 +460,30 @@ class SimNova:
             u + s for u, s in zip(self.in_use[server.host], server.size))
         self.host_of[server.id] = server.host
 
+    def _remove(self, server_id):
+        """A server stopped through the API; a preemptible's is reported."""
+        host = self.host_of.get(server_id)
+        if host is None:
+            return
+        server = self.on_host[host][server_id]
+        preempted = server.kind == PREEMPTIBLE
+        # Only the engine's reclaim stops a preemptible: its work is lost.
+        self.stop(server_id, lost=preempted)
+        if preempted:
+            self.on_preempted(server)
+
+
+def _view(server):
+    """Nova's 2.100 view of a server (the fields the reclaim reads)."""
+    extra_specs = ({preemptible.EXTRA_SPEC: 'true'}
+                   if server.kind == PREEMPTIBLE else {})
+    vcpus, memory_mb, disk_gb = server.size
+    return {'id': server.id, 'tenant_id': PROJECT,
+            'created': server.started.strftime('%Y-%m-%dT%H:%M:%SZ'),
+            'flavor': {'vcpus': vcpus, 'ram': memory_mb, 'disk': disk_gb,
+                       'ephemeral': 0, 'swap': 0, 'extra_specs': extra_specs},
+            'scheduler_hints': {}}
+
 
 def _total(sizes):
     return tuple(sum(column) for column in zip((0, 0, 0), *sizes))
@@ -447,6 +495,34 @@ def _fits(used, capacity):
 
 class UnusedCinder:
     """The volume plugin's client: the trace reserves no volume."""
+
+
+class AtStartReclaimer(reclaim.Reclaimer):
+    """Blazar's model of preemption: preemptibles stop at the start only.
+
+    blazar-nova kills the preemptible instances on a host when a booking
+    starts there, not before. So the polls reclaim nothing ahead; the
+    engine's reclaim in a lease's start (:meth:`reclaim_lease`, inherited)
+    still stops those in the lease's way, and only those.
+    """
+
+    def run(self, ctx):
+        """Nothing is reclaimed ahead of a start: no host, 0."""
+        return 0
+
+
+def make_engine(policy, conf, clock, plugins, clients):
+    """The policy's engine: the real one, its reclaim as the policy says.
+
+    ``ours`` and ``none`` (which has no preemptible to stop) the engine's
+    default :class:`~reservation_ext.engine.reclaim.Reclaimer`, built from
+    the plugins' clients; ``blazar`` an :class:`AtStartReclaimer`.
+    """
+    notifier = notifications.get_notifier(conf)
+    reclaimer = (AtStartReclaimer(conf, clock, clients, notifier)
+                 if policy == 'blazar' else None)
+    return runner.Engine(conf, clock, plugins, notifier, engine_id='sim',
+                         reclaimer=reclaimer)
 
 
 # One policy's run.
@@ -501,20 +577,18 @@ class Simulation:
         self.begin, self.end = begin, end
         self.clock = clock_mod.ManualClock(begin)
         self.hosts = load_hosts(db_api.get_engine(), hosts)
-        self.nova = SimNova(self.clock, self.hosts.values())
-        plugins = plugins_mod.load_plugins(
-            conf, self.clock, clients=plugin_clients.PluginClients(
-                conf, nova=self.nova, cinder=UnusedCinder()))
+        self.host_ids = {name: host_id
+                         for host_id, name in self.hosts.items()}
+        self.nova = SimNova(self.clock, self.hosts.values(), self._preempted)
+        clients = plugin_clients.PluginClients(conf, nova=self.nova,
+                                               cinder=UnusedCinder())
+        plugins = plugins_mod.load_plugins(conf, self.clock, clients=clients)
         self.service = lease_service.LeaseService(
             conf, self.clock, plugins, notifications.get_notifier(conf))
-        self.engine = runner.Engine(conf, self.clock, plugins,
-                                    notifications.get_notifier(conf),
-                                    engine_id='sim')
+        self.engine = make_engine(policy, conf, self.clock, plugins, clients)
         self.ctx = context.RequestContext(
             user_id='sim-user', project_id=PROJECT,
             roles=['member', 'reader'], overwrite=False)
-        self.lead = datetime.timedelta(
-            seconds=conf.reservation.preemption_lead_time)
         self.margin = datetime.timedelta(
             minutes=conf.reservation.cleaning_time)
         self.queue = collections.deque()
@@ -535,30 +609,33 @@ class Simulation:
                 self.nova.stop(server_id, lost=False)
 
     def tick(self):
-        """One step: arrivals, reclaim, engine, ends, placements."""
+        """One step: arrivals, engine (and its reclaim), ends, placements."""
         now = self.clock.now()
         while self.trace and self.trace[0].at <= now:
             self.arrive(self.trace.popleft())
-        schedules = self._schedules(now) if self.policy in RULES else {}
-        if schedules:
-            self.reclaim(now, schedules)
         self._run_engine(now)
         self._finish(now)
         if self.policy in RULES:
-            self.place(now, schedules)
+            self.place(now)
 
     def _run_engine(self, now):
-        """Run the engine until idle, when an event is due.
+        """Poll the engine as a real one would, skipping idle polls.
 
-        A real engine polls every ``event_poll_interval`` seconds; the
-        polls that would find nothing due are skipped (the trace has no
-        grace periods and no recycling: no pending work either).
+        A real engine polls every ``event_poll_interval`` seconds. Here it
+        polls when a lease event is due, until none is ready, and, when its
+        polls reclaim ahead of the starts (``ours``), once every tick. The
+        other polls would find nothing to do: the trace has no grace
+        periods and no recycling, so no pending work either.
         """
+        polled = False
         while self.next_due is not None and self.next_due <= now:
+            polled = True
             if not self.engine.run_once():
                 # Due but not ready (a retry later): the next tick tries.
                 return
             self.next_due = self._next_event()
+        if not polled and self.policy == 'ours':
+            self.engine.run_once()
 
     def _next_event(self):
         """When the next undone lease event is due, or None."""
@@ -634,13 +711,12 @@ class Simulation:
     # Preemptibles.
 
     def _schedules(self, now):
-        """``{host name: [Allocation]}``: the bookings the rules look at.
+        """``{host name: [Allocation]}``: the bookings Blazar's rule reads.
 
-        At least those running now and those that start within the lead
-        time: read for the next ``READ_AHEAD``, again when a lease was
-        created or that is over.
+        At least those running now: read for the next ``READ_AHEAD``,
+        again when a lease was created or that is over.
         """
-        if self.cached is None or self.cached[0] < now + self.lead:
+        if self.cached is None or self.cached[0] <= now:
             until = now + READ_AHEAD
             with db_api.context_manager.reader.using(self.ctx) as session:
                 _hosts, allocations = planner.read_schedules(
@@ -652,35 +728,32 @@ class Simulation:
                                    if booked})
         return self.cached[1]
 
-    def reclaim(self, now, schedules):
-        """Stop the preemptibles that bookings starting soon need.
+    def _preempted(self, server):
+        """SimNova's report: the engine stopped a preemptible ``server``.
 
-        ``ours``: the bookings that start within the lead time; ``blazar``:
-        those that start now (its preemptibles stop at the start).
+        Deleted, it starts its work again: its request waits for a host,
+        first in the queue.
         """
-        horizon = now + (self.lead if self.policy == 'ours' else
-                         datetime.timedelta(0))
-        for host, bookings in schedules.items():
-            preemptibles = self.nova.preemptibles(host)
-            if not preemptibles:
-                continue
-            for instant in sorted({max(b.start - self.margin, now)
-                                   for b in bookings
-                                   if b.start - self.margin <= horizon and
-                                   b.end + self.margin > now}):
-                self._reclaim_at(host, instant, bookings)
-
-    def _reclaim_at(self, host, instant, bookings):
-        needed = [b.size for b in bookings
-                  if b.start - self.margin <= instant < b.end + self.margin]
         now = self.clock.now()
-        for server in preemption.to_reclaim(
-                self.nova.hosts[host], needed, self.nova.preemptibles(host)):
-            self.nova.stop(server.id, lost=True)
-            self.preemptions.append(Preemption(host, now, instant,
-                                               server.id))
-            # Deleted, it starts its work again: first in the queue.
-            self.queue.appendleft((now, self.requests.pop(server.id)))
+        self.preemptions.append(Preemption(
+            server.host, now, self._reclaimed_for(server.host), server.id))
+        self.queue.appendleft((now, self.requests.pop(server.id)))
+
+    def _reclaimed_for(self, host):
+        """The start the engine is reclaiming ``host`` for.
+
+        The earliest start of the bookings on it that the engine claimed
+        for this reclaim and has not recorded yet (their
+        ``reclaim_claimed_until`` is set; :mod:`reservation_ext.engine.
+        reclaim`): the one whose notification names it.
+        """
+        allocations = models.HostAllocation.__table__
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            return session.scalar(
+                sa.select(sa.func.min(allocations.c.start_date)).where(
+                    allocations.c.host_id == self.host_ids[host],
+                    allocations.c.reclaim_claimed_until.is_not(None),
+                    allocations.c.end_date > self.clock.now()))
 
     def _finish(self, now):
         while self.finishing and self.finishing[0][0] <= now:
@@ -690,10 +763,9 @@ class Simulation:
                 del self.requests[server_id]
                 self.counts['preemptibles_done'] += 1
 
-    def place(self, now, schedules):
+    def place(self, now):
         """Place the waiting preemptibles the rule lets land."""
-        free = {host: self.nova.free(host)
-                for host in self._open_hosts(now, schedules)}
+        free = {host: self.nova.free(host) for host in self._open_hosts(now)}
         waiting, self.queue = self.queue, collections.deque()
         # Free capacity only shrinks here: a size that found no host
         # finds none later in this pass (the trace has a few sizes).
@@ -712,13 +784,14 @@ class Simulation:
                                                      request.size))
             self._boot(now, host, request)
 
-    def _open_hosts(self, now, schedules):
+    def _open_hosts(self, now):
         """The hosts the policy lets preemptibles land on now.
 
         ``ours`` asks the ReservationFilter's own rule
         (:func:`reservation_ext.planning.preemptible.closed_hosts`).
         """
         if self.policy == 'blazar':
+            schedules = self._schedules(now)
             return [host for host in self.hosts.values()
                     if blazar_allows(schedules.get(host, ()), now,
                                      self.margin)]

@@ -13,8 +13,10 @@
 """The utilization simulation (bench/utilization.py) on tiny traces.
 
 What it must show whatever the timings: no lease starts late under any
-policy, preemptible servers stop only for a booking that starts on their
-host, and each policy uses at least what the one before it does.
+policy; the engine's reclaim stops preemptible servers only for a booking
+that starts on their host, within the lead time (``ours``) or at the
+start (``blazar``), and the stopped servers' requests wait again; each
+policy uses at least what the one before it does.
 """
 
 import datetime
@@ -25,6 +27,8 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from reservation_ext import clock as clock_mod
+from reservation_ext.planning import preemptible
 from tests import base
 
 _PATH = os.path.join(os.path.dirname(__file__), '..', '..', 'bench',
@@ -115,6 +119,48 @@ class UtilizationTest(base.DBTestCase):
                               policy)
                 self.assertLessEqual(stopped.at, stopped.needed_at)
                 self.assertLessEqual(stopped.needed_at - stopped.at, ahead)
+
+    def test_ours_engine_reclaims_ahead_of_the_start_and_blazars_at_it(self):
+        results = self._run(tiny_trace())
+        ahead = [stopped.needed_at - stopped.at
+                 for stopped in results['ours'][1].preemptions]
+        # The host lease at 6: its host is reclaimed by a poll at 5:50.
+        self.assertIn(datetime.timedelta(seconds=600), ahead)
+        self.assertEqual({datetime.timedelta(0)}, {
+            stopped.needed_at - stopped.at
+            for stopped in results['blazar'][1].preemptions})
+
+    def test_a_preempted_servers_request_waits_for_a_host_again(self):
+        results = self._run(tiny_trace())
+        for policy in ('blazar', 'ours'):
+            line = results[policy][0]
+            self.assertGreater(line['preemptions'], 0, policy)
+            # The host lease's host is back at 10: they boot again.
+            self.assertEqual(
+                line['preemptible_requests'] + line['preemptions'],
+                line['preemptible_boots'], policy)
+            self.assertGreater(line['lost_share'], 0, policy)
+
+    def test_sim_nova_shows_preemptibles_by_their_flavor_as_nova_does(self):
+        stopped = []
+        nova = utilization.SimNova(clock_mod.ManualClock(T0), ['h1'],
+                                   stopped.append)
+        nova.boot('spot', 'h1', MEDIUM)
+        nova.expect_server('booked', 'h1', LARGE, utilization.INSTANCE_LEASE,
+                           {'id': 'lease', 'start_date': T0,
+                            'end_date': T0 + HOUR})
+        nova.start_server('booked', 'lease')
+        views = {view['id']: view for view in nova.servers_with_hints_on('h1')}
+        self.assertEqual({'spot': True, 'booked': False}, {
+            server_id: preemptible.is_preemptible(
+                view['flavor']['extra_specs'], view['scheduler_hints'])
+            for server_id, view in views.items()})
+        self.assertEqual((4, 8192, 80), tuple(
+            views['spot']['flavor'][key] for key in ('vcpus', 'ram', 'disk')))
+        nova.delete_servers(['spot', 'booked'])
+        self.assertEqual(['spot'], [server.id for server in stopped])
+        self.assertEqual([], nova.servers_with_hints_on('h1'))
+        self.assertEqual([True, False], [lost for _s, _t, lost in nova.runs])
 
     def test_ours_uses_at_least_what_blazar_uses_and_blazar_what_none_does(
             self):
