@@ -85,9 +85,10 @@ class TestInstanceReservation(base.SandboxTestCase):
     def test_future_start_is_reserved_then_active(self):
         now = datetime.datetime.utcnow()
         params = json.dumps({
+            # Room for a slow boot on a busy machine before the start.
             'name': 'later', 'start': _date(now + datetime.timedelta(
-                seconds=10)),
-            'end': _date(now + datetime.timedelta(seconds=40)),
+                seconds=30)),
+            'end': _date(now + datetime.timedelta(seconds=60)),
             'on_end': 'snapshot_delete'})
         self.boot('vm2', params, '--nic', 'none')
         self.assertEqual('RESERVED', self.statuses()['vm2'])
@@ -95,7 +96,7 @@ class TestInstanceReservation(base.SandboxTestCase):
         self.assertIn('is reserved', error)
         self.assertIn('HTTP 409', error)
         self.wait_for(lambda: self.statuses()['vm2'] == 'ACTIVE',
-                      timeout=60, interval=0.5)
+                      timeout=90, interval=0.5)
         self.assertEqual(RESERVABLE, self.run_json(
             ['openstack', 'server', 'show', self.show('vm2')['id']])[
                 'OS-EXT-SRV-ATTR:hypervisor_hostname'])
