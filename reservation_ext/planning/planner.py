@@ -45,10 +45,13 @@ import sqlalchemy as sa
 
 from db import models
 from reservation_ext import exceptions
+from reservation_ext.planning import host_capacity
 from reservation_ext.planning import timelines
 
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
+# A host counted as it is: no reserve, allocation ratios 1.
+AS_IS = host_capacity.Usable()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -235,7 +238,7 @@ def write_holds(session, holds, generations):
 
 
 def allocate_slice(session, owner, start, end, size, busy,
-                   ratios=(1.0, 1.0, 1.0), conditions=()):
+                   usable=AS_IS, conditions=()):
     """Book a slice of one host (an instance's flavor) for ``[start, end)``.
 
     :func:`allocate_slices` for one slice.
@@ -246,17 +249,19 @@ def allocate_slice(session, owner, start, end, size, busy,
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
     return allocate_slices(session, owner, start, end, size, busy,
-                           ratios=ratios, conditions=conditions)[0]
+                           usable=usable, conditions=conditions)[0]
 
 
 def allocate_slices(session, owner, start, end, size, busy, amount=1,
-                    affinity=None, ratios=(1.0, 1.0, 1.0), conditions=()):
+                    affinity=None, usable=AS_IS, conditions=()):
     """Book ``amount`` slices of ``size`` for ``[start, end)``, one search.
 
     A host takes slices when no whole-host allocation overlaps the window
-    and its capacity (``vcpus``, ``memory_mb``, ``local_gb`` times
-    ``ratios``, as Nova's allocation ratios) minus the slices that overlap
-    the window holds them. Slices that overlap the window but not each
+    and its usable size (``usable``, a
+    :class:`~reservation_ext.planning.host_capacity.Usable`: Nova's
+    reserve and allocation ratios applied to ``vcpus``, ``memory_mb``,
+    ``local_gb``, as Placement counts) minus the slices that overlap the
+    window holds them. Slices that overlap the window but not each
     other still add up: the check may refuse a slice that would fit, but
     never books a host beyond its capacity. One SELECT reads the room of
     every host that fits one slice; the slices are placed by
@@ -271,7 +276,7 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
     :raises NotEnoughResources: the slices do not fit; nothing is written.
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
-    rooms = _slice_rooms(session, start, end, size, busy, ratios,
+    rooms = _slice_rooms(session, start, end, size, busy, usable,
                          conditions)
     placed = _place(rooms, size, amount, affinity)
     if placed is None:
@@ -284,7 +289,7 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
     return placed
 
 
-def _slice_rooms(session, start, end, size, busy, ratios, conditions):
+def _slice_rooms(session, start, end, size, busy, usable, conditions):
     """``{host_id: (generation, room)}`` of the hosts one slice fits on.
 
     ``room`` is the free ``(vcpus, memory_mb, disk_gb)`` in the window;
@@ -294,14 +299,15 @@ def _slice_rooms(session, start, end, size, busy, ratios, conditions):
                    ALLOCATIONS.c.start_date < end + busy.margin,
                    ALLOCATIONS.c.end_date > start - busy.margin,
                    *busy.counted()]
-    rooms = [(capacity * ratio - sa.select(
+    rooms = [(capacity - sa.select(
                 sa.func.coalesce(sa.func.sum(used), 0))
               .where(*overlapping, ~ALLOCATIONS.c.whole_host)
               .scalar_subquery())
-             for capacity, used, ratio in zip(
-                 (HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb),
+             for capacity, used in zip(
+                 usable.of(HOSTS.c.vcpus, HOSTS.c.memory_mb,
+                           HOSTS.c.local_gb),
                  (ALLOCATIONS.c.vcpus, ALLOCATIONS.c.memory_mb,
-                  ALLOCATIONS.c.disk_gb), ratios)]
+                  ALLOCATIONS.c.disk_gb))]
     rows = session.execute(
         sa.select(HOSTS.c.id, HOSTS.c.generation, *rooms).where(
             HOSTS.c.reservable, *conditions,
@@ -393,7 +399,7 @@ def latest_end(session, reservation_id, busy):
 
 
 def latest_slice_end(session, host_id, start, size, busy,
-                     ratios=(1.0, 1.0, 1.0)):
+                     usable=AS_IS):
     """The latest end a slice of ``size`` from ``start`` can have on a host.
 
     As :func:`allocate_slice` counts (a whole-host allocation, or the
@@ -401,9 +407,9 @@ def latest_slice_end(session, host_id, start, size, busy,
     first allocation whose start it reaches would not fit with the
     others. ``start`` if nothing fits; None if every end does.
     """
-    capacity = [value * ratio for value, ratio in zip(session.execute(
+    capacity = usable.of(*session.execute(
         sa.select(HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb)
-        .where(HOSTS.c.id == host_id)).one(), ratios)]
+        .where(HOSTS.c.id == host_id)).one())
     used = list(size)
     for row in session.execute(
             sa.select(ALLOCATIONS.c.start_date, ALLOCATIONS.c.whole_host,
@@ -422,7 +428,7 @@ def latest_slice_end(session, host_id, start, size, busy,
 
 
 def move_slices(session, reservation_id, start, end, busy,
-                ratios=(1.0, 1.0, 1.0)):
+                usable=AS_IS):
     """Move a reservation's slices to ``[start, end)`` on their hosts.
 
     Each host must have the room for all the reservation's slices on it
@@ -433,7 +439,7 @@ def move_slices(session, reservation_id, start, end, busy,
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
     booked = _slices_by_host(session, reservation_id)
-    rooms = _slice_rooms(session, start, end, (0, 0, 0), busy, ratios,
+    rooms = _slice_rooms(session, start, end, (0, 0, 0), busy, usable,
                          (HOSTS.c.id.in_(booked),))
     for host_id, used in booked.items():
         room = rooms.get(host_id, (None, (-1, -1, -1)))[1]
@@ -450,13 +456,13 @@ def move_slices(session, reservation_id, start, end, busy,
 
 
 def latest_slices_end(session, reservation_id, start, busy,
-                      ratios=(1.0, 1.0, 1.0)):
+                      usable=AS_IS):
     """The latest end all of a reservation's slices can have, or None.
 
     :func:`latest_slice_end` of each host with the slices on it together;
     ``busy`` must ignore the reservation's own allocations.
     """
-    ends = [latest_slice_end(session, host_id, start, used, busy, ratios)
+    ends = [latest_slice_end(session, host_id, start, used, busy, usable)
             for host_id, used in _slices_by_host(
                 session, reservation_id).items()]
     ends = [end for end in ends if end is not None]

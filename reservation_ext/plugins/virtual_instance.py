@@ -55,6 +55,7 @@ import sqlalchemy as sa
 from db import models
 from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
@@ -101,8 +102,6 @@ PROPOSAL_SCHEMA = {
     'required': list(SIZE_KEYS),
 }
 _COLUMNS = SIZE_KEYS + ('server_id', 'flavor_id', 'on_end')
-# Nova's defaults of [DEFAULT] initial_{cpu,ram,disk}_allocation_ratio.
-NOVA_DEFAULT_RATIOS = (4.0, 1.0, 1.0)
 BUILD_ARGS = 'build_args'
 
 
@@ -157,10 +156,12 @@ class VirtualInstancePlugin(base.ResourcePlugin):
     def timeline(self, session, values, span, busy, for_update=False):
         hosts, allocations = planner.read_schedules(
             session, *span.reach, busy, sizes=True)
-        ratios = allocation_ratios(self.conf)
+        usable = host_capacity.from_nova_conf(self.conf)
+        # Sizes are whole numbers: a slice fits the usable size when it
+        # fits its floor.
         return timelines.Slices(
-            span, {host: tuple(int(capacity * ratio) for capacity, ratio in
-                               zip(row[1:], ratios))
+            span, {host: tuple(math.floor(value)
+                               for value in usable.of(*row[1:]))
                    for host, row in hosts.items()},
             allocations, tuple(values[key] for key in SIZE_KEYS),
             generations={host: row[0] for host, row in hosts.items()})
@@ -282,7 +283,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 session, booked[0], lease['start_date'],
                 tuple(size[key] for key in SIZE_KEYS),
                 self.busy(ignore_reservation=reservation['id']),
-                allocation_ratios(self.conf))
+                host_capacity.from_nova_conf(self.conf))
             raise base.blocked_extension(exc, latest or None, lease)
 
     def on_start(self, ctx, lease, reservation):
@@ -311,7 +312,8 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         planner.allocate_slice(
             session, planner.Owner(reservation_id), lease['start_date'],
             lease['end_date'], tuple(size[key] for key in SIZE_KEYS),
-            self.busy(**ignore), ratios=allocation_ratios(self.conf),
+            self.busy(**ignore),
+            usable=host_capacity.from_nova_conf(self.conf),
             conditions=conditions)
 
     def billing_resources(self, session, reservations):
@@ -337,26 +339,3 @@ def _check_waiting(reservation):
 
 def _set_flavor(nova, server_id, lease_id, flavor_id, ctx):
     nova.set_reserved_flavor(server_id, lease_id, flavor_id)
-
-
-def allocation_ratios(conf):
-    """Nova's (vCPU, RAM, disk) allocation ratios, as nova.conf sets them.
-
-    In nova-api, where servers are reserved, Nova's options are registered;
-    a ratio that is not set falls back to Nova's initial ratio, as in
-    Nova's computes.
-    """
-    ratios = []
-    for kind, default in zip(('cpu', 'ram', 'disk'), NOVA_DEFAULT_RATIOS):
-        ratio = _nova_option(conf, '%s_allocation_ratio' % kind)
-        if ratio is None:
-            ratio = _nova_option(conf, 'initial_%s_allocation_ratio' % kind)
-        ratios.append(default if ratio is None else ratio)
-    return tuple(ratios)
-
-
-def _nova_option(conf, name):
-    try:
-        return getattr(conf, name)
-    except (AttributeError, KeyError):
-        return None
