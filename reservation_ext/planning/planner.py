@@ -238,7 +238,7 @@ def write_holds(session, holds, generations):
 
 
 def allocate_slice(session, owner, start, end, size, busy,
-                   usable=AS_IS, conditions=()):
+                   usable=AS_IS, conditions=(), tightest=False):
     """Book a slice of one host (an instance's flavor) for ``[start, end)``.
 
     :func:`allocate_slices` for one slice.
@@ -249,11 +249,13 @@ def allocate_slice(session, owner, start, end, size, busy,
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
     return allocate_slices(session, owner, start, end, size, busy,
-                           usable=usable, conditions=conditions)[0]
+                           usable=usable, conditions=conditions,
+                           tightest=tightest)[0]
 
 
 def allocate_slices(session, owner, start, end, size, busy, amount=1,
-                    affinity=None, usable=AS_IS, conditions=()):
+                    affinity=None, usable=AS_IS, conditions=(),
+                    tightest=False):
     """Book ``amount`` slices of ``size`` for ``[start, end)``, one search.
 
     A host takes slices when no whole-host allocation overlaps the window
@@ -264,11 +266,16 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
     window holds them. Slices that overlap the window but not each
     other still add up: the check may refuse a slice that would fit, but
     never books a host beyond its capacity. One SELECT reads the room of
-    every host that fits one slice; the slices are placed by
-    ``affinity``: True, all on the lowest host that holds them all;
-    False, one on each of the ``amount`` lowest hosts; None, as many as
-    fit on each host from the lowest id up, so slices fill hosts one after
-    another. One host_allocations row per slice.
+    every host that fits one slice, in order: by host id, or with
+    ``tightest`` the tightest gaps first (the hosts that carry slices in
+    the window, then the hosts whose next allocation after the window,
+    cleaning time included, starts soonest; hosts with none after it
+    last; then by id), so that a slice takes no empty host that another
+    host can spare. The slices are placed by ``affinity``: True, all on
+    the first host that holds them all; False, one on each of the
+    ``amount`` first hosts; None, as many as fit on each host from the
+    first up, so slices fill hosts one after another. One
+    host_allocations row per slice.
 
     :param size: ``(vcpus, memory_mb, disk_gb)``.
     :returns: the ids of the booked hosts, one per slice (repeated when a
@@ -277,7 +284,7 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
     rooms = _slice_rooms(session, start, end, size, busy, usable,
-                         conditions)
+                         conditions, tightest)
     placed = _place(rooms, size, amount, affinity)
     if placed is None:
         raise exceptions.NotEnoughResources(_no_room(
@@ -289,11 +296,13 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
     return placed
 
 
-def _slice_rooms(session, start, end, size, busy, usable, conditions):
+def _slice_rooms(session, start, end, size, busy, usable, conditions,
+                 tightest=False):
     """``{host_id: (generation, room)}`` of the hosts one slice fits on.
 
     ``room`` is the free ``(vcpus, memory_mb, disk_gb)`` in the window;
-    the dict is ordered by host id.
+    the dict is ordered by host id, or tightest gaps first
+    (:func:`_tightest_first`).
     """
     overlapping = [ALLOCATIONS.c.host_id == HOSTS.c.id,
                    ALLOCATIONS.c.start_date < end + busy.margin,
@@ -313,8 +322,27 @@ def _slice_rooms(session, start, end, size, busy, usable, conditions):
             HOSTS.c.reservable, *conditions,
             ~sa.exists().where(*overlapping, ALLOCATIONS.c.whole_host),
             *(room >= wanted for room, wanted in zip(rooms, size)))
-        .order_by(HOSTS.c.id))
+        .order_by(*(_tightest_first(end, busy, overlapping) if tightest
+                    else ()), HOSTS.c.id))
     return {row[0]: (row[1], tuple(row[2:])) for row in rows}
+
+
+def _tightest_first(end, busy, overlapping):
+    """ORDER BY terms that put the tightest gaps first.
+
+    The hosts with slices in the window, then the soonest next allocation
+    after it; a host with none after it comes last. CASE rather than
+    NULLS LAST or a boolean order: alike on every backend.
+    """
+    carries_slices = sa.exists().where(*overlapping,
+                                       ~ALLOCATIONS.c.whole_host)
+    next_start = (sa.select(sa.func.min(ALLOCATIONS.c.start_date))
+                  .where(ALLOCATIONS.c.host_id == HOSTS.c.id,
+                         ALLOCATIONS.c.start_date >= end + busy.margin,
+                         *busy.counted())
+                  .scalar_subquery())
+    return (sa.case((carries_slices, 0), else_=1),
+            sa.case((next_start.is_(None), 1), else_=0), next_start)
 
 
 def _place(rooms, size, amount, affinity):

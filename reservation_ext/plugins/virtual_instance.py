@@ -30,9 +30,14 @@ capacity is there at the start; the server waits unbuilt
 now (``shared_pool`` in the request) fills a gap when ``[reservation]
 fill_gaps`` is set: it books a slice of a reservable host for ``[now,
 end)``, and the planner's overlap test, cleaning time included, is what
-makes the slice end before that host's next booking. When no host has
-such a gap (or without fill_gaps) it books nothing and the server runs in
-the shared pool, where host leases never reach. The view says which
+makes the slice end before that host's next booking. Of the hosts that
+have such a gap it takes the tightest, so that empty hosts stay whole for
+host leases: a host that already carries slices in the window first, then
+the one whose next booking (after the window, cleaning time included)
+comes soonest; an empty host with nothing booked later comes last, ties
+by host id. When no host has such a gap (or without fill_gaps) it books
+nothing and the server runs in the shared pool, where host leases never
+reach. The view says which
 (``shared_pool``, and the booked ``host``); the middleware builds the
 server at once, pinned to that host.
 
@@ -258,12 +263,17 @@ class VirtualInstancePlugin(base.ResourcePlugin):
     def _fill_gap(self, session, reservation_id, lease, size):
         """Book the slice of a reservable host that is free until the end.
 
-        No host has one: nothing is written, the server runs in the shared
-        pool. A host that recycles takes no new server, so it has no gap.
+        The tightest gap: a host that carries slices in the window first,
+        then the one whose next booking comes soonest after it; an empty
+        host with nothing booked later last (the planner's ``tightest``
+        order). No host has one: nothing is written, the server runs in
+        the shared pool. A host that recycles takes no new server, so it
+        has no gap.
         """
         try:
             self._book(session, reservation_id, lease, size, (
-                HOSTS.c.id.not_in(sa.select(RECYCLING.c.host_id)),))
+                HOSTS.c.id.not_in(sa.select(RECYCLING.c.host_id)),),
+                tightest=True)
         except exceptions.NotEnoughResources:
             pass
 
@@ -307,14 +317,17 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             self.on_end(ctx, lease, reservation)
 
     def _book(self, session, reservation_id, lease, size, conditions=(),
-              **ignore):
-        """Book a slice of ``size`` (a dict of SIZE_KEYS) for the lease."""
+              tightest=False, **ignore):
+        """Book a slice of ``size`` (a dict of SIZE_KEYS) for the lease.
+
+        ``tightest``: in the tightest gap rather than on the lowest host.
+        """
         planner.allocate_slice(
             session, planner.Owner(reservation_id), lease['start_date'],
             lease['end_date'], tuple(size[key] for key in SIZE_KEYS),
             self.busy(**ignore),
             usable=host_capacity.from_nova_conf(self.conf),
-            conditions=conditions)
+            conditions=conditions, tightest=tightest)
 
     def billing_resources(self, session, reservations):
         """Each reservation's server with its flavor's size."""

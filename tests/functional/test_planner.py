@@ -389,6 +389,34 @@ class PlannerMixin:
         self.assertEqual(at(15), self.latest_slice_end(
             host, 0, (1, 4096, 1), usable=usable))
 
+    def test_a_slice_fills_the_tightest_gap_before_an_empty_host(self):
+        # host4's next booking is at 30, host5's at 15 (cleaning time 0);
+        # host6 runs a slice in the window; the others are empty.
+        self.allocate(30, 40, host_ids=[self.hosts[4]])
+        self.allocate(15, 25, host_ids=[self.hosts[5]])
+        self.book_slice(0, 5, (1, 1, 1),
+                        query='["=", "$hypervisor_hostname", "host6"]')
+        # 7 of 8 vCPUs: each host that takes one is full for the next.
+        booked = [self.book_slice(0, 10, (7, 1024, 10), tightest=True)
+                  for _ in range(4)]
+        self.assertEqual([self.hosts[6], self.hosts[5], self.hosts[4],
+                          self.hosts[0]], booked)
+
+    def test_the_tightest_gap_keeps_the_cleaning_time(self):
+        # host2's booking at 10:30 is the soonest, but within the hour of
+        # cleaning after the window: host1's at 30 is the tightest gap.
+        self.allocate(30, 40, host_ids=[self.hosts[1]])
+        self.allocate(10.5, 20, host_ids=[self.hosts[2]])
+        with self.writer() as session:
+            host = planner.allocate_slice(
+                session, planner.Owner(add_reservation(session)), at(0),
+                at(10), (1, 1, 1), busy(cleaning_time=60), tightest=True)
+        self.assertEqual(self.hosts[1], host)
+
+    def test_without_tightest_a_slice_takes_the_lowest_host(self):
+        self.allocate(15, 25, host_ids=[self.hosts[5]])
+        self.assertEqual(self.hosts[0], self.book_slice(0, 10, (1, 1, 1)))
+
     def test_whole_hosts_and_slices_never_share_a_window(self):
         _, whole = self.allocate(0, 10, 1, 1)
         self.assertNotEqual(whole[0], self.book_slice(5, 15, (1, 1, 1)))
