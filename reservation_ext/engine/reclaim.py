@@ -29,7 +29,8 @@ the bookings that start within ``[reservation] preemption_lead_time``:
    servers through Nova (service user, microversion 2.100: the flavor's
    extra specs and the scheduler hints), pick the preemptible ones and
    decide with :func:`reservation_ext.planning.preemption.to_reclaim`
-   which stop: the host's capacity (allocation ratios applied) must hold
+   which stop: the host's usable size (Nova's reserve and allocation
+   ratios applied, :mod:`reservation_ext.planning.host_capacity`) must hold
    every booking running on it by then, the other servers that are no
    booking's, and the preemptibles that stay. Each one that stops is
    deleted or shelved and offloaded (``[reservation]
@@ -55,9 +56,9 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext.leases import notification_schema
+from reservation_ext.planning import host_capacity
 from reservation_ext.planning import preemptible
 from reservation_ext.planning import preemption
-from reservation_ext.plugins import virtual_instance
 from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
@@ -222,9 +223,8 @@ class Reclaimer:
                     server['id'], _size(server), server['created']))
             elif not _is_booked(server, reserved):
                 others.append(_size(server))
-        capacity = tuple(have * ratio for have, ratio in zip(
-            (host.vcpus, host.memory_mb, host.local_gb),
-            virtual_instance.allocation_ratios(self.conf)))
+        capacity = host_capacity.from_nova_conf(self.conf).of(
+            host.vcpus, host.memory_mb, host.local_gb)
         return [by_id[chosen.id] for chosen in preemption.to_reclaim(
             capacity, needed, mine, _total(others))]
 

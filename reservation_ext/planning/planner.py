@@ -45,10 +45,13 @@ import sqlalchemy as sa
 
 from db import models
 from reservation_ext import exceptions
+from reservation_ext.planning import host_capacity
 from reservation_ext.planning import timelines
 
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
+# A host counted as it is: no reserve, allocation ratios 1.
+AS_IS = host_capacity.Usable()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -235,7 +238,7 @@ def write_holds(session, holds, generations):
 
 
 def allocate_slice(session, owner, start, end, size, busy,
-                   ratios=(1.0, 1.0, 1.0), conditions=()):
+                   usable=AS_IS, conditions=(), tightest=False):
     """Book a slice of one host (an instance's flavor) for ``[start, end)``.
 
     :func:`allocate_slices` for one slice.
@@ -246,24 +249,33 @@ def allocate_slice(session, owner, start, end, size, busy,
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
     return allocate_slices(session, owner, start, end, size, busy,
-                           ratios=ratios, conditions=conditions)[0]
+                           usable=usable, conditions=conditions,
+                           tightest=tightest)[0]
 
 
 def allocate_slices(session, owner, start, end, size, busy, amount=1,
-                    affinity=None, ratios=(1.0, 1.0, 1.0), conditions=()):
+                    affinity=None, usable=AS_IS, conditions=(),
+                    tightest=False):
     """Book ``amount`` slices of ``size`` for ``[start, end)``, one search.
 
     A host takes slices when no whole-host allocation overlaps the window
-    and its capacity (``vcpus``, ``memory_mb``, ``local_gb`` times
-    ``ratios``, as Nova's allocation ratios) minus the slices that overlap
-    the window holds them. Slices that overlap the window but not each
+    and its usable size (``usable``, a
+    :class:`~reservation_ext.planning.host_capacity.Usable`: Nova's
+    reserve and allocation ratios applied to ``vcpus``, ``memory_mb``,
+    ``local_gb``, as Placement counts) minus the slices that overlap the
+    window holds them. Slices that overlap the window but not each
     other still add up: the check may refuse a slice that would fit, but
     never books a host beyond its capacity. One SELECT reads the room of
-    every host that fits one slice; the slices are placed by
-    ``affinity``: True, all on the lowest host that holds them all;
-    False, one on each of the ``amount`` lowest hosts; None, as many as
-    fit on each host from the lowest id up, so slices fill hosts one after
-    another. One host_allocations row per slice.
+    every host that fits one slice, in order: by host id, or with
+    ``tightest`` the tightest gaps first (the hosts that carry slices in
+    the window, then the hosts whose next allocation after the window,
+    cleaning time included, starts soonest; hosts with none after it
+    last; then by id), so that a slice takes no empty host that another
+    host can spare. The slices are placed by ``affinity``: True, all on
+    the first host that holds them all; False, one on each of the
+    ``amount`` first hosts; None, as many as fit on each host from the
+    first up, so slices fill hosts one after another. One
+    host_allocations row per slice.
 
     :param size: ``(vcpus, memory_mb, disk_gb)``.
     :returns: the ids of the booked hosts, one per slice (repeated when a
@@ -271,8 +283,8 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
     :raises NotEnoughResources: the slices do not fit; nothing is written.
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
-    rooms = _slice_rooms(session, start, end, size, busy, ratios,
-                         conditions)
+    rooms = _slice_rooms(session, start, end, size, busy, usable,
+                         conditions, tightest)
     placed = _place(rooms, size, amount, affinity)
     if placed is None:
         raise exceptions.NotEnoughResources(_no_room(
@@ -284,31 +296,53 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
     return placed
 
 
-def _slice_rooms(session, start, end, size, busy, ratios, conditions):
+def _slice_rooms(session, start, end, size, busy, usable, conditions,
+                 tightest=False):
     """``{host_id: (generation, room)}`` of the hosts one slice fits on.
 
     ``room`` is the free ``(vcpus, memory_mb, disk_gb)`` in the window;
-    the dict is ordered by host id.
+    the dict is ordered by host id, or tightest gaps first
+    (:func:`_tightest_first`).
     """
     overlapping = [ALLOCATIONS.c.host_id == HOSTS.c.id,
                    ALLOCATIONS.c.start_date < end + busy.margin,
                    ALLOCATIONS.c.end_date > start - busy.margin,
                    *busy.counted()]
-    rooms = [(capacity * ratio - sa.select(
+    rooms = [(capacity - sa.select(
                 sa.func.coalesce(sa.func.sum(used), 0))
               .where(*overlapping, ~ALLOCATIONS.c.whole_host)
               .scalar_subquery())
-             for capacity, used, ratio in zip(
-                 (HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb),
+             for capacity, used in zip(
+                 usable.of(HOSTS.c.vcpus, HOSTS.c.memory_mb,
+                           HOSTS.c.local_gb),
                  (ALLOCATIONS.c.vcpus, ALLOCATIONS.c.memory_mb,
-                  ALLOCATIONS.c.disk_gb), ratios)]
+                  ALLOCATIONS.c.disk_gb))]
     rows = session.execute(
         sa.select(HOSTS.c.id, HOSTS.c.generation, *rooms).where(
             HOSTS.c.reservable, *conditions,
             ~sa.exists().where(*overlapping, ALLOCATIONS.c.whole_host),
             *(room >= wanted for room, wanted in zip(rooms, size)))
-        .order_by(HOSTS.c.id))
+        .order_by(*(_tightest_first(end, busy, overlapping) if tightest
+                    else ()), HOSTS.c.id))
     return {row[0]: (row[1], tuple(row[2:])) for row in rows}
+
+
+def _tightest_first(end, busy, overlapping):
+    """ORDER BY terms that put the tightest gaps first.
+
+    The hosts with slices in the window, then the soonest next allocation
+    after it; a host with none after it comes last. CASE rather than
+    NULLS LAST or a boolean order: alike on every backend.
+    """
+    carries_slices = sa.exists().where(*overlapping,
+                                       ~ALLOCATIONS.c.whole_host)
+    next_start = (sa.select(sa.func.min(ALLOCATIONS.c.start_date))
+                  .where(ALLOCATIONS.c.host_id == HOSTS.c.id,
+                         ALLOCATIONS.c.start_date >= end + busy.margin,
+                         *busy.counted())
+                  .scalar_subquery())
+    return (sa.case((carries_slices, 0), else_=1),
+            sa.case((next_start.is_(None), 1), else_=0), next_start)
 
 
 def _place(rooms, size, amount, affinity):
@@ -393,7 +427,7 @@ def latest_end(session, reservation_id, busy):
 
 
 def latest_slice_end(session, host_id, start, size, busy,
-                     ratios=(1.0, 1.0, 1.0)):
+                     usable=AS_IS):
     """The latest end a slice of ``size`` from ``start`` can have on a host.
 
     As :func:`allocate_slice` counts (a whole-host allocation, or the
@@ -401,9 +435,9 @@ def latest_slice_end(session, host_id, start, size, busy,
     first allocation whose start it reaches would not fit with the
     others. ``start`` if nothing fits; None if every end does.
     """
-    capacity = [value * ratio for value, ratio in zip(session.execute(
+    capacity = usable.of(*session.execute(
         sa.select(HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb)
-        .where(HOSTS.c.id == host_id)).one(), ratios)]
+        .where(HOSTS.c.id == host_id)).one())
     used = list(size)
     for row in session.execute(
             sa.select(ALLOCATIONS.c.start_date, ALLOCATIONS.c.whole_host,
@@ -422,7 +456,7 @@ def latest_slice_end(session, host_id, start, size, busy,
 
 
 def move_slices(session, reservation_id, start, end, busy,
-                ratios=(1.0, 1.0, 1.0)):
+                usable=AS_IS):
     """Move a reservation's slices to ``[start, end)`` on their hosts.
 
     Each host must have the room for all the reservation's slices on it
@@ -433,7 +467,7 @@ def move_slices(session, reservation_id, start, end, busy,
     :raises ConcurrentUpdate: as for :func:`allocate_hosts`.
     """
     booked = _slices_by_host(session, reservation_id)
-    rooms = _slice_rooms(session, start, end, (0, 0, 0), busy, ratios,
+    rooms = _slice_rooms(session, start, end, (0, 0, 0), busy, usable,
                          (HOSTS.c.id.in_(booked),))
     for host_id, used in booked.items():
         room = rooms.get(host_id, (None, (-1, -1, -1)))[1]
@@ -450,13 +484,13 @@ def move_slices(session, reservation_id, start, end, busy,
 
 
 def latest_slices_end(session, reservation_id, start, busy,
-                      ratios=(1.0, 1.0, 1.0)):
+                      usable=AS_IS):
     """The latest end all of a reservation's slices can have, or None.
 
     :func:`latest_slice_end` of each host with the slices on it together;
     ``busy`` must ignore the reservation's own allocations.
     """
-    ends = [latest_slice_end(session, host_id, start, used, busy, ratios)
+    ends = [latest_slice_end(session, host_id, start, used, busy, usable)
             for host_id, used in _slices_by_host(
                 session, reservation_id).items()]
     ends = [end for end in ends if end is not None]

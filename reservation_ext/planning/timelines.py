@@ -273,8 +273,9 @@ class WholeHosts(_Timeline):
 class Slices(_Timeline):
     """Slices of ``size`` on hosts of ``capacity``: one host must fit.
 
-    :param capacity: ``{host_id: (vcpus, memory_mb, disk_gb)}`` with the
-        allocation ratios applied.
+    :param capacity: ``{host_id: (vcpus, memory_mb, disk_gb)}``, each
+        host's usable size (:meth:`.host_capacity.Usable.of`: Nova's
+        reserve and allocation ratios applied).
     :param allocations: ``{host_id: [Allocation, ...]}``; a slice's
         ``size`` is ``(vcpus, memory_mb, disk_gb)``, a whole host's None.
     :param size: the slice; one of its sizes at least is not 0.

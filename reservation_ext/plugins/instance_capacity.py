@@ -66,6 +66,7 @@ from db import models
 from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import capabilities
+from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from reservation_ext.planning import seats
 from reservation_ext.plugins import base
@@ -160,7 +161,8 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
             session, planner.Owner(reservation_id), lease['start_date'],
             lease['end_date'], _size(request), self.busy(),
             amount=request['amount'], affinity=request['affinity'],
-            ratios=_ratios(self.conf), conditions=(capabilities.compile(
+            usable=host_capacity.from_nova_conf(self.conf),
+            conditions=(capabilities.compile(
                 request['resource_properties'], 'resource_properties'),))
 
     def get_details(self, session, reservation_ids):
@@ -199,11 +201,11 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
         try:
             planner.move_slices(session, reservation['id'],
                                 lease['start_date'], lease['end_date'],
-                                busy, _ratios(self.conf))
+                                busy, host_capacity.from_nova_conf(self.conf))
         except exceptions.NotEnoughResources as exc:
             latest = planner.latest_slices_end(
                 session, reservation['id'], lease['start_date'], busy,
-                _ratios(self.conf))
+                host_capacity.from_nova_conf(self.conf))
             raise base.blocked_extension(exc, latest, lease)
 
     def on_start(self, ctx, lease, reservation):
@@ -307,12 +309,6 @@ def _flavor(reservation, source):
 
 def _size(request):
     return tuple(request[key] for key in SIZE_KEYS)
-
-
-def _ratios(conf):
-    # Imported here: virtual_instance imports this module.
-    from reservation_ext.plugins import virtual_instance
-    return virtual_instance.allocation_ratios(conf)
 
 
 def _count(values, key, minimum):

@@ -30,9 +30,14 @@ capacity is there at the start; the server waits unbuilt
 now (``shared_pool`` in the request) fills a gap when ``[reservation]
 fill_gaps`` is set: it books a slice of a reservable host for ``[now,
 end)``, and the planner's overlap test, cleaning time included, is what
-makes the slice end before that host's next booking. When no host has
-such a gap (or without fill_gaps) it books nothing and the server runs in
-the shared pool, where host leases never reach. The view says which
+makes the slice end before that host's next booking. Of the hosts that
+have such a gap it takes the tightest, so that empty hosts stay whole for
+host leases: a host that already carries slices in the window first, then
+the one whose next booking (after the window, cleaning time included)
+comes soonest; an empty host with nothing booked later comes last, ties
+by host id. When no host has such a gap (or without fill_gaps) it books
+nothing and the server runs in the shared pool, where host leases never
+reach. The view says which
 (``shared_pool``, and the booked ``host``); the middleware builds the
 server at once, pinned to that host.
 
@@ -55,6 +60,7 @@ import sqlalchemy as sa
 from db import models
 from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
@@ -101,8 +107,6 @@ PROPOSAL_SCHEMA = {
     'required': list(SIZE_KEYS),
 }
 _COLUMNS = SIZE_KEYS + ('server_id', 'flavor_id', 'on_end')
-# Nova's defaults of [DEFAULT] initial_{cpu,ram,disk}_allocation_ratio.
-NOVA_DEFAULT_RATIOS = (4.0, 1.0, 1.0)
 BUILD_ARGS = 'build_args'
 
 
@@ -157,10 +161,12 @@ class VirtualInstancePlugin(base.ResourcePlugin):
     def timeline(self, session, values, span, busy, for_update=False):
         hosts, allocations = planner.read_schedules(
             session, *span.reach, busy, sizes=True)
-        ratios = allocation_ratios(self.conf)
+        usable = host_capacity.from_nova_conf(self.conf)
+        # Sizes are whole numbers: a slice fits the usable size when it
+        # fits its floor.
         return timelines.Slices(
-            span, {host: tuple(int(capacity * ratio) for capacity, ratio in
-                               zip(row[1:], ratios))
+            span, {host: tuple(math.floor(value)
+                               for value in usable.of(*row[1:]))
                    for host, row in hosts.items()},
             allocations, tuple(values[key] for key in SIZE_KEYS),
             generations={host: row[0] for host, row in hosts.items()})
@@ -257,12 +263,17 @@ class VirtualInstancePlugin(base.ResourcePlugin):
     def _fill_gap(self, session, reservation_id, lease, size):
         """Book the slice of a reservable host that is free until the end.
 
-        No host has one: nothing is written, the server runs in the shared
-        pool. A host that recycles takes no new server, so it has no gap.
+        The tightest gap: a host that carries slices in the window first,
+        then the one whose next booking comes soonest after it; an empty
+        host with nothing booked later last (the planner's ``tightest``
+        order). No host has one: nothing is written, the server runs in
+        the shared pool. A host that recycles takes no new server, so it
+        has no gap.
         """
         try:
             self._book(session, reservation_id, lease, size, (
-                HOSTS.c.id.not_in(sa.select(RECYCLING.c.host_id)),))
+                HOSTS.c.id.not_in(sa.select(RECYCLING.c.host_id)),),
+                tightest=True)
         except exceptions.NotEnoughResources:
             pass
 
@@ -282,7 +293,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 session, booked[0], lease['start_date'],
                 tuple(size[key] for key in SIZE_KEYS),
                 self.busy(ignore_reservation=reservation['id']),
-                allocation_ratios(self.conf))
+                host_capacity.from_nova_conf(self.conf))
             raise base.blocked_extension(exc, latest or None, lease)
 
     def on_start(self, ctx, lease, reservation):
@@ -306,13 +317,17 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             self.on_end(ctx, lease, reservation)
 
     def _book(self, session, reservation_id, lease, size, conditions=(),
-              **ignore):
-        """Book a slice of ``size`` (a dict of SIZE_KEYS) for the lease."""
+              tightest=False, **ignore):
+        """Book a slice of ``size`` (a dict of SIZE_KEYS) for the lease.
+
+        ``tightest``: in the tightest gap rather than on the lowest host.
+        """
         planner.allocate_slice(
             session, planner.Owner(reservation_id), lease['start_date'],
             lease['end_date'], tuple(size[key] for key in SIZE_KEYS),
-            self.busy(**ignore), ratios=allocation_ratios(self.conf),
-            conditions=conditions)
+            self.busy(**ignore),
+            usable=host_capacity.from_nova_conf(self.conf),
+            conditions=conditions, tightest=tightest)
 
     def billing_resources(self, session, reservations):
         """Each reservation's server with its flavor's size."""
@@ -337,26 +352,3 @@ def _check_waiting(reservation):
 
 def _set_flavor(nova, server_id, lease_id, flavor_id, ctx):
     nova.set_reserved_flavor(server_id, lease_id, flavor_id)
-
-
-def allocation_ratios(conf):
-    """Nova's (vCPU, RAM, disk) allocation ratios, as nova.conf sets them.
-
-    In nova-api, where servers are reserved, Nova's options are registered;
-    a ratio that is not set falls back to Nova's initial ratio, as in
-    Nova's computes.
-    """
-    ratios = []
-    for kind, default in zip(('cpu', 'ram', 'disk'), NOVA_DEFAULT_RATIOS):
-        ratio = _nova_option(conf, '%s_allocation_ratio' % kind)
-        if ratio is None:
-            ratio = _nova_option(conf, 'initial_%s_allocation_ratio' % kind)
-        ratios.append(default if ratio is None else ratio)
-    return tuple(ratios)
-
-
-def _nova_option(conf, name):
-    try:
-        return getattr(conf, name)
-    except (AttributeError, KeyError):
-        return None

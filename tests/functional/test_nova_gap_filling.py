@@ -16,8 +16,9 @@
 lease that starts now is booked as a slice of a reservable host up to its
 end when that ends before the host's next booking (cleaning time
 included), and built there at once; otherwise it runs in the shared pool.
-Only compute-2 is reservable, and ordinary servers never land on it, so a
-server on compute-2 is one that the scheduler saw booked there.
+Only compute-2 is reservable (one test adds compute-3, to see which gap a
+server takes), and ordinary servers never land on it, so a server on
+compute-2 is one that the scheduler saw booked there.
 """
 
 import datetime
@@ -58,13 +59,13 @@ class GapFillingTest(nova_base.NovaTestCase):
         self.host_lease = self.lease_host(self.host_start,
                                           self.host_start + 24 * HOUR)
 
-    def lease_host(self, start, end, expect=None):
+    def lease_host(self, start, end, expect=None, host='compute-2'):
         return self.lease_api('POST', '/leases', {
-            'name': 'whole-%s' % start.strftime('%H%M'),
+            'name': 'whole-%s-%s' % (host, start.strftime('%H%M')),
             'start_date': nova_base.lease_date(start),
             'end_date': nova_base.lease_date(end),
             'reservations': [{'resource_type': 'physical:host', 'min': 1,
-                              'max': 1, 'hosts': ['compute-2']}]},
+                              'max': 1, 'hosts': [host]}]},
             expect=expect)
 
     def boot_until(self, end, name='vm1'):
@@ -115,6 +116,20 @@ class GapFillingTest(nova_base.NovaTestCase):
         self.assertEqual('ACTIVE', self.lease_api(
             'GET', '/leases/' + self.host_lease['lease']['id'])[
                 'lease']['status'])
+
+    def test_a_server_takes_the_tightest_gap_and_leaves_hosts_whole(self):
+        # compute-3 (registered after compute-2) is booked from now + 2h,
+        # sooner than compute-2: its gap is the tighter one.
+        self.add_reservable_host('compute-3')
+        self.lease_host(self.now + 2 * HOUR, self.now + 4 * HOUR,
+                        host='compute-3')
+        first = self.boot_until(self.now + HOUR)
+        self.assertEqual('compute-3', self.host_of(first))
+        # compute-3 now carries a slice: the next server joins it, and
+        # compute-2 stays whole for a host lease until its booking.
+        second = self.boot_until(self.now + HOUR, name='vm2')
+        self.assertEqual('compute-3', self.host_of(second))
+        self.lease_host(self.now + 5 * MINUTE, self.now + 2 * HOUR)
 
     def test_the_gap_is_booked_before_nova_schedules_the_server(self):
         seen = []

@@ -257,13 +257,14 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
 
     def test_a_pending_reservation_is_booked_anew_on_update(self):
         lease = self.create_lease(self.capacity(
-            amount=1, affinity='None', memory_mb=4096), start=(
+            amount=1, affinity='None', memory_mb=3840), start=(
                 validation.format_date(self.now + HOUR)))['lease']
         [reservation] = lease['reservations']
         changed = self.lease_api('PUT', '/leases/' + lease['id'], {
             'reservations': [{'id': reservation['id'], 'amount': 4}]})
         self.assertEqual(4, changed['lease']['reservations'][0]['amount'])
-        # 5 x 4096 MB is more than the two hosts' 16384 MB.
+        # 5 x 3840 MB is more than the two hosts' 2 x 7680 MB (8192 less
+        # Nova's reserve of 512 MB).
         error = self.lease_api('PUT', '/leases/' + lease['id'], {
             'reservations': [{'id': reservation['id'], 'amount': 5}]},
             expect=409)
@@ -273,9 +274,11 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
 
     def test_a_started_reservation_extends_only_while_its_hosts_are_free(
             self):
-        lease = self.started(self.capacity(amount=2, memory_mb=8192))
+        # Each seat takes a whole host's 7680 usable MB (8192 less Nova's
+        # reserve).
+        lease = self.started(self.capacity(amount=2, memory_mb=7680))
         later = self.now + 3 * HOUR
-        self.create_lease(self.capacity(amount=2, memory_mb=8192),
+        self.create_lease(self.capacity(amount=2, memory_mb=7680),
                           start=nova_base.lease_date(later), hours=4,
                           name='next')
         self.lease_api('PUT', '/leases/' + lease['id'], {

@@ -43,7 +43,8 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         self.start = (datetime.datetime.utcnow() + HOUR).replace(
             microsecond=0)
         self.end = self.start + HOUR
-        self.flavor = self._create_flavor(memory_mb=4096, vcpu=1, disk=1,
+        # Two fit a host's 8192 MB less Nova's reserve of 512 MB.
+        self.flavor = self._create_flavor(memory_mb=3840, vcpu=1, disk=1,
                                           ephemeral=0)
 
     def reserve(self, name='vm1', flavor=None, **params):
@@ -83,7 +84,7 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         lease = self.lease_of(server)
         [reservation] = lease['reservations']
         self.assertEqual(('virtual:instance', server['id'], 'compute-2', 1,
-                          4096, 1),
+                          3840, 1),
                          tuple(reservation[key] for key in (
                              'resource_type', 'server_id', 'host', 'vcpus',
                              'memory_mb', 'disk_gb')))
@@ -113,7 +114,7 @@ class InstanceReservationTest(nova_base.NovaTestCase):
     def propose(self, count=2):
         return self.lease_api('POST', '/leases/proposals', {
             'reservations': [{'resource_type': 'virtual:instance',
-                              'vcpus': 1, 'memory_mb': 4096, 'disk_gb': 1}],
+                              'vcpus': 1, 'memory_mb': 3840, 'disk_gb': 1}],
             'duration': '1h', 'count': count,
             'not_before': validation.format_date(self.start)})['proposals']
 
@@ -193,13 +194,14 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         self.assertEqual('compute-2', server['OS-EXT-SRV-ATTR:host'])
 
     def test_no_room_is_409_and_creates_nothing(self):
-        # compute-1 has 8192 MB of RAM (ratio 1.0): two 4096 MB servers.
+        # compute-1 has 8192 MB of RAM (ratio 1.0), 7680 once Nova's
+        # reserve is kept: two 3840 MB servers.
         self.add_reservable_host('compute-1')
         self.reserve(name='a')
         self.reserve(name='b')
         fault = self.post_server(_hints(self.start, self.end), name='c',
                                  expect=409)
-        self.assertIn('No reservable host has 1 vCPU(s), 4096 MB',
+        self.assertIn('No reservable host has 1 vCPU(s), 3840 MB',
                       fault['conflictingRequest']['message'])
         self.assertEqual(['a', 'b'],
                          sorted(server['name'] for server in self.servers()))
@@ -272,14 +274,14 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         self.assertEqual('vm1-' + server['id'], lease['name'])
 
     def test_lease_update_rebooks_the_server(self):
-        # compute-1 has room for two 4096 MB servers at a time.
+        # compute-1 has room for two 3840 MB servers at a time.
         self.add_reservable_host('compute-1')
         server = self.reserve(name='a')
         self.reserve(name='b')
         later = self.end + HOUR
         self.post_server(_hints(self.end, later), name='c')
         # Extended, a's window would overlap both b and c: the planner
-        # counts the slices overlapping a window together, 3 x 4096 MB.
+        # counts the slices overlapping a window together, 3 x 3840 MB.
         body = {'end_date': validation.format_date(later)}
         answer = self.lease_api('PUT', '/leases/' + server[LEASE_KEY], body,
                                 expect=409)

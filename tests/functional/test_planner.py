@@ -25,6 +25,7 @@ from reservation_ext import clock as clock_mod
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
 from reservation_ext.planning import capabilities
+from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from tests import base
 
@@ -360,9 +361,61 @@ class PlannerMixin:
                                                                  100)))
 
     def test_slices_follow_the_allocation_ratios(self):
-        booked = [self.book_slice(0, 10, (8, 1024, 10),
-                                  ratios=(4.0, 1.0, 1.0)) for _ in range(5)]
+        usable = host_capacity.Usable(ratios=(4.0, 1.0, 1.0))
+        booked = [self.book_slice(0, 10, (8, 1024, 10), usable=usable)
+                  for _ in range(5)]
         self.assertEqual([self.hosts[0]] * 4 + [self.hosts[1]], booked)
+
+    def test_a_slice_that_fits_only_in_novas_reserve_is_refused(self):
+        # Nova's default reserve: 512 MB of each host's 8192.
+        usable = host_capacity.Usable(reserved=(0, 512, 0))
+        self.assertRaises(exceptions.NotEnoughResources, self.book_slice,
+                          0, 10, (1, 8192, 1), usable=usable)
+        self.assertEqual(self.hosts[0], self.book_slice(0, 10, (1, 7680, 1),
+                                                        usable=usable))
+
+    def test_slices_leave_novas_reserve_free_on_every_host(self):
+        usable = host_capacity.Usable(reserved=(0, 512, 0))
+        self.book_slice(0, 10, (1, 4096, 1))
+        self.assertEqual(self.hosts[1], self.book_slice(0, 10, (1, 4096, 1),
+                                                        usable=usable))
+        self.assertEqual(self.hosts[0], self.book_slice(0, 10, (1, 3584, 1),
+                                                        usable=usable))
+
+    def test_the_reserve_bounds_how_long_a_slice_can_last(self):
+        usable = host_capacity.Usable(reserved=(0, 512, 0))
+        host = self.book_slice(15, 30, (1, 4096, 1))
+        self.assertIsNone(self.latest_slice_end(host, 0, (1, 4096, 1)))
+        self.assertEqual(at(15), self.latest_slice_end(
+            host, 0, (1, 4096, 1), usable=usable))
+
+    def test_a_slice_fills_the_tightest_gap_before_an_empty_host(self):
+        # host4's next booking is at 30, host5's at 15 (cleaning time 0);
+        # host6 runs a slice in the window; the others are empty.
+        self.allocate(30, 40, host_ids=[self.hosts[4]])
+        self.allocate(15, 25, host_ids=[self.hosts[5]])
+        self.book_slice(0, 5, (1, 1, 1),
+                        query='["=", "$hypervisor_hostname", "host6"]')
+        # 7 of 8 vCPUs: each host that takes one is full for the next.
+        booked = [self.book_slice(0, 10, (7, 1024, 10), tightest=True)
+                  for _ in range(4)]
+        self.assertEqual([self.hosts[6], self.hosts[5], self.hosts[4],
+                          self.hosts[0]], booked)
+
+    def test_the_tightest_gap_keeps_the_cleaning_time(self):
+        # host2's booking at 10:30 is the soonest, but within the hour of
+        # cleaning after the window: host1's at 30 is the tightest gap.
+        self.allocate(30, 40, host_ids=[self.hosts[1]])
+        self.allocate(10.5, 20, host_ids=[self.hosts[2]])
+        with self.writer() as session:
+            host = planner.allocate_slice(
+                session, planner.Owner(add_reservation(session)), at(0),
+                at(10), (1, 1, 1), busy(cleaning_time=60), tightest=True)
+        self.assertEqual(self.hosts[1], host)
+
+    def test_without_tightest_a_slice_takes_the_lowest_host(self):
+        self.allocate(15, 25, host_ids=[self.hosts[5]])
+        self.assertEqual(self.hosts[0], self.book_slice(0, 10, (1, 1, 1)))
 
     def test_whole_hosts_and_slices_never_share_a_window(self):
         _, whole = self.allocate(0, 10, 1, 1)
@@ -370,10 +423,11 @@ class PlannerMixin:
         sliced = self.book_slice(20, 30, (1, 1, 1))
         self.assertNotIn(sliced, self.free(25, 35))
 
-    def latest_slice_end(self, host, start, size, **kwargs):
+    def latest_slice_end(self, host, start, size, usable=planner.AS_IS,
+                         **kwargs):
         with self.writer() as session:
             return planner.latest_slice_end(session, host, at(start), size,
-                                            busy(**kwargs))
+                                            busy(**kwargs), usable)
 
     def test_a_slice_can_last_until_a_whole_host_booking(self):
         host = self.hosts[0]

@@ -15,13 +15,15 @@
 What Nova does with a preempted server is tested in Nova's harness
 (test_nova_preemptible); here, the claims and records of the reclaim and
 how much it stops on a host with slices. compute-1 has 8 vCPUs (32 with
-Nova's default ratio), 8192 MB and 100 GB; the lead time is 600 s.
+Nova's default ratio), 8192 MB (7680 usable: the engine's process counts
+Nova's default reserve of 512 MB) and 100 GB; the lead time is 600 s.
 """
 
 import datetime
 import uuid
 
 import jsonschema
+from oslo_config import cfg
 from oslo_messaging.notify import _impl_test as test_notifier
 import sqlalchemy as sa
 
@@ -210,12 +212,26 @@ class ReclaimTest(_ReclaimBase):
         self.assertEqual(1, self.reclaimer.run(self.ctx))
         self.assertEqual(NOW + 5 * MINUTE, self.reclaimed_for(booking))
 
+    def test_the_memory_nova_keeps_for_the_host_is_not_lent(self):
+        # 1024 + 4096 + 2048 in use, 1024 more needed: 8192 is the host's
+        # size, but 512 MB of it are Nova's reserve.
+        self.book(NOW + 5 * MINUTE, memory_mb=1024)
+        self.reclaimer.run(self.ctx)
+        self.assertEqual([('delete', ['new'])], self.stopped())
+
+    def test_the_reserve_is_read_from_novas_options_when_registered(self):
+        self.conf.register_opt(cfg.IntOpt('reserved_host_memory_mb',
+                                          default=0))
+        self.book(NOW + 5 * MINUTE, memory_mb=1024)
+        self.reclaimer.run(self.ctx)
+        self.assertEqual([], self.stopped())
+
     def test_a_slice_server_is_counted_once(self):
         # The running slice's server "mine" (2048) is in the slices; with
-        # the next slice (2048) and the preemptible (4096): 8192 fits.
+        # the next slice (2048) and the preemptible (3584): 7680 fits.
         self.nova.servers = [
             server('mine', 2048, '2030-01-01T09:00:00Z'),
-            server('old', 4096, '2030-01-01T10:00:00Z', PREEMPTIBLE)]
+            server('old', 3584, '2030-01-01T10:00:00Z', PREEMPTIBLE)]
         self.book(NOW - 30 * MINUTE, memory_mb=2048, status='active',
                   server_id='mine')
         self.book(NOW + 5 * MINUTE, memory_mb=2048)
@@ -226,7 +242,7 @@ class ReclaimTest(_ReclaimBase):
         self.nova.servers = [
             server('seated', 2048, '2030-01-01T09:00:00Z',
                    {'reservation:id': 'r1'}),
-            server('old', 4096, '2030-01-01T10:00:00Z', PREEMPTIBLE)]
+            server('old', 3584, '2030-01-01T10:00:00Z', PREEMPTIBLE)]
         self.book(NOW - 30 * MINUTE, memory_mb=2048, status='active')
         self.book(NOW + 5 * MINUTE, memory_mb=2048)
         self.reclaimer.run(self.ctx)

@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The virtual:instance plugin's request validation and Nova's ratios."""
+"""The virtual:instance plugin's request validation."""
 
 from oslo_config import cfg
 
@@ -72,20 +72,3 @@ class ValidateTest(base.TestCase):
             self.assertEqual(field, error.field)
         self.assertEqual({'on_end': 'shelve'}, self.plugin.prepare_update(
             None, {'server_id': SERVER}, {'on_end': 'shelve'}))
-
-
-class AllocationRatiosTest(base.TestCase):
-
-    def test_nova_defaults_without_nova_options(self):
-        self.assertEqual((4.0, 1.0, 1.0),
-                         virtual_instance.allocation_ratios(cfg.ConfigOpts()))
-
-    def test_set_ratio_wins_over_initial_ratio(self):
-        conf = cfg.ConfigOpts()
-        conf.register_opts([
-            cfg.FloatOpt('cpu_allocation_ratio', default=2.0),
-            cfg.FloatOpt('ram_allocation_ratio'),
-            cfg.FloatOpt('initial_ram_allocation_ratio', default=1.5)])
-        conf([])
-        self.assertEqual((2.0, 1.5, 1.0),
-                         virtual_instance.allocation_ratios(conf))
