@@ -530,8 +530,9 @@ def make_engine(policy, conf, clock, plugins, clients):
 def make_conf(lead_time=600, cleaning_time=0):
     """A ConfigOpts with the project's options, as the engine reads them.
 
-    Nova's allocation ratios are 1.0 (registered here as nova.conf would
-    set them): a booked vCPU is a host's vCPU, and the shares stay <= 1.
+    Nova's allocation ratios are 1.0 and its host reserve 0 (registered
+    here as nova.conf would set them): a booked vCPU is a host's vCPU, and
+    the shares stay <= 1.
     """
     conf = cfg.ConfigOpts()
     conf_mod.register_opts(conf)
@@ -539,6 +540,12 @@ def make_conf(lead_time=600, cleaning_time=0):
                                      default=1.0,
                                      help='Nova\'s, as nova.conf sets it.')
                         for kind in ('cpu', 'ram', 'disk')])
+    # No host reserve: the in-memory Nova gives the servers whole hosts.
+    conf.register_opts([cfg.IntOpt(name, default=0,
+                                   help='Nova\'s, as nova.conf sets it.')
+                        for name in ('reserved_host_cpus',
+                                     'reserved_host_memory_mb',
+                                     'reserved_host_disk_mb')])
     conf([], project='reservation-ext', default_config_files=[])
     conf.set_override('preemption_lead_time', lead_time,
                       group=conf_mod.GROUP)
