@@ -148,16 +148,17 @@ EVENT = {
     'required': ['id', 'event_type', 'time', 'status'],
 }
 
+_VERSION_1 = {
+    'type': 'string', 'pattern': r'^1\.\d+$',
+    'description': 'the version of this payload: 1.x only adds fields'}
+
 SCHEMA = {
     '$schema': 'https://json-schema.org/draft/2020-12/schema',
     'title': 'reservation-ext lease notification payload %s'
              % PAYLOAD_VERSION,
     'type': 'object',
     'properties': {
-        'payload_version': {
-            'type': 'string', 'pattern': r'^1\.\d+$',
-            'description': 'the version of this payload: 1.x only adds '
-                           'fields'},
+        'payload_version': _VERSION_1,
         'event_time': _date('when the change happened, by the clock of '
                             'the service that sent it'),
         'id': _text('the lease id'),
@@ -196,10 +197,7 @@ PREEMPTED = {
              % PREEMPTED_VERSION,
     'type': 'object',
     'properties': {
-        'payload_version': {
-            'type': 'string', 'pattern': r'^1\.\d+$',
-            'description': 'the version of this payload: 1.x only adds '
-                           'fields'},
+        'payload_version': _VERSION_1,
         'event_time': _date('when the server was stopped, by the '
                             "engine's clock"),
         'server_id': _text('the preemptible Nova server that was stopped'),

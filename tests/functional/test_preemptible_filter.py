@@ -21,16 +21,13 @@ import datetime
 import uuid
 
 from nova import objects
-from nova.scheduler import host_manager
 import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
-from nova_filters import reservation_filter
-from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
-from reservation_ext.hosts import records as host_records
 from tests import base
+from tests.functional import test_reservation_filter
 
 NOW = datetime.datetime(2030, 1, 1, 12, 0)
 MINUTE = datetime.timedelta(minutes=1)
@@ -39,28 +36,18 @@ RESERVATIONS = models.Reservation.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 RECYCLING = models.RecyclingHost.__table__
 REQUESTS = models.InstanceReservation.__table__
-NAMES = ['compute-%d' % i for i in range(6)]
+NAMES = test_reservation_filter.NAMES
 EVERY_HOST = NAMES
 PREEMPTIBLE = {'reservation:preemptible': 'true'}
 
 
-class _PreemptibleFilterTests:
+class _PreemptibleFilterTests(test_reservation_filter.FilterHosts):
+
+    now = NOW
 
     def setUp(self):
         super().setUp()
-        objects.register_all()
-        self.host_states = [host_manager.HostState(name, name, 'cell')
-                            for name in NAMES]
-        with self.writer() as session:
-            self.host_ids = {name: host_records.add_host(session, {
-                'hypervisor_hostname': name, 'vcpus': 8, 'memory_mb': 8192,
-                'local_gb': 100}) for name in NAMES[:4]}
-        self.filter = reservation_filter.ReservationFilter(
-            clock=clock_mod.ManualClock(NOW))
         self.flags(preemption_lead_time=600, group='reservation')
-
-    def writer(self):
-        return db_api.writer(self.ctx, clock_mod.ManualClock(NOW))
 
     def book(self, name, start, minutes=60, whole_host=True,
              status='pending'):

@@ -42,7 +42,10 @@ RECYCLING = models.RecyclingHost.__table__
 NAMES = ['compute-%d' % i for i in range(6)]
 
 
-class _FilterTests:
+class FilterHosts:
+    """Six HostStates, four of them reservable, and the filter at ``now``."""
+
+    now = NOW
 
     def setUp(self):
         super().setUp()
@@ -53,10 +56,14 @@ class _FilterTests:
             self.host_ids = {name: host_records.add_host(session, {
                 'hypervisor_hostname': name, 'vcpus': 8, 'memory_mb': 8192,
                 'local_gb': 100}) for name in NAMES[:4]}
-        self.filter = reservation_filter.ReservationFilter()
+        self.filter = reservation_filter.ReservationFilter(
+            clock=clock_mod.ManualClock(self.now))
 
     def writer(self):
-        return db_api.writer(self.ctx, clock_mod.ManualClock(NOW))
+        return db_api.writer(self.ctx, clock_mod.ManualClock(self.now))
+
+
+class _FilterTests(FilterHosts):
 
     def add_lease(self, hostnames, project='owner', status='ACTIVE',
                   reservation_status='active', shared=()):
