@@ -12,12 +12,14 @@
 
 """Base test cases.
 
-``DBTestCase`` runs on SQLite; ``PostgreSQLTestCase`` runs the same tests
-on a real PostgreSQL through oslo.db's opportunistic fixtures (user and
+``DBTestCase`` runs on SQLite; ``PostgreSQLTestCase`` and
+``MySQLTestCase`` run the same tests on a real PostgreSQL and a real
+MariaDB (or MySQL) through oslo.db's opportunistic fixtures (user and
 password ``openstack_citest`` on localhost; a fresh database per test
-class). Without a reachable PostgreSQL those tests skip, unless the
-environment sets ``RESERVATION_REQUIRE_POSTGRESQL=1`` (as ``.ci/run`` does),
-which turns the skip into a failure.
+class). Without a reachable server those tests skip, unless the
+environment sets ``RESERVATION_REQUIRE_POSTGRESQL=1`` or
+``RESERVATION_REQUIRE_MYSQL=1`` (as ``.ci/run`` does), which turns the skip
+into a failure.
 """
 
 import os
@@ -62,6 +64,10 @@ class PostgreSQLFixture(_SchemaFixture):
     DRIVER = 'postgresql'
 
 
+class MySQLFixture(_SchemaFixture):
+    DRIVER = 'mysql'
+
+
 class TestCase(base.BaseTestCase):
     """Base of all tests: a parsed, clean CONF and a fresh policy."""
 
@@ -93,6 +99,14 @@ class PostgreSQLTestCase(DBTestCase):
     FIXTURE = PostgreSQLFixture
     SKIP_ON_UNAVAILABLE_DB = (
         os.environ.get('RESERVATION_REQUIRE_POSTGRESQL') != '1')
+
+
+class MySQLTestCase(DBTestCase):
+    """The same, on MariaDB or MySQL."""
+
+    FIXTURE = MySQLFixture
+    SKIP_ON_UNAVAILABLE_DB = (
+        os.environ.get('RESERVATION_REQUIRE_MYSQL') != '1')
 
 
 def _empty_tables(engine):
