@@ -538,11 +538,12 @@ def release_holds(session, proposal_ids):
 
 
 def held_hosts(session, proposal_id, item):
-    """The ids of the hosts that item ``item`` of a proposal holds."""
+    """The ids of the hosts that item ``item`` of a proposal holds, sorted."""
     return session.execute(
         sa.select(ALLOCATIONS.c.host_id).distinct()
         .where(ALLOCATIONS.c.proposal_id == proposal_id,
-               ALLOCATIONS.c.proposal_item == item)).scalars().all()
+               ALLOCATIONS.c.proposal_item == item)
+        .order_by(ALLOCATIONS.c.host_id)).scalars().all()
 
 
 def _release(session, which):

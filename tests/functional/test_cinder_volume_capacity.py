@@ -215,6 +215,10 @@ class TestCapacityPostgreSQL(CapacityMixin, base.PostgreSQLTestCase):
     pass
 
 
+class TestCapacityMySQL(CapacityMixin, base.MySQLTestCase):
+    pass
+
+
 # Every window contains hours 5 to 10: any two of them overlap.
 WINDOWS = [(k, 10 + k) for k in range(6)]
 
@@ -243,7 +247,8 @@ class TestThreads(base.TestCase):
         assert_capacity_held(self, outcomes, len(requests))
 
 
-class TestProcessesPostgreSQL(base.PostgreSQLTestCase):
+class _ProcessesMixin:
+    """Processes, each with its own engine, on the class's server."""
 
     def test_processes_never_exceed_the_capacity(self):
         url = self.engine.url.render_as_string(hide_password=False)
@@ -255,3 +260,11 @@ class TestProcessesPostgreSQL(base.PostgreSQLTestCase):
         outcomes = [outcome for batch in results for outcome in batch]
         assert_capacity_held(self, outcomes,
                              sum(len(batch) for batch in batches))
+
+
+class TestProcessesPostgreSQL(_ProcessesMixin, base.PostgreSQLTestCase):
+    pass
+
+
+class TestProcessesMySQL(_ProcessesMixin, base.MySQLTestCase):
+    pass

@@ -391,6 +391,10 @@ class TimeQuotaPostgreSQLTest(_TimeQuotaTests, base.PostgreSQLTestCase):
     pass
 
 
+class TimeQuotaMySQLTest(_TimeQuotaTests, base.MySQLTestCase):
+    pass
+
+
 class MeetingHostPlugin(physical_host.PhysicalHostPlugin):
     """Hosts booked as usual; then the two creates meet at ``barrier``.
 
@@ -408,8 +412,8 @@ class MeetingHostPlugin(physical_host.PhysicalHostPlugin):
         return found
 
 
-class ConcurrentQuotaTest(_EnforcementAPITests, base.PostgreSQLTestCase):
-    """Two creates at once cannot both slip under a limit (PostgreSQL)."""
+class _ConcurrentQuotaTests(_EnforcementAPITests):
+    """Two creates at once cannot both slip under a limit."""
 
     def test_of_two_concurrent_creates_over_the_limit_together_one_wins(self):
         plugin = MeetingHostPlugin(self.conf, self.clock)
@@ -441,3 +445,12 @@ class ConcurrentQuotaTest(_EnforcementAPITests, base.PostgreSQLTestCase):
         for thread in threads:
             thread.join(60)
         self.assertEqual(['created', 'refused'], sorted(outcomes))
+
+
+class ConcurrentQuotaPostgreSQLTest(_ConcurrentQuotaTests,
+                                    base.PostgreSQLTestCase):
+    pass
+
+
+class ConcurrentQuotaMySQLTest(_ConcurrentQuotaTests, base.MySQLTestCase):
+    pass

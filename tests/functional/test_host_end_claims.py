@@ -118,3 +118,7 @@ class ClaimSQLiteTest(_ClaimTests, base.DBTestCase):
 
 class ClaimPostgreSQLTest(_ClaimTests, base.PostgreSQLTestCase):
     pass
+
+
+class ClaimMySQLTest(_ClaimTests, base.MySQLTestCase):
+    pass

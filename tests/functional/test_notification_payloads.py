@@ -181,3 +181,7 @@ class PayloadsSQLiteTest(_PayloadTests, base.DBTestCase):
 
 class PayloadsPostgreSQLTest(_PayloadTests, base.PostgreSQLTestCase):
     pass
+
+
+class PayloadsMySQLTest(_PayloadTests, base.MySQLTestCase):
+    pass

@@ -500,3 +500,7 @@ class TestPlanner(PlannerMixin, base.DBTestCase):
 
 class TestPlannerPostgreSQL(PlannerMixin, base.PostgreSQLTestCase):
     pass
+
+
+class TestPlannerMySQL(PlannerMixin, base.MySQLTestCase):
+    pass

@@ -163,3 +163,8 @@ class PreemptibleFilterSQLiteTest(_PreemptibleFilterTests, base.DBTestCase):
 class PreemptibleFilterPostgreSQLTest(_PreemptibleFilterTests,
                                       base.PostgreSQLTestCase):
     pass
+
+
+class PreemptibleFilterMySQLTest(_PreemptibleFilterTests,
+                                 base.MySQLTestCase):
+    pass

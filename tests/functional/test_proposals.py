@@ -359,3 +359,7 @@ class ProposalSQLiteTest(_ProposalTests, base.DBTestCase):
 
 class ProposalPostgreSQLTest(_ProposalTests, base.PostgreSQLTestCase):
     pass
+
+
+class ProposalMySQLTest(_ProposalTests, base.MySQLTestCase):
+    pass

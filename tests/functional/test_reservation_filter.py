@@ -176,3 +176,7 @@ class FilterSQLiteFileTest(_FilterTests, base.TestCase):
 
 class FilterPostgreSQLTest(_FilterTests, base.PostgreSQLTestCase):
     pass
+
+
+class FilterMySQLTest(_FilterTests, base.MySQLTestCase):
+    pass

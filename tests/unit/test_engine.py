@@ -384,3 +384,7 @@ class EngineSQLiteTest(EngineTestMixin, base.DBTestCase):
 
 class EnginePostgreSQLTest(EngineTestMixin, base.PostgreSQLTestCase):
     pass
+
+
+class EngineMySQLTest(EngineTestMixin, base.MySQLTestCase):
+    pass
