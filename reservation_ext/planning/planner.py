@@ -129,12 +129,14 @@ def find_free_hosts(session, start, end, busy, max_count=None,
     # (unless instance slices nest). Testing it first proves a busy host
     # busy in one index step; only the hosts that pass it get their
     # history read by the exact test. coalesce: a host without
-    # allocations passes.
+    # allocations passes. (Not coalesce(latest_end, lower): MariaDB types
+    # a DATETIME coalesced with a parameter as a string, and compares
+    # it as one.)
     latest_end = (sa.select(ALLOCATIONS.c.end_date).where(*starts_before)
                   .order_by(ALLOCATIONS.c.start_date.desc()).limit(1)
                   .scalar_subquery())
     is_busy = sa.or_(
-        sa.func.coalesce(latest_end, lower) > lower,
+        sa.func.coalesce(latest_end > lower, sa.false(), type_=sa.Boolean),
         sa.exists().where(*starts_before, ALLOCATIONS.c.end_date > lower))
     stmt = (sa.select(HOSTS.c.id, HOSTS.c.generation)
             .where(HOSTS.c.reservable, *conditions, ~is_busy)
