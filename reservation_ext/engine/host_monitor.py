@@ -311,14 +311,14 @@ class HostMonitor:
             if not session.scalar(sa.select(sa.exists().where(expired))):
                 return 0
         with db_api.writer(ctx, self.clock) as session:
-            claimed = session.execute(
-                sa.update(ALLOCATIONS).where(expired)
-                .values(move_claimed_until=self._claim_until())
-                .returning(ALLOCATIONS.c.id, ALLOCATIONS.c.reservation_id,
-                           ALLOCATIONS.c.moved_from,
-                           ALLOCATIONS.c.host_id)).all()
+            claimed = _each_matched(
+                session, ALLOCATIONS, expired,
+                move_claimed_until=self._claim_until())
             by_reservation = {}
-            for row in claimed:
+            for row in session.execute(
+                    sa.select(ALLOCATIONS.c.id, ALLOCATIONS.c.reservation_id,
+                              ALLOCATIONS.c.moved_from, ALLOCATIONS.c.host_id)
+                    .where(ALLOCATIONS.c.id.in_(claimed))):
                 by_reservation.setdefault(row.reservation_id, []).append(
                     healing.Move(row.id, row.moved_from, row.host_id))
             targets = {}
@@ -351,9 +351,8 @@ class HostMonitor:
         with db_api.writer(ctx, self.clock) as session:
             session.execute(sa.update(RESERVATIONS).where(unmissing)
                             .values(missing_resources=False))
-            cleared = session.scalars(
-                sa.update(LEASES).where(undegraded)
-                .values(degraded=False).returning(LEASES.c.id)).all()
+            cleared = _each_matched(session, LEASES, undegraded,
+                                    degraded=False)
         for lease_id in cleared:
             LOG.info('Lease %s is no longer degraded', lease_id)
         notices.update(cleared)
@@ -400,3 +399,18 @@ def _flag(session, table, row_id, **flags):
                                        ~table.c[name])
                 .values(**{name: True})).rowcount)
     return raised
+
+
+def _each_matched(session, table, condition, **values):
+    """Update the rows matching ``condition``; the ids this one updated.
+
+    Row by row with the condition checked again, so that of two engines
+    each row is one's (UPDATE ... RETURNING is not on every backend).
+    """
+    updated = []
+    for row_id in session.scalars(
+            sa.select(table.c.id).where(condition)).all():
+        if session.execute(sa.update(table).where(
+                table.c.id == row_id, condition).values(**values)).rowcount:
+            updated.append(row_id)
+    return updated
