@@ -19,8 +19,8 @@ type's fields in lease views, and acts on Nova or Cinder when the engine
 runs the lease's events.
 
 Engine actions (:meth:`on_start`, :meth:`before_end`, :meth:`on_end`,
-:meth:`on_delete`, :meth:`run_pending`, :meth:`on_heal`) run outside any DB transaction and
-must be idempotent: an engine may die half-way and another engine runs the
+:meth:`on_delete`, :meth:`run_pending`, :meth:`on_heal`) run outside any
+DB transaction and must be idempotent: an engine may die half-way and another engine runs the
 same action again.
 Raise :class:`reservation_ext.exceptions.PluginError` (or any exception) on
 failure; the engine retries with backoff and records the reason.
