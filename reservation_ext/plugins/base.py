@@ -20,8 +20,8 @@ runs the lease's events.
 
 Engine actions (:meth:`on_start`, :meth:`before_end`, :meth:`on_end`,
 :meth:`on_delete`, :meth:`run_pending`, :meth:`on_heal`) run outside any
-DB transaction and must be idempotent: an engine may die half-way and another engine runs the
-same action again.
+DB transaction and must be idempotent: an engine may die half-way and
+another engine runs the same action again.
 Raise :class:`reservation_ext.exceptions.PluginError` (or any exception) on
 failure; the engine retries with backoff and records the reason.
 
