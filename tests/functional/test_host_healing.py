@@ -312,6 +312,40 @@ class _HealingTests:
         self.assertEqual(
             'compute-3', self.view(lease_id)['reservations'][0]['host'])
 
+    def capacity(self, affinity):
+        return self.lease('virtual:instance', {
+            'amount': 2, 'affinity': affinity, 'vcpus': 1,
+            'memory_mb': 512, 'disk_gb': 1})
+
+    def test_an_anti_affinity_seat_moves_to_a_host_without_its_other(self):
+        _lease_id, reservation_id = self.capacity(False)
+        self.assertEqual(['compute-1', 'compute-2'],
+                         self.hosts_of(reservation_id))
+        server_id = str(uuid.uuid4())
+        with self.writer() as session:
+            session.execute(sa.update(ALLOCATIONS).where(
+                ALLOCATIONS.c.reservation_id == reservation_id,
+                ALLOCATIONS.c.host_id == self.host_ids['compute-1'])
+                .values(server_id=server_id))
+        self.fail('compute-1')
+        self.monitor().run(self.ctx)
+        self.assertEqual(['compute-2', 'compute-3'],
+                         self.hosts_of(reservation_id))
+        # The seat keeps its server (still on compute-1 until evacuated).
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            self.assertEqual(self.host_ids['compute-3'], session.scalar(
+                sa.select(ALLOCATIONS.c.host_id).where(
+                    ALLOCATIONS.c.server_id == server_id)))
+
+    def test_affinity_seats_move_together_to_one_host(self):
+        _lease_id, reservation_id = self.capacity(True)
+        self.assertEqual(['compute-1', 'compute-1'],
+                         self.hosts_of(reservation_id))
+        self.fail('compute-1')
+        self.monitor().run(self.ctx)
+        self.assertEqual(['compute-2', 'compute-2'],
+                         self.hosts_of(reservation_id))
+
     def test_concurrent_healers_never_double_book(self):
         # Two one-host leases in each of two windows, on compute-1 and
         # compute-2, which fail: compute-3 alone can replace, once per
