@@ -44,9 +44,12 @@ monitor:
    ``missing_resources``, and a lease with no such reservation
    ``degraded``, with conditional UPDATEs.
 
-Each lease whose ``degraded`` changed, or whose started reservation got a
-replacement, is sent ``lease.update`` (the lease view after the change,
-as every lease notification).
+Each lease whose booking moved or whose ``degraded`` changed is sent
+``lease.update`` (the lease view after the change, as every lease
+notification). ``degraded`` follows ``missing_resources`` alone: a
+started reservation that got its replacement (``resources_changed``) has
+all it asked for, so its lease is not degraded, and ``degraded`` clears
+when the host comes back, as the reservation keeps its replacement.
 """
 
 import datetime
