@@ -160,11 +160,13 @@ class HostMonitor:
 
     def _detect(self, ctx):
         """Record the hosts that failed or came back; return how many."""
-        services = self.clients.nova.compute_services()
         with db_api.context_manager.reader.using(ctx) as session:
             hosts = dict(session.execute(
                 sa.select(HOSTS.c.service_name, HOSTS.c.failure)).all())
-        failing, recovered = changes(hosts, services)
+        if not hosts:
+            return 0
+        failing, recovered = changes(hosts,
+                                     self.clients.nova.compute_services())
         if not failing and not recovered:
             return 0
         now = self.clock.now()
