@@ -244,7 +244,7 @@ class ComputeHost(TimestampMixin, Base):
     # Set by the engine's host monitor while the host's nova-compute
     # service is down or disabled (reservable is false meanwhile): when it
     # was found so, and which ('down' or 'disabled').
-    failed_at = sa.Column(sa.DateTime, nullable=True)
+    failed_at = sa.Column(DateTime, nullable=True)
     failure = sa.Column(sa.String(16), nullable=True)
 
 
@@ -356,7 +356,7 @@ class HostAllocation(Base):
     # Nova side of the move (the lease aggregate) is still to be done, and
     # until when an engine holds the claim to do it.
     moved_from = sa.Column(sa.Integer, nullable=True)
-    move_claimed_until = sa.Column(sa.DateTime, nullable=True)
+    move_claimed_until = sa.Column(DateTime, nullable=True)
 
 
 class Event(TimestampMixin, Base):

@@ -25,7 +25,7 @@ Tables that later migrations create on MySQL take the same options
 (``db.models.MYSQL_TABLE_OPTIONS``).
 
 Revision ID: 4c69f26fae5c
-Revises: a8c2e5f0b3d7
+Revises: d5e9a7c3f1b6
 Create Date: 2026-11-25 14:00:00
 """
 
@@ -33,7 +33,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = '4c69f26fae5c'
-down_revision = 'a8c2e5f0b3d7'
+down_revision = 'd5e9a7c3f1b6'
 branch_labels = None
 depends_on = None
 
@@ -51,14 +51,16 @@ _DATETIMES = {
     'recycling_hosts': {'check_at': _NOT_NULL},
     'instance_reservations': {},
     'volume_reservations': {},
-    'computehosts': {'created_at': _NOT_NULL, 'updated_at': _NULL},
+    'computehosts': {'created_at': _NOT_NULL, 'updated_at': _NULL,
+                     'failed_at': _NULL},
     'host_capabilities': {},
     'proposals': {'created_at': _NOT_NULL, 'updated_at': _NULL,
                   'start_date': _NOT_NULL, 'end_date': _NOT_NULL,
                   'expires_at': _NOT_NULL},
     'host_allocations': {'expires_at': _NULL, 'start_date': _NOT_NULL,
                          'end_date': _NOT_NULL, 'reclaimed_for': _NULL,
-                         'reclaim_claimed_until': _NULL},
+                         'reclaim_claimed_until': _NULL,
+                         'move_claimed_until': _NULL},
     'events': {'created_at': _NOT_NULL, 'updated_at': _NULL,
                'time': _NOT_NULL, 'claim_expires_at': _NULL},
     'pool_state': {},
