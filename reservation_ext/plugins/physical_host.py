@@ -492,7 +492,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         now = self.clock.now()
         with db_api.writer(ctx, self.clock) as session:
             claimed = db_api.update_returning(
-                session, sa.update(RECYCLING).where(RECYCLING.c.check_at <= now)
+                session,
+                sa.update(RECYCLING).where(RECYCLING.c.check_at <= now)
                 .values(check_at=now + datetime.timedelta(
                     seconds=self.conf.reservation.event_poll_interval)),
                 RECYCLING.c.host_id).scalars().all()
