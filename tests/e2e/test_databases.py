@@ -130,13 +130,15 @@ class _DatabaseTests:
         now = datetime.datetime.utcnow()
         out = self.run_cli([
             'cinder', 'create', '--hint', 'reserved=True', '--hint',
+            # The window is long enough to be seen by a loaded machine's
+            # clients, which take seconds to list.
             volume_tests._lease_params(now + datetime.timedelta(seconds=8),
-                                       now + datetime.timedelta(seconds=20)),
+                                       now + datetime.timedelta(seconds=40)),
             '--name', 'db-scratch', '1'], user='demo')
         self.assertRegex(out, r'\| status +\| reserved +\|')
         self.wait_for(lambda: self.volumes() == {'db-scratch': 'available'},
-                      timeout=60, interval=0.5)
-        self.wait_for(lambda: self.volumes() == {}, timeout=60,
+                      timeout=90, interval=0.5)
+        self.wait_for(lambda: self.volumes() == {}, timeout=90,
                       interval=0.5)
 
     def volumes(self):
