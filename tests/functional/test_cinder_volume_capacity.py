@@ -13,10 +13,11 @@
 """Volume capacity: the virtual:volume plugin in the lease service.
 
 Leases with virtual:volume reservations are created, moved and refused
-through the real lease service on SQLite and PostgreSQL. The Cinder calls
-of the engine actions are not made here (see test_cinder_extension).
-Concurrent creates (threads on an SQLite file, processes with their own
-engines on PostgreSQL) never hold more than the reservable GB.
+through the real lease service on SQLite, PostgreSQL and MariaDB. The
+Cinder calls of the engine actions are not made here (see
+test_cinder_extension). Concurrent creates (threads on an SQLite file,
+processes with their own engines on PostgreSQL and MariaDB) never hold
+more than the reservable GB.
 """
 
 import collections

@@ -13,8 +13,8 @@
 """Several engines on one leases DB: every action runs exactly once.
 
 Engines run as threads on a SQLite file DB, and as real
-``reservation-engine`` processes on SQLite and PostgreSQL. The waits are
-bounded; nothing asserts how long anything took.
+``reservation-engine`` processes on SQLite, PostgreSQL and MariaDB. The
+waits are bounded; nothing asserts how long anything took.
 """
 
 import collections

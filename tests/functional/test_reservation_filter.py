@@ -10,9 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""ReservationFilter on real nova HostStates, over SQLite and PostgreSQL.
+"""ReservationFilter on real nova HostStates.
 
-The pools come from the leases DB; these tests also check that every
+The pools come from the leases DB (SQLite, PostgreSQL and MariaDB); these tests also check that every
 change that matters to the filter reaches a scheduler that cached the
 previous pools (the ``pool_state`` generation).
 """

@@ -12,7 +12,7 @@
 
 """Seats of instance-capacity reservations: booking, claims, moves.
 
-On SQLite and PostgreSQL, with the planner's real statements.
+On SQLite, PostgreSQL and MariaDB, with the planner's real statements.
 """
 
 import collections
