@@ -12,9 +12,10 @@
 
 """ReservationFilter on real nova HostStates.
 
-The pools come from the leases DB (SQLite, PostgreSQL and MariaDB); these tests also check that every
-change that matters to the filter reaches a scheduler that cached the
-previous pools (the ``pool_state`` generation).
+The pools come from the leases DB (SQLite, PostgreSQL and MariaDB); these
+tests also check that every change that matters to the filter reaches a
+scheduler that cached the previous pools (the ``pool_state``
+generation).
 """
 
 import datetime
