@@ -72,7 +72,7 @@ class FaultyTransport(requests.Session):
         self._lock = threading.Lock()
 
     def request(self, method, url, *args, **kwargs):
-        kind = self._draw(method, url, kwargs.get('json'))
+        kind = self._draw(method, url, _body(kwargs))
         if kind == 'refused':
             raise requests.exceptions.ConnectionError(
                 '[Errno 111] Connection refused (injected)')
@@ -108,6 +108,14 @@ class FaultyTransport(requests.Session):
             kind = self._random.choice(kinds)
             self.counts[kind] += 1
             return kind
+
+
+def _body(kwargs):
+    """The JSON body of a request (keystoneauth1 sends it as data)."""
+    try:
+        return json.loads(kwargs.get('data') or 'null')
+    except (TypeError, ValueError):
+        return None
 
 
 def first_time(where):

@@ -98,20 +98,21 @@ def call(adapter, service, method, path, ok=(), once=False, **kwargs):
     """
     if once:
         kwargs.update(connect_retries=0, status_code_retries=0)
+    request = _described(method, path, kwargs.get('json'))
     try:
         response = adapter.request(path, method, **kwargs)
     except ks_exc.HttpError as exc:
         if exc.http_status in ok:
             return None
-        message = '%s refused %s %s: %s %s' % (
-            service, method, path, exc.http_status, _error_message(exc))
+        message = '%s refused %s: %s %s' % (
+            service, request, exc.http_status, _error_message(exc))
         if exc.http_status == 409:
             raise Busy(message)
         if once and exc.http_status >= 500:
             raise Unanswered(message)
         raise exceptions.PluginError(message)
     except ks_exc.ClientException as exc:
-        message = '%s call %s %s failed: %s' % (service, method, path, exc)
+        message = '%s call %s failed: %s' % (service, request, exc)
         if once and isinstance(exc, ks_exc.RetriableConnectionFailure):
             raise Unanswered(message)
         raise exceptions.PluginError(message)
@@ -139,6 +140,13 @@ def retrying(adapter, attempt, retry_on):
                         retry + 1, retries, exc)
             time.sleep(delay)
     return attempt()
+
+
+def _described(method, path, body):
+    """A request as its errors name it: an action with its name."""
+    if path.endswith('/action') and isinstance(body, dict):
+        return '%s %s %s' % (method, path, ' '.join(sorted(body)))
+    return '%s %s' % (method, path)
 
 
 def _error_message(exc):
