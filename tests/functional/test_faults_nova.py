@@ -26,6 +26,7 @@ every reservable host is in the free pool alone, and a snapshot is made
 once.
 """
 
+import collections
 import datetime
 import json
 
@@ -34,8 +35,14 @@ from testtools import content
 
 from db import models
 from reservation_ext.clients import plugin_clients
+from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
+from reservation_ext import context
+from reservation_ext import exceptions
+from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
 from reservation_ext.leases import states
+from reservation_ext import plugins as plugins_mod
 from reservation_ext import validation
 from tests import faults
 from tests.functional import nova_base
@@ -51,6 +58,8 @@ RESERVABLE = ('compute-1', 'compute-2', 'compute-3')
 LEASED_HOST = 'compute-3'
 FREEPOOL = 'freepool'
 LEASE_KEY = 'reservation:lease_id'
+# How often the owner asks to delete a lease while Nova fails.
+DELETE_ATTEMPTS = 10
 FINISHED = (states.LeaseStatus.TERMINATED, states.LeaseStatus.ERROR)
 # What the one-server leases leave of their server when they end.
 LEFT_BY = {'snapshot_delete': (), 'delete': (),
@@ -83,9 +92,9 @@ class FaultsTestCase(nova_base.NovaTestCase):
 
     # The leases, one of each type.
 
-    def host_lease(self):
+    def host_lease(self, name='hosts'):
         return self.lease_api('POST', '/leases', {
-            'name': 'hosts', 'start_date': nova_base.lease_date(self.start),
+            'name': name, 'start_date': nova_base.lease_date(self.start),
             'end_date': nova_base.lease_date(self.end),
             'reservations': [{'resource_type': 'physical:host', 'min': 1,
                               'max': 1, 'hosts': [LEASED_HOST]}]})['lease']
@@ -104,19 +113,24 @@ class FaultsTestCase(nova_base.NovaTestCase):
         server = self._wait_for_state_change(server, 'RESERVED')
         return self.lease('/' + server[LEASE_KEY])
 
-    def capacity_lease(self):
+    def capacity_lease(self, name='capacity'):
         return self.lease_api('POST', '/leases', {
-            'name': 'capacity',
+            'name': name,
             'start_date': nova_base.lease_date(self.start),
             'end_date': nova_base.lease_date(self.end),
             'reservations': [{'resource_type': 'virtual:instance',
                               'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
                               'amount': 1, 'affinity': 'True'}]})['lease']
 
-    def every_type(self):
-        """A lease of every type; ``{lease id: lease}``."""
-        leases = [self.host_lease(), self.capacity_lease()] + [
-            self.server_lease('vm-' + on_end, on_end) for on_end in LEFT_BY]
+    def every_type(self, suffix=''):
+        """A lease of every type; ``{lease id: lease}``.
+
+        ``suffix`` ends the names of the leases and servers.
+        """
+        leases = [self.host_lease('hosts' + suffix),
+                  self.capacity_lease('capacity' + suffix)] + [
+            self.server_lease('vm-%s%s' % (on_end, suffix), on_end)
+            for on_end in LEFT_BY]
         return {lease['id']: lease for lease in leases}
 
     def lease(self, path):
@@ -166,39 +180,80 @@ class FaultsTestCase(nova_base.NovaTestCase):
         self.assertEqual([], pending)
         return outcomes
 
-    def delete_failed(self, lease_ids):
-        """The owner deletes the leases in ERROR (Nova answers again)."""
-        for lease_id in lease_ids:
-            if self.lease('/' + lease_id)['status'] == (
-                    states.LeaseStatus.ERROR):
-                self.lease_api('DELETE', '/leases/' + lease_id)
+    def delete_failed(self, lease_ids, transport=None):
+        """The leases in ERROR deleted, until they are gone.
 
-    def assertNothingOrphaned(self, servers_before=()):
-        """Nothing in Nova without a lease that says so (module doc)."""
+        Through the lease API, or with a lease service whose clients
+        send through ``transport``: a delete that fails leaves the lease
+        in ERROR with the reason, and is asked again.
+        """
+        failed = [lease_id for lease_id in lease_ids
+                  if self.lease('/' + lease_id)['status'] ==
+                  states.LeaseStatus.ERROR]
+        if transport is None:
+            for lease_id in failed:
+                self.lease_api('DELETE', '/leases/' + lease_id)
+            return
+        clients = plugin_clients.PluginClients(conf_mod.CONF,
+                                               transport=transport)
+        service = lease_service.LeaseService(
+            conf_mod.CONF, clock_mod.SYSTEM, plugins_mod.load_plugins(
+                conf_mod.CONF, clock_mod.SYSTEM, clients),
+            notifications.get_notifier(conf_mod.CONF))
+        for lease_id in failed:
+            for _attempt in range(DELETE_ATTEMPTS):
+                try:
+                    service.delete(context.get_admin_context(), lease_id)
+                    break
+                except exceptions.PluginError:
+                    shown = self.lease('/' + lease_id)
+                    self.assertEqual(states.LeaseStatus.ERROR,
+                                     shown['status'])
+                    self.assertIn('Deleting the lease failed: ',
+                                  shown['status_reason'])
+            self.lease_api('GET', '/leases/' + lease_id, expect=404)
+
+    def orphans(self):
+        """What Nova holds without a lease that says so, described.
+
+        Leases that failed must have been deleted: any aggregate but the
+        free pool, server group or reservation flavor is an orphan, as is
+        a reservable host in no pool or in two, and a server without a
+        lease or in another state than its lease's end left it.
+        """
         leases = {lease['id']: lease for lease in self.lease_api(
             'GET', '/leases')['leases']}
-        aggregates = self.admin_api.api_get('/os-aggregates').body[
-            'aggregates']
-        self.assertEqual([FREEPOOL], [a['name'] for a in aggregates])
-        self.assertEqual(sorted(RESERVABLE), sorted(aggregates[0]['hosts']))
+        found = []
+        pools = collections.defaultdict(list)
+        for aggregate in self.admin_api.api_get('/os-aggregates').body[
+                'aggregates']:
+            if aggregate['name'] != FREEPOOL:
+                found.append('aggregate %s' % aggregate['name'])
+            for host in aggregate['hosts']:
+                pools[host].append(aggregate['name'])
+        found += ['host %s in the pools %s' % (host, pools[host])
+                  for host in RESERVABLE if len(pools[host]) != 1]
         for server in self.admin_api.get_servers(
                 search_opts={'all_tenants': 1}):
-            if server['id'] in servers_before:
-                continue
             lease = leases.get(server.get(LEASE_KEY))
-            self.assertIsNotNone(lease, 'server %s has no lease' % server)
-            [reservation] = lease['reservations']
-            self.assertIn(server['status'], LEFT_BY[reservation['on_end']],
-                          lease)
-        groups = self.admin_api.api_get(
-            '/os-server-groups?all_projects=True').body['server_groups']
-        self.assertEqual([], groups)
-        for lease in leases.values():
-            for reservation in lease['reservations']:
-                if reservation.get('flavor_id') == reservation['id']:
-                    self.assertEqual(404, self.admin_api.api_get(
-                        '/flavors/%s' % reservation['id'],
-                        check_response_status=False).status)
+            if lease is None or server['status'] not in LEFT_BY.get(
+                    lease['reservations'][0]['on_end'], ()):
+                found.append('server %s (%s) of lease %s' % (
+                    server['id'], server['status'], server.get(LEASE_KEY)))
+        found += ['server group %s' % group['name'] for group in
+                  self.admin_api.api_get('/os-server-groups?all_projects='
+                                         'True').body['server_groups']]
+        found += ['flavor %s' % reservation['id']
+                  for lease in leases.values()
+                  for reservation in lease['reservations']
+                  if reservation.get('flavor_id') == reservation['id'] and
+                  self.admin_api.api_get(
+                      '/flavors/%s' % reservation['id'],
+                      check_response_status=False).status != 404]
+        return found
+
+    def assertNothingOrphaned(self):
+        self.assertEqual([], self.orphans())
 
     def one_server(self, leases, on_end):
         """The lease (as shown now) of the server that ends by ``on_end``."""
@@ -232,7 +287,7 @@ class NovaFaultsTest(FaultsTestCase):
         snapshot = self.one_server(leases, 'snapshot_delete')
         if snapshot['status'] == states.LeaseStatus.TERMINATED:
             self.assertOneSnapshot(snapshot)
-        self.delete_failed(leases)
+        self.delete_failed(leases, transport)
         self.assertNothingOrphaned()
 
     def test_a_lease_goes_to_error_with_the_reason_when_nova_stays_down(self):
