@@ -47,8 +47,7 @@ ROUND = datetime.timedelta(hours=3)
 
 
 class Rounds(test_faults_nova.FaultsTestCase):
-    """The rounds, as one test of Nova's harness (the options as attributes).
-    """
+    """The rounds, as one test of Nova's harness (options as attributes)."""
 
     rounds = seed = rate = None
 

@@ -136,8 +136,7 @@ def first_time(where):
 
 
 def _answer(status, method, url):
-    """A response of ``status`` in Nova's error body, as if the service
-    refused the request."""
+    """A response of ``status`` in Nova's error body, sent for nothing."""
     response = requests.Response()
     response.status_code = status
     response.url = url

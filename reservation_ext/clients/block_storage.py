@@ -38,11 +38,13 @@ STARTING = ('reserved', 'creating')
 
 
 class CinderClient:
-    """Block storage API calls of the reservation service user."""
+    """Block storage API calls of the reservation service user.
+
+    :param transport: the ``requests.Session`` that sends the requests
+        (see :func:`.service_user.adapter`).
+    """
 
     def __init__(self, conf, transport=None):
-        """:param transport: the ``requests.Session`` that sends the
-        requests (see :func:`.service_user.adapter`)."""
         self._adapter = service_user.adapter(conf, 'volumev3', transport)
 
     def start_volume(self, volume_id, lease_id, timeout=300, interval=1):

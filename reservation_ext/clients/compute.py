@@ -56,11 +56,13 @@ TASK_STATE = 'OS-EXT-STS:task_state'
 
 
 class NovaClient:
-    """Compute API calls of the reservation service user."""
+    """Compute API calls of the reservation service user.
+
+    :param transport: the ``requests.Session`` that sends the requests
+        (see :func:`.service_user.adapter`).
+    """
 
     def __init__(self, conf, transport=None):
-        """:param transport: the ``requests.Session`` that sends the
-        requests (see :func:`.service_user.adapter`)."""
         self._conf = conf
         self._transport = transport
         self._adapter = service_user.adapter(

@@ -25,11 +25,13 @@ FAILED = ('killed', 'deleted', 'deactivated')
 
 
 class ImageClient:
-    """Image API calls of the reservation service user."""
+    """Image API calls of the reservation service user.
+
+    :param transport: the ``requests.Session`` that sends the requests
+        (see :func:`.service_user.adapter`).
+    """
 
     def __init__(self, conf, transport=None):
-        """:param transport: the ``requests.Session`` that sends the
-        requests (see :func:`.service_user.adapter`)."""
         self._adapter = service_user.adapter(conf, 'image', transport)
 
     def find(self, **properties):

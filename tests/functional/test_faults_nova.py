@@ -364,4 +364,3 @@ class NovaFaultsTest(FaultsTestCase):
         self.assertGreater(timeouts.counts['409'], 0)
         self.assertOneSnapshot(self.one_server(leases, 'snapshot_delete'))
         self.assertNothingOrphaned()
-
