@@ -10,22 +10,24 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Lease lifecycles while Nova fails: outcomes and orphans over many rounds.
+"""Lease lifecycles while Nova or Cinder fail: outcomes and orphans.
 
-    python bench/faults.py [--rounds N] [--seed S] [--rate R]
+    python bench/faults.py [--service nova|cinder] [--rounds N] [--seed S]
+                           [--rate R]
 
-Inside Nova's functional harness (real API, conductor, scheduler with
-ReservationFilter, fake computes; :mod:`tests.functional.test_faults_nova`),
+Inside Nova's functional harness (:mod:`tests.functional.test_faults_nova`)
 each round creates a lease of every type (a host, a capacity reservation
 with a server group, one-server leases ending by ``snapshot_delete``,
-``delete`` and ``shelve``), runs their start and end with a real engine
-whose Nova and image calls meet faults at ``--rate``
-(:class:`tests.faults.FaultyTransport`, seeded with seed + round: a round
-replays with its seed), deletes the leases that went to ERROR (through
-the same faults, until they are gone), and counts
-what Nova holds without a lease that says so. One JSON line per round
-(lifecycles, calls, faults by kind, outcomes, orphans and what they are),
-then one with the totals.
+``delete`` and ``shelve``); inside Cinder's
+(:mod:`tests.functional.test_faults_cinder`, in a child process) four
+volume leases, two ending by ``delete`` and two by ``snapshot_delete``.
+A real engine runs their start and end; its calls meet faults at
+``--rate`` (:class:`tests.faults.FaultyTransport`, seeded with seed +
+round: a round replays with its seed). The leases that went to ERROR are
+deleted (for Nova through the same faults, until they are gone), then
+what the service holds without a lease that says so is counted. One JSON
+line per round (lifecycles, calls, faults by kind, outcomes, orphans and
+what they are), then one with the totals.
 """
 
 import argparse
@@ -33,21 +35,28 @@ import collections
 import datetime
 import json
 import os
+import subprocess
 import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__))))
-
-from tests import faults  # noqa: E402  (sets up Nova's process first)
-from tests.functional import test_faults_nova  # noqa: E402
-
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, TOP)
+# Set in the child process that runs Cinder's harness.
+CINDER_CHILD = 'RESERVATION_BENCH_CINDER'
 ROUND = datetime.timedelta(hours=3)
+HOUR = datetime.timedelta(hours=1)
+SECOND = datetime.timedelta(seconds=1)
+# The figures of a round that add up over the rounds.
+TOTALLED = ('lifecycles', 'calls', 'faults_total', 'orphans')
 
 
-class Rounds(test_faults_nova.FaultsTestCase):
-    """The rounds, as one test of Nova's harness (options as attributes)."""
+class RoundsMixin:
+    """Runs the rounds as one test of a harness (options as attributes).
+
+    A subclass makes one round's leases (``make``: ``{lease id: on_end
+    or None}``) and counts the orphans (``count_orphans``).
+    """
 
     rounds = seed = rate = None
 
@@ -56,49 +65,115 @@ class Rounds(test_faults_nova.FaultsTestCase):
         for number in range(self.rounds):
             figures = self.one_round(number)
             print(json.dumps(figures), flush=True)
-            totals.update({key: value for key, value in figures.items()
-                           if isinstance(value, int)})
+            totals.update({key: figures[key] for key in TOTALLED})
             for key in ('faults', 'outcomes'):
                 totals.update({'%s.%s' % (key, kind): count
                                for kind, count in figures[key].items()})
         print(json.dumps(dict(totals, rounds=self.rounds, seed=self.seed,
-                              rate=self.rate)), flush=True)
+                              rate=self.rate, service=self.service)),
+              flush=True)
 
     def one_round(self, number):
+        from tests import faults
+
         began = time.monotonic()
         self.start = self.now + (number + 1) * ROUND
-        self.end = self.start + test_faults_nova.HOUR
-        leases = self.every_type('-%d' % number)
+        self.end = self.start + HOUR
+        leases = self.make(number)
         transport = faults.FaultyTransport(self.seed + number, self.rate)
-        self.drive(self.start + test_faults_nova.SECOND, transport)
-        self.drive(self.end + test_faults_nova.SECOND, transport)
-        outcomes = collections.Counter(
-            self.lease('/' + lease_id)['status'] for lease_id in leases)
-        self.delete_failed(leases, transport)
-        orphans = self.orphans()
+        self.drive(self.start + SECOND, transport)
+        self.drive(self.end + SECOND, transport)
+        outcomes = collections.Counter(self.status(lease_id)
+                                       for lease_id in leases)
+        orphans = self.count_orphans(leases, transport)
         summary = transport.summary()
-        return {'round': number, 'seed': summary['seed'],
-                'lifecycles': len(leases), 'calls': summary['calls'],
+        return {'service': self.service, 'round': number,
+                'seed': summary['seed'], 'lifecycles': len(leases),
+                'calls': summary['calls'],
                 'faults_total': summary['faults_total'],
                 'faults': summary['faults'], 'outcomes': dict(outcomes),
                 'orphans': len(orphans), 'orphaned': orphans,
                 'seconds': round(time.monotonic() - began, 1)}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--rounds', type=int, default=10)
-    parser.add_argument('--seed', type=int, default=test_faults_nova.SEED)
-    parser.add_argument('--rate', type=float,
-                        default=test_faults_nova.RATE)
-    args = parser.parse_args()
-    Rounds.rounds, Rounds.seed, Rounds.rate = (args.rounds, args.seed,
-                                               args.rate)
+def nova_rounds():
+    from tests.functional import test_faults_nova
+
+    class NovaRounds(RoundsMixin, test_faults_nova.FaultsTestCase):
+        service = 'nova'
+
+        def make(self, number):
+            return self.every_type('-%d' % number)
+
+        def status(self, lease_id):
+            return self.lease('/' + lease_id)['status']
+
+        def count_orphans(self, leases, transport):
+            self.delete_failed(leases, transport)
+            return self.orphans()
+
+    return NovaRounds
+
+
+def cinder_rounds():
+    # Cinder's harness first: it monkey patches the process with eventlet.
+    import cinder.tests.functional  # noqa: F401
+
+    os.environ['RESERVATION_CINDER_HARNESS'] = '1'
+    from tests.functional import test_faults_cinder
+
+    class CinderRounds(RoundsMixin, test_faults_cinder.CinderFaultsTest):
+        service = 'cinder'
+
+        def setUp(self):
+            super().setUp()
+            self.now = self.start - HOUR
+
+        def make(self, number):
+            return {self.reserve(on_end, 'round%d' % number): on_end
+                    for on_end in test_faults_cinder.ON_END * 2}
+
+        def status(self, lease_id):
+            return self.lease(lease_id)['status']
+
+        def count_orphans(self, leases, transport):
+            snapshots = self.snapshots(leases)
+            self.delete_failed(leases)
+            orphans = self.orphans(snapshots, self.images_before)
+            self.images_before = len(self.images.images)
+            return orphans
+
+        images_before = 0
+
+    return CinderRounds
+
+
+def run(rounds_class, args):
+    rounds_class.rounds, rounds_class.seed, rounds_class.rate = (
+        args.rounds, args.seed, args.rate)
     result = unittest.TestResult()
-    Rounds().run(result)
+    rounds_class().run(result)
     for _case, trace in result.errors + result.failures:
         print(trace, file=sys.stderr)
     return 0 if result.wasSuccessful() else 1
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--service', choices=('nova', 'cinder'),
+                        default='nova')
+    parser.add_argument('--rounds', type=int, default=10)
+    parser.add_argument('--seed', type=int, default=16)
+    parser.add_argument('--rate', type=float, default=0.3)
+    args = parser.parse_args()
+    if args.service == 'nova':
+        return run(nova_rounds(), args)
+    if os.environ.get(CINDER_CHILD) == '1':
+        return run(cinder_rounds(), args)
+    # Cinder's global configuration and eventlet need a process of their
+    # own, as in the tests.
+    return subprocess.call([sys.executable] + sys.argv,
+                           env=dict(os.environ, **{CINDER_CHILD: '1'}))
 
 
 if __name__ == '__main__':
