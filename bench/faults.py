@@ -27,7 +27,8 @@ round: a round replays with its seed). The leases that went to ERROR are
 deleted (for Nova through the same faults, until they are gone), then
 what the service holds without a lease that says so is counted. One JSON
 line per round (lifecycles, calls, faults by kind, outcomes, orphans and
-what they are), then one with the totals.
+what they are, the reasons the leases in ERROR show), then one with the
+totals.
 """
 
 import argparse
@@ -55,7 +56,8 @@ class RoundsMixin:
     """Runs the rounds as one test of a harness (options as attributes).
 
     A subclass makes one round's leases (``make``: ``{lease id: on_end
-    or None}``) and counts the orphans (``count_orphans``).
+    or None}``), shows a lease (``shown``) and counts the orphans
+    (``count_orphans``).
     """
 
     rounds = seed = rate = None
@@ -83,8 +85,8 @@ class RoundsMixin:
         transport = faults.FaultyTransport(self.seed + number, self.rate)
         self.drive(self.start + SECOND, transport)
         self.drive(self.end + SECOND, transport)
-        outcomes = collections.Counter(self.status(lease_id)
-                                       for lease_id in leases)
+        shown = [self.shown(lease_id) for lease_id in leases]
+        outcomes = collections.Counter(lease['status'] for lease in shown)
         orphans = self.count_orphans(leases, transport)
         summary = transport.summary()
         return {'service': self.service, 'round': number,
@@ -92,6 +94,8 @@ class RoundsMixin:
                 'calls': summary['calls'],
                 'faults_total': summary['faults_total'],
                 'faults': summary['faults'], 'outcomes': dict(outcomes),
+                'reasons': [lease['status_reason'] for lease in shown
+                            if lease['status_reason']],
                 'orphans': len(orphans), 'orphaned': orphans,
                 'seconds': round(time.monotonic() - began, 1)}
 
@@ -105,8 +109,8 @@ def nova_rounds():
         def make(self, number):
             return self.every_type('-%d' % number)
 
-        def status(self, lease_id):
-            return self.lease('/' + lease_id)['status']
+        def shown(self, lease_id):
+            return self.lease('/' + lease_id)
 
         def count_orphans(self, leases, transport):
             self.delete_failed(leases, transport)
@@ -133,8 +137,8 @@ def cinder_rounds():
             return {self.reserve(on_end, 'round%d' % number): on_end
                     for on_end in test_faults_cinder.ON_END * 2}
 
-        def status(self, lease_id):
-            return self.lease(lease_id)['status']
+        def shown(self, lease_id):
+            return self.lease(lease_id)
 
         def count_orphans(self, leases, transport):
             snapshots = self.snapshots(leases)
