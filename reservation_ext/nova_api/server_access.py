@@ -25,14 +25,13 @@ exactly as it answers for a server that does not exist (its body checks
 first, then 404).
 
 Whoever sees the server is then asked Nova's own policy rule of the call
-(:func:`authorize_change`): the rule that Nova documents for that method,
-path and action, so an operator's policy file applies. A reader is
+(:func:`authorize_change`, :mod:`reservation_ext.operation_rules`), so an
+operator's policy file applies. A reader is
 refused (403) as Nova refuses it, before the middleware says why a
 RESERVED server cannot change (409).
 """
 
 import functools
-import re
 
 from nova.compute import api as compute_api
 from nova import context as nova_context
@@ -40,12 +39,9 @@ from nova import exception as nova_exc
 from nova import policies as nova_policies
 
 from reservation_ext import exceptions
+from reservation_ext import operation_rules
 
 _WRAPPED = '_reservation_wrapped'
-# A documented operation's path: '/servers/{server_id}/action (reboot)'.
-_OPERATION = re.compile(r'^(?P<path>/servers/\{server_id\}\S*)'
-                        r'(?: \((?P<action>[^)]+)\))?$')
-_PARAMETER = re.compile(r'\\\{[^}]+\\\}')
 
 
 def hidden(ctx, project_id):
@@ -90,7 +86,7 @@ def authorize_change(ctx, instance, method, sub, action):
     :param sub: the path below ``/servers/{id}`` (None for the server);
         ``action`` the action's name for ``/action``, else None.
     """
-    rule = gate(method, sub, action)
+    rule = _rules().rule(method, sub, action)
     if rule is None:
         return
     target = {'project_id': instance.project_id,
@@ -101,36 +97,7 @@ def authorize_change(ctx, instance, method, sub, action):
         raise exceptions.Forbidden(exc.format_message()) from exc
 
 
-def gate(method, sub, action):
-    """Nova's rule of a call on a server, or None when it documents none.
-
-    Among the rules that document the operation, the one that documents
-    the fewest operations, then the shortest name: the action's own rule
-    (``os_compute_api:servers:update``), not those of fields shown in the
-    answer (``os-extended-server-attributes``) nor its variants
-    (``os-lock-server:unlock:unlock_override``).
-    """
-    path = '/servers/{server_id}' + (sub or '')
-    for (op_method, pattern, op_action), rule in _gates().items():
-        if (op_method == method and op_action == action and
-                pattern.match(path)):
-            return rule
-    return None
-
-
 @functools.lru_cache(maxsize=None)
-def _gates():
-    """``{(method, path pattern, action): rule}`` of Nova's server calls."""
-    candidates = {}
-    for rule in nova_policies.list_rules():
-        operations = getattr(rule, 'operations', None) or ()
-        for operation in operations:
-            match = _OPERATION.match(operation['path'])
-            if match is None:
-                continue
-            pattern = re.compile('^%s$' % _PARAMETER.sub(
-                '[^/]+', re.escape(match.group('path'))))
-            key = (operation['method'], pattern, match.group('action'))
-            candidates.setdefault(key, []).append(
-                (len(operations), len(rule.name), rule.name))
-    return {key: min(rules)[2] for key, rules in candidates.items()}
+def _rules():
+    return operation_rules.OperationRules(nova_policies.list_rules(),
+                                          '/servers/{server_id}')

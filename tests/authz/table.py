@@ -337,12 +337,16 @@ VOLUME_ROWS = [
         _answers(*_ANYONE)),
     _volume('PUT', None, {'volume': {'name': 'renamed'}}, _CHANGE),
     _volume('DELETE', None, None, (202, 202, 403, 404, 404)),
-    # Cinder's own state check refuses what a reserved volume cannot do.
-    _volume('POST', '/action', {'os-extend': {'new_size': 2}},
-            (400, 400, 403, 404, 404)),
+    # Who sees a reserved volume is told why it cannot change (409),
+    # after Cinder's own rule of the action (403 for a reader).
+    _volume('POST', '/action', {'os-extend': {'new_size': 2}}, _HELD),
     _volume('POST', '/action', {'os-attach': {
         'instance_uuid': '9b4ad9d2-7d1b-4a3e-9b38-4a1c2c1ac0de',
-        'mountpoint': '/dev/vdb'}}, (400, 400, 403, 404, 404)),
+        'mountpoint': '/dev/vdb'}}, _HELD),
+    _volume('POST', '/action', {'os-reserve': None}, _HELD),
+    _volume('POST', '/action', {'os-reimage': {
+        'image_id': '9b4ad9d2-7d1b-4a3e-9b38-4a1c2c1ac0de',
+        'reimage_reserved': True}}, _HELD),
     Row('start a reserved volume (the engine)', 'cinder', VOLUME,
         lambda w, own: w.engine_call('os-reservation-start', own),
         _answers(*_ENGINE), ('reservation:volumes:start',)),
