@@ -23,6 +23,7 @@ Keystone's token validation), which must refuse them all.
 """
 
 import datetime
+import functools
 import json
 import time
 
@@ -72,9 +73,20 @@ class NovaWorld:
         self.host_id = test.host('compute-1')['id']
         self.flavor = test._create_flavor(memory_mb=512, vcpu=1, disk=1,
                                           ephemeral=0)
-        self._reserved = self._new_reserved_server()
-        self._leased = self._new_leased_server()
-        self._proposal = self._new_proposal()
+
+    # The owner's resources that the calls share, made when first named.
+
+    @functools.cached_property
+    def _reserved(self):
+        return self._new_reserved_server()
+
+    @functools.cached_property
+    def _leased(self):
+        return self._new_leased_server()
+
+    @functools.cached_property
+    def _proposal(self):
+        return self._new_proposal()
 
     def _window(self, base):
         """A window of an hour after ``base``, new at each call."""
@@ -301,6 +313,7 @@ class AuthorizationTest(nova_base.GpuHostsTestCase):
         cells, problems = table.run(rows, self.world, self.send)
         self.assertEqual([], problems, '%d of %d cells' % (len(problems),
                                                            cells))
+        # What the others tried on the owner's servers changed nothing.
         self.assertEqual('RESERVED', self._server(self.world.reserved_server(
             False))['server']['status'])
         self.assertEqual('ACTIVE', self._server(self.world.leased_server(
