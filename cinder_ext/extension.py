@@ -167,12 +167,9 @@ class ReservationController(wsgi.Controller):
         volume that has no backend yet.
         """
         ctx = req.environ['cinder.context']
-        try:
-            volume = self.volume_api.get(ctx, volume_id)
-        except cinder_exc.VolumeNotFound:
-            return None
-        lease_id = reserved_volumes.lease_ids([volume_id]).get(volume_id)
-        if volume.status != reserved_volumes.RESERVED or lease_id is None:
+        volume, lease_id = self._seen_volume(ctx, volume_id)
+        if (volume is None or lease_id is None or
+                volume.status != reserved_volumes.RESERVED):
             return None
         action = next(iter(body)) if len(body) == 1 else None
         rule = _ACTION_RULES.rule('POST', '/action', action)
@@ -289,11 +286,9 @@ class ReservationController(wsgi.Controller):
         deleted once Cinder accepted.
         """
         ctx = req.environ['cinder.context']
-        try:
-            volume = self.volume_api.get(ctx, volume_id)
-        except cinder_exc.VolumeNotFound:
+        volume, lease_id = self._seen_volume(ctx, volume_id)
+        if volume is None:
             return None
-        lease_id = reserved_volumes.lease_ids([volume_id]).get(volume_id)
         if volume.status == reserved_volumes.RESERVED:
             ctx.authorize(volume_policy.DELETE_POLICY, target_obj=volume)
             if lease_id is None:
@@ -308,6 +303,19 @@ class ReservationController(wsgi.Controller):
         else:
             return None
         return webob.Response(status=202)
+
+    def _seen_volume(self, ctx, volume_id):
+        """``(volume, lease_id)`` as Cinder shows them to ``ctx``.
+
+        ``(None, None)`` for a volume Cinder does not show the caller, so
+        that Cinder answers (404, as for one that does not exist);
+        ``lease_id`` is None for a volume without a lease.
+        """
+        try:
+            volume = self.volume_api.get(ctx, volume_id)
+        except cinder_exc.VolumeNotFound:
+            return None, None
+        return volume, reserved_volumes.lease_ids([volume_id]).get(volume_id)
 
     def _delete_lease_of_deleted(self, ctx, lease_id, volume_id):
         try:
