@@ -22,6 +22,14 @@ writers do not have to remember them:
   "database is locked" when two of them read and then both try to
   upgrade. Other backends rely on row locks and generation checks (the
   planner's ``computehosts.generation``, :func:`bump_counter` rows).
+* Every statement of a writer reads what was committed before it ran
+  (READ COMMITTED): PostgreSQL's default, and what a writer sets on
+  MySQL and MariaDB, whose default (REPEATABLE READ) would have it read
+  a snapshot taken at its first read, so that a writer that waited for a
+  row lock would not see what the writer it waited for committed (a
+  volume booking would sum the capacity as it was before). InnoDB also
+  takes no gap locks on the searches of a READ COMMITTED transaction,
+  which spares writers that touch neighbouring rows from deadlocks.
 * Timestamps come from the writer's clock: it travels with the
   transaction in the execution option :data:`db.models.CLOCK`, where the
   ``created_at`` / ``updated_at`` defaults read it.
@@ -34,6 +42,9 @@ writers do not have to remember them:
 
 A function that runs a whole writer transaction is decorated with
 :func:`retry_on_conflict`, which reruns it when it lost a race.
+
+:func:`update_returning` is ``UPDATE ... RETURNING``, which MariaDB
+lacks (it has ``INSERT`` and ``DELETE ... RETURNING`` only).
 
 This package is the bottom layer: it imports nothing from the services
 above it (``reservation_ext``, ``nova_filters``, ``cinder_ext``), which
@@ -61,6 +72,9 @@ _WRITER = 'reservation_writer'
 _POOLS_CHANGED = 'reservation_pools_changed'
 
 _POOL_STATE = models.PoolState.__table__
+
+# The names of SQLAlchemy's dialects of MySQL and MariaDB.
+_MYSQL = ('mysql', 'mariadb')
 
 
 def configure(conf):
@@ -107,7 +121,12 @@ def _begin_writer(session, clock):
         options[models.CLOCK] = clock
     # The connection, and with it the transaction, begins here, before the
     # block's first statement.
-    session.connection(execution_options=options)
+    connection = session.connection(execution_options=options)
+    if connection.dialect.name in _MYSQL:
+        # Applies to the transaction about to begin: none is open yet, as
+        # MySQL's begins with its first statement that reads a table.
+        connection.exec_driver_sql(
+            'SET TRANSACTION ISOLATION LEVEL READ COMMITTED')
 
 
 def _note_pool_write(orm_execute_state):
@@ -177,6 +196,30 @@ def _increment(session, table):
     return session.execute(
         sa.update(table).where(table.c.id == 1)
         .values(generation=table.c.generation + 1)).rowcount
+
+
+def update_returning(session, statement, *columns):
+    """Run an UPDATE; return the ``columns`` of the rows it changed.
+
+    The values are those after the UPDATE. One ``UPDATE ... RETURNING``
+    where the database has it (PostgreSQL, SQLite). MariaDB has not:
+    there the rows are locked first (``SELECT ... FOR UPDATE``, which
+    reads their last committed version and holds them until commit), then
+    updated and read back by primary key, which gives the same rows.
+
+    :param statement: an UPDATE of one table with a one-column primary
+        key (``sa.update(table).where(...).values(...)``).
+    :returns: a result of ``columns``, in no particular order.
+    """
+    if session.get_bind().dialect.update_returning:
+        return session.execute(statement.returning(*columns))
+    table = statement.table
+    key, = table.primary_key.columns
+    ids = session.scalars(sa.select(key).where(statement.whereclause)
+                          .with_for_update()).all()
+    if ids:
+        session.execute(statement.where(key.in_(ids)))
+    return session.execute(sa.select(*columns).where(key.in_(ids)))
 
 
 def retry_on_conflict(conflict, attempts=RETRY_ATTEMPTS):

@@ -26,10 +26,25 @@ statement that needs a timestamp and runs without a clock fails.
 import collections
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 from sqlalchemy import orm
 
 ID = sa.String(36)
 PROJECT = sa.String(64)
+
+# MySQL and MariaDB: see MYSQL_TABLE_OPTIONS. Their DATETIME drops the
+# microseconds, their FLOAT is single precision; PostgreSQL's and
+# SQLite's keep both.
+_MYSQL = ('mysql', 'mariadb')
+DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), *_MYSQL)
+Float = sa.Float().with_variant(mysql.DOUBLE(), *_MYSQL)
+
+# Every table on MySQL and MariaDB: utf8mb4, with its binary collation, so
+# that strings compare exactly (case and accents count), byte by byte in
+# UTF-8, as on PostgreSQL and SQLite: host names and lease names are
+# unique as written, capability values compare as nova's "s==" does.
+MYSQL_TABLE_OPTIONS = {'mysql_charset': 'utf8mb4',
+                       'mysql_collate': 'utf8mb4_bin'}
 
 # Execution option holding the transaction's clock: any object whose
 # ``now()`` returns a naive UTC datetime.
@@ -57,8 +72,8 @@ class Base(orm.DeclarativeBase):
 
 
 class TimestampMixin:
-    created_at = sa.Column(sa.DateTime, nullable=False, default=_now)
-    updated_at = sa.Column(sa.DateTime, nullable=True, onupdate=_now)
+    created_at = sa.Column(DateTime, nullable=False, default=_now)
+    updated_at = sa.Column(DateTime, nullable=True, onupdate=_now)
 
 
 class Lease(TimestampMixin, Base):
@@ -74,9 +89,9 @@ class Lease(TimestampMixin, Base):
     user_id = sa.Column(PROJECT, nullable=True)
     project_id = sa.Column(PROJECT, nullable=False)
     trust_id = sa.Column(PROJECT, nullable=True)
-    start_date = sa.Column(sa.DateTime, nullable=False)
-    end_date = sa.Column(sa.DateTime, nullable=False)
-    before_end_date = sa.Column(sa.DateTime, nullable=True)
+    start_date = sa.Column(DateTime, nullable=False)
+    end_date = sa.Column(DateTime, nullable=False)
+    before_end_date = sa.Column(DateTime, nullable=True)
     status = sa.Column(sa.String(16), nullable=False)
     status_reason = sa.Column(sa.Text, nullable=True)
     degraded = sa.Column(sa.Boolean, nullable=False, default=False)
@@ -138,7 +153,7 @@ class HostReservation(Base):
     end_phase = sa.Column(sa.String(16), nullable=True)
     # While in grace: when the engine acts next (the end of the grace
     # period, then the expiry of the claim of the engine acting).
-    act_at = sa.Column(sa.DateTime, nullable=True)
+    act_at = sa.Column(DateTime, nullable=True)
 
 
 class RecyclingHost(Base):
@@ -158,7 +173,7 @@ class RecyclingHost(Base):
     reservation_id = sa.Column(ID, nullable=False)
     # When an engine checks the host next; an engine that checks moves it
     # on first, so that engines take turns and a dead one loses nothing.
-    check_at = sa.Column(sa.DateTime, nullable=False)
+    check_at = sa.Column(DateTime, nullable=False)
 
 
 class InstanceReservation(Base):
@@ -229,7 +244,7 @@ class ComputeHost(TimestampMixin, Base):
     # Set by the engine's host monitor while the host's nova-compute
     # service is down or disabled (reservable is false meanwhile): when it
     # was found so, and which ('down' or 'disabled').
-    failed_at = sa.Column(sa.DateTime, nullable=True)
+    failed_at = sa.Column(DateTime, nullable=True)
     failure = sa.Column(sa.String(16), nullable=True)
 
 
@@ -251,7 +266,7 @@ class HostCapability(Base):
     value = sa.Column(sa.String(255), nullable=False)
     # The value as a number when it is one, for numeric comparisons
     # (">= 5") in SQL on every backend.
-    num_value = sa.Column(sa.Float, nullable=True)
+    num_value = sa.Column(Float, nullable=True)
 
 
 class Proposal(TimestampMixin, Base):
@@ -274,9 +289,9 @@ class Proposal(TimestampMixin, Base):
     request_id = sa.Column(ID, nullable=False)
     project_id = sa.Column(PROJECT, nullable=False)
     user_id = sa.Column(PROJECT, nullable=True)
-    start_date = sa.Column(sa.DateTime, nullable=False)
-    end_date = sa.Column(sa.DateTime, nullable=False)
-    expires_at = sa.Column(sa.DateTime, nullable=False)
+    start_date = sa.Column(DateTime, nullable=False)
+    end_date = sa.Column(DateTime, nullable=False)
+    expires_at = sa.Column(DateTime, nullable=False)
     # The reservations of the request as the user gave them (JSON): a
     # lease made from the proposal is checked again from them.
     reservations = sa.Column(sa.Text, nullable=False)
@@ -319,9 +334,9 @@ class HostAllocation(Base):
         ID, sa.ForeignKey('proposals.id', ondelete='CASCADE'),
         nullable=True)
     proposal_item = sa.Column(sa.Integer, nullable=True)
-    expires_at = sa.Column(sa.DateTime, nullable=True)
-    start_date = sa.Column(sa.DateTime, nullable=False)
-    end_date = sa.Column(sa.DateTime, nullable=False)
+    expires_at = sa.Column(DateTime, nullable=True)
+    start_date = sa.Column(DateTime, nullable=False)
+    end_date = sa.Column(DateTime, nullable=False)
     # True: the whole host; False: the vcpus/memory_mb/disk_gb slice.
     whole_host = sa.Column(sa.Boolean, nullable=False, default=True)
     vcpus = sa.Column(sa.Integer, nullable=False, default=0)
@@ -330,9 +345,9 @@ class HostAllocation(Base):
     # The start for which the preemptible servers in the booking's way
     # were stopped (reservation_ext.engine.reclaim); a booking moved to
     # another start is reclaimed again.
-    reclaimed_for = sa.Column(sa.DateTime, nullable=True)
+    reclaimed_for = sa.Column(DateTime, nullable=True)
     # Until when an engine holds the claim to reclaim it.
-    reclaim_claimed_until = sa.Column(sa.DateTime, nullable=True)
+    reclaim_claimed_until = sa.Column(DateTime, nullable=True)
     # A seat of an instance-capacity reservation: the server that took it,
     # or the claim of the boot taking it (reservation_ext.planning.seats).
     server_id = sa.Column(sa.String(36), nullable=True)
@@ -341,7 +356,7 @@ class HostAllocation(Base):
     # Nova side of the move (the lease aggregate) is still to be done, and
     # until when an engine holds the claim to do it.
     moved_from = sa.Column(sa.Integer, nullable=True)
-    move_claimed_until = sa.Column(sa.DateTime, nullable=True)
+    move_claimed_until = sa.Column(DateTime, nullable=True)
 
 
 class Event(TimestampMixin, Base):
@@ -355,14 +370,14 @@ class Event(TimestampMixin, Base):
     lease_id = sa.Column(ID, sa.ForeignKey('leases.id', ondelete='CASCADE'),
                          nullable=False)
     event_type = sa.Column(sa.String(32), nullable=False)
-    time = sa.Column(sa.DateTime, nullable=False)
+    time = sa.Column(DateTime, nullable=False)
     status = sa.Column(sa.String(16), nullable=False)
     # Claim by an engine: who holds it and until when.
     claimed_by = sa.Column(sa.String(255), nullable=True)
-    claim_expires_at = sa.Column(sa.DateTime, nullable=True)
+    claim_expires_at = sa.Column(DateTime, nullable=True)
     attempts = sa.Column(sa.Integer, nullable=False, default=0)
     # Earliest time of the next attempt after a failure (backoff).
-    retry_at = sa.Column(sa.DateTime, nullable=True)
+    retry_at = sa.Column(DateTime, nullable=True)
     message = sa.Column(sa.Text, nullable=True)
 
 
@@ -436,3 +451,7 @@ class VolumeCapacityState(Base):
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
     generation = sa.Column(sa.Integer, nullable=False)
+
+
+for _table in Base.metadata.tables.values():
+    _table.kwargs.update(MYSQL_TABLE_OPTIONS)

@@ -216,8 +216,11 @@ def get_enforcer(conf=None):
     """
     global _enforcer
     if _enforcer is None:
-        _enforcer = policy.Enforcer(conf or cfg.CONF)
-        _enforcer.register_defaults(list_rules())
+        # Published with its rules: a thread that finds it set checks
+        # with them (two threads may both build one; either is right).
+        enforcer = policy.Enforcer(conf or cfg.CONF)
+        enforcer.register_defaults(list_rules())
+        _enforcer = enforcer
     return _enforcer
 
 

@@ -151,13 +151,13 @@ class Reclaimer:
                 RESERVATIONS,
                 RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id).where(
                     which)
-            claimed = session.execute(
-                sa.update(ALLOCATIONS)
+            claimed = db_api.update_returning(
+                session, sa.update(ALLOCATIONS)
                 .where(ALLOCATIONS.c.id.in_(ids), recheck)
-                .values(reclaim_claimed_until=until)
-                .returning(ALLOCATIONS.c.id, ALLOCATIONS.c.host_id,
-                           ALLOCATIONS.c.start_date,
-                           ALLOCATIONS.c.reservation_id)).all()
+                .values(reclaim_claimed_until=until),
+                ALLOCATIONS.c.id, ALLOCATIONS.c.host_id,
+                ALLOCATIONS.c.start_date,
+                ALLOCATIONS.c.reservation_id).all()
             leases = dict(session.execute(
                 sa.select(RESERVATIONS.c.id, RESERVATIONS.c.lease_id).where(
                     RESERVATIONS.c.id.in_({row.reservation_id

@@ -20,8 +20,10 @@ event is executed once:
    queue on each other's rows; SQLite serializes writers with ``BEGIN
    IMMEDIATE``), then ``UPDATE ... SET status='IN_PROGRESS', claimed_by=
    <token>, claim_expires_at=<now + event_claim_timeout> WHERE id IN
-   (<candidates>) AND <still claimable> RETURNING ...``. The token is new
-   for every claim, so only the returned rows are ours. The same
+   (<candidates>) AND <still claimable> RETURNING ...`` (on MariaDB, which
+   has no ``UPDATE ... RETURNING``, the rows are locked, updated and read
+   back: :func:`db.api.update_returning`). The token is new for every
+   claim, so only the returned rows are ours. The same
    transaction moves the leases to STARTING / TERMINATING.
 2. Run the plugin actions, outside any transaction.
 3. Record all outcomes of the batch in one transaction; every write is
@@ -306,13 +308,13 @@ class Engine:
                 return None
             # The conditions are checked again: this UPDATE, not the
             # SELECTs above, is what makes the claim exclusive.
-            events = session.execute(
-                EVENTS.update()
+            events = db_api.update_returning(
+                session, EVENTS.update()
                 .where(EVENTS.c.id.in_(candidates), sa.or_(*_due(now)),
                        _ready())
                 .values(status=EventStatus.IN_PROGRESS, claimed_by=token,
-                        claim_expires_at=expires)
-                .returning(*EVENTS.c)).mappings().all()
+                        claim_expires_at=expires),
+                *EVENTS.c).mappings().all()
             if not events:
                 return None
             self._mark_leases(session, events)
@@ -422,12 +424,12 @@ class Engine:
     def _record_done(session, mine, event_type, events):
         if not events:
             return []
-        done_ids = set(session.scalars(
-            EVENTS.update()
+        done_ids = set(db_api.update_returning(
+            session, EVENTS.update()
             .where(EVENTS.c.id.in_([e['id'] for e in events]), mine)
             .values(status=EventStatus.DONE, claim_expires_at=None,
-                    retry_at=None, message=None)
-            .returning(EVENTS.c.id)))
+                    retry_at=None, message=None),
+            EVENTS.c.id).scalars())
         done = [e for e in events if e['id'] in done_ids]
         step = _STEPS[event_type]
         lease_ids = [e['lease_id'] for e in done]

@@ -129,12 +129,14 @@ def find_free_hosts(session, start, end, busy, max_count=None,
     # (unless instance slices nest). Testing it first proves a busy host
     # busy in one index step; only the hosts that pass it get their
     # history read by the exact test. coalesce: a host without
-    # allocations passes.
+    # allocations passes. (Not coalesce(latest_end, lower): MariaDB types
+    # a DATETIME coalesced with a parameter as a string, and compares
+    # it as one.)
     latest_end = (sa.select(ALLOCATIONS.c.end_date).where(*starts_before)
                   .order_by(ALLOCATIONS.c.start_date.desc()).limit(1)
                   .scalar_subquery())
     is_busy = sa.or_(
-        sa.func.coalesce(latest_end, lower) > lower,
+        sa.func.coalesce(latest_end > lower, sa.false(), type_=sa.Boolean),
         sa.exists().where(*starts_before, ALLOCATIONS.c.end_date > lower))
     stmt = (sa.select(HOSTS.c.id, HOSTS.c.generation)
             .where(HOSTS.c.reservable, *conditions, ~is_busy)
@@ -550,11 +552,12 @@ def release_holds(session, proposal_ids):
 
 
 def held_hosts(session, proposal_id, item):
-    """The ids of the hosts that item ``item`` of a proposal holds."""
+    """The ids of the hosts that item ``item`` of a proposal holds, sorted."""
     return session.execute(
         sa.select(ALLOCATIONS.c.host_id).distinct()
         .where(ALLOCATIONS.c.proposal_id == proposal_id,
-               ALLOCATIONS.c.proposal_item == item)).scalars().all()
+               ALLOCATIONS.c.proposal_item == item)
+        .order_by(ALLOCATIONS.c.host_id)).scalars().all()
 
 
 def _release(session, which):

@@ -464,14 +464,13 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         """
         now = self.clock.now()
         with db_api.writer(ctx, self.clock) as session:
-            return session.execute(
-                sa.update(REQUESTS)
+            return db_api.update_returning(
+                session, sa.update(REQUESTS)
                 .where(REQUESTS.c.end_phase == GRACE,
                        REQUESTS.c.act_at <= now)
                 .values(act_at=now + datetime.timedelta(
-                    seconds=self.conf.reservation.event_claim_timeout))
-                .returning(REQUESTS.c.reservation_id, REQUESTS.c.on_end)
-            ).all()
+                    seconds=self.conf.reservation.event_claim_timeout)),
+                REQUESTS.c.reservation_id, REQUESTS.c.on_end).all()
 
     def _start_recycling(self, ctx, reservation_id):
         """Put the reservation's hosts into the recycling pool."""
@@ -493,11 +492,12 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         """
         now = self.clock.now()
         with db_api.writer(ctx, self.clock) as session:
-            claimed = session.scalars(
+            claimed = db_api.update_returning(
+                session,
                 sa.update(RECYCLING).where(RECYCLING.c.check_at <= now)
                 .values(check_at=now + datetime.timedelta(
-                    seconds=self.conf.reservation.event_poll_interval))
-                .returning(RECYCLING.c.host_id)).all()
+                    seconds=self.conf.reservation.event_poll_interval)),
+                RECYCLING.c.host_id).scalars().all()
             return session.execute(
                 sa.select(HOSTS.c.id, HOSTS.c.service_name)
                 .where(HOSTS.c.id.in_(claimed))).all() if claimed else []

@@ -116,7 +116,8 @@ class TestThreads(ConcurrencyMixin, base.TestCase):
         self.assert_no_double_booking(outcomes, len(requests))
 
 
-class TestProcessesPostgreSQL(ConcurrencyMixin, base.PostgreSQLTestCase):
+class _ProcessesMixin(ConcurrencyMixin):
+    """Processes, each with its own engine, on the class's server."""
 
     def setUp(self):
         super().setUp()
@@ -128,3 +129,11 @@ class TestProcessesPostgreSQL(ConcurrencyMixin, base.PostgreSQLTestCase):
         self.assert_no_double_booking(
             run_in_processes(url, book, batches),
             sum(len(batch) for batch in batches))
+
+
+class TestProcessesPostgreSQL(_ProcessesMixin, base.PostgreSQLTestCase):
+    pass
+
+
+class TestProcessesMySQL(_ProcessesMixin, base.MySQLTestCase):
+    pass

@@ -464,5 +464,9 @@ class LeaseAPIPostgreSQLTest(_LeaseAPITests, base.PostgreSQLTestCase):
     pass
 
 
+class LeaseAPIMySQLTest(_LeaseAPITests, base.MySQLTestCase):
+    pass
+
+
 def _id(view):
     return view['id']

@@ -13,10 +13,11 @@
 """Volume capacity: the virtual:volume plugin in the lease service.
 
 Leases with virtual:volume reservations are created, moved and refused
-through the real lease service on SQLite and PostgreSQL. The Cinder calls
-of the engine actions are not made here (see test_cinder_extension).
-Concurrent creates (threads on an SQLite file, processes with their own
-engines on PostgreSQL) never hold more than the reservable GB.
+through the real lease service on SQLite, PostgreSQL and MariaDB. The
+Cinder calls of the engine actions are not made here (see
+test_cinder_extension). Concurrent creates (threads on an SQLite file,
+processes with their own engines on PostgreSQL and MariaDB) never hold
+more than the reservable GB.
 """
 
 import collections
@@ -215,6 +216,10 @@ class TestCapacityPostgreSQL(CapacityMixin, base.PostgreSQLTestCase):
     pass
 
 
+class TestCapacityMySQL(CapacityMixin, base.MySQLTestCase):
+    pass
+
+
 # Every window contains hours 5 to 10: any two of them overlap.
 WINDOWS = [(k, 10 + k) for k in range(6)]
 
@@ -243,7 +248,8 @@ class TestThreads(base.TestCase):
         assert_capacity_held(self, outcomes, len(requests))
 
 
-class TestProcessesPostgreSQL(base.PostgreSQLTestCase):
+class _ProcessesMixin:
+    """Processes, each with its own engine, on the class's server."""
 
     def test_processes_never_exceed_the_capacity(self):
         url = self.engine.url.render_as_string(hide_password=False)
@@ -255,3 +261,11 @@ class TestProcessesPostgreSQL(base.PostgreSQLTestCase):
         outcomes = [outcome for batch in results for outcome in batch]
         assert_capacity_held(self, outcomes,
                              sum(len(batch) for batch in batches))
+
+
+class TestProcessesPostgreSQL(_ProcessesMixin, base.PostgreSQLTestCase):
+    pass
+
+
+class TestProcessesMySQL(_ProcessesMixin, base.MySQLTestCase):
+    pass

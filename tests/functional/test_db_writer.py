@@ -276,3 +276,7 @@ class WriterSQLiteTest(_WriterTests, base.DBTestCase):
 
 class WriterPostgreSQLTest(_WriterTests, base.PostgreSQLTestCase):
     pass
+
+
+class WriterMySQLTest(_WriterTests, base.MySQLTestCase):
+    pass

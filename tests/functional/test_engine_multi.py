@@ -13,8 +13,8 @@
 """Several engines on one leases DB: every action runs exactly once.
 
 Engines run as threads on a SQLite file DB, and as real
-``reservation-engine`` processes on SQLite and PostgreSQL. The waits are
-bounded; nothing asserts how long anything took.
+``reservation-engine`` processes on SQLite, PostgreSQL and MariaDB. The
+waits are bounded; nothing asserts how long anything took.
 """
 
 import collections
@@ -187,8 +187,17 @@ class ProcessesSQLiteTest(_ProcessesMixin, base.TestCase):
         self.db_url = self.useFixture(test_fixtures.Database()).url
 
 
-class ProcessesPostgreSQLTest(_ProcessesMixin, base.PostgreSQLTestCase):
+class _OnServer(_ProcessesMixin):
+    """The processes share the test class's database server."""
 
     def setUp(self):
         super().setUp()
         self.db_url = self.engine.url.render_as_string(hide_password=False)
+
+
+class ProcessesPostgreSQLTest(_OnServer, base.PostgreSQLTestCase):
+    pass
+
+
+class ProcessesMySQLTest(_OnServer, base.MySQLTestCase):
+    pass

@@ -10,10 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""How engines share the work after host leases end, on SQLite and PostgreSQL.
+"""How engines share the work after host leases end.
 
-The end of a grace period and the check of a recycling host are claimed
-with one conditional UPDATE each (see
+On SQLite, PostgreSQL and MariaDB, the end of a grace period and the
+check of a recycling host are claimed with one conditional UPDATE each (see
 :mod:`reservation_ext.plugins.physical_host`): one engine wins, and the
 work comes back when its claim runs out. These tests claim as engines do,
 without acting on Nova (the Nova harness tests act).
@@ -117,4 +117,8 @@ class ClaimSQLiteTest(_ClaimTests, base.DBTestCase):
 
 
 class ClaimPostgreSQLTest(_ClaimTests, base.PostgreSQLTestCase):
+    pass
+
+
+class ClaimMySQLTest(_ClaimTests, base.MySQLTestCase):
     pass

@@ -655,3 +655,7 @@ class LeaseServiceSQLiteTest(_LeaseServiceTests, base.DBTestCase):
 
 class LeaseServicePostgreSQLTest(_LeaseServiceTests, base.PostgreSQLTestCase):
     pass
+
+
+class LeaseServiceMySQLTest(_LeaseServiceTests, base.MySQLTestCase):
+    pass

@@ -10,8 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The migrations against the models, on SQLite and PostgreSQL."""
+"""The migrations against the models, on SQLite, PostgreSQL and MariaDB."""
 
+import datetime
 import os
 import subprocess
 import sys
@@ -26,6 +27,9 @@ from db import migration
 from db import models
 from tests import base
 
+HOSTS = models.ComputeHost.__table__
+CAPS = models.HostCapability.__table__
+
 
 class _EmptySQLite(test_fixtures.OpportunisticDbFixture):
     """A database without tables: the migrations build the schema."""
@@ -36,6 +40,10 @@ class _EmptySQLite(test_fixtures.OpportunisticDbFixture):
 
 class _EmptyPostgreSQL(_EmptySQLite):
     DRIVER = 'postgresql'
+
+
+class _EmptyMySQL(_EmptySQLite):
+    DRIVER = 'mysql'
 
 
 class _ModelsSync(test_migrations.ModelsMigrationsSync):
@@ -53,6 +61,27 @@ class _ModelsSync(test_migrations.ModelsMigrationsSync):
     def include_object(self, object_, name, type_, reflected, compare_to):
         # The version table is the migrations' own, not a model's.
         return not (type_ == 'table' and name == migration.VERSION_TABLE)
+
+    def test_migrated_values_compare_exactly(self):
+        # What MariaDB's defaults would lose: case in strings, the
+        # microseconds of datetimes, double precision.
+        migration.upgrade(self.engine)
+        stamp = datetime.datetime(2030, 1, 2, 3, 4, 5, 123456)
+        with self.engine.begin() as conn:
+            for host_id, name in ((1, 'compute-1'), (2, 'COMPUTE-1')):
+                conn.execute(HOSTS.insert().values(
+                    id=host_id, hypervisor_hostname=name, vcpus=1,
+                    memory_mb=1, local_gb=1, created_at=stamp))
+            conn.execute(CAPS.insert().values(host_id=1, name='speed',
+                                              value='B', num_value=5.1))
+        with self.engine.connect() as conn:
+            self.assertEqual([1], conn.scalars(sa.select(HOSTS.c.id).where(
+                HOSTS.c.hypervisor_hostname == 'compute-1')).all())
+            self.assertEqual([stamp, stamp], conn.scalars(
+                sa.select(HOSTS.c.created_at)).all())
+            self.assertEqual([1], conn.scalars(
+                sa.select(CAPS.c.host_id).where(CAPS.c.num_value == 5.1,
+                                                CAPS.c.value < 'a')).all())
 
 
 class _NamedForeignKeys(fixtures.Fixture):
@@ -110,12 +139,20 @@ class ModelsSyncPostgreSQL(_ModelsSync, base.PostgreSQLTestCase):
     FIXTURE = _EmptyPostgreSQL
 
 
+class ModelsSyncMySQL(_ModelsSync, base.MySQLTestCase):
+    FIXTURE = _EmptyMySQL
+
+
 class RoundTripSQLite(_RoundTrip, base.DBTestCase):
     FIXTURE = _EmptySQLite
 
 
 class RoundTripPostgreSQL(_RoundTrip, base.PostgreSQLTestCase):
     FIXTURE = _EmptyPostgreSQL
+
+
+class RoundTripMySQL(_RoundTrip, base.MySQLTestCase):
+    FIXTURE = _EmptyMySQL
 
 
 class DBManageCommand(base.TestCase):

@@ -13,10 +13,11 @@
 """Billing payloads of the three resource types, from the real plugins.
 
 The lease service with the real ``physical:host``, ``virtual:instance``
-and ``virtual:volume`` plugins on SQLite and PostgreSQL, notifications to
-oslo.messaging's in-memory driver: each payload is checked against the
-schema and carries every resource with its size, read in a number of
-queries that does not grow with the number of leases. (The same over
+and ``virtual:volume`` plugins on SQLite, PostgreSQL and MariaDB,
+notifications to oslo.messaging's in-memory driver: each payload is
+checked against the schema and carries every resource with its size,
+read in a number of queries that does not grow with the number of
+leases. (The same over
 RabbitMQ, in Nova's harness: test_billing_notifications.)
 """
 
@@ -180,4 +181,8 @@ class PayloadsSQLiteTest(_PayloadTests, base.DBTestCase):
 
 
 class PayloadsPostgreSQLTest(_PayloadTests, base.PostgreSQLTestCase):
+    pass
+
+
+class PayloadsMySQLTest(_PayloadTests, base.MySQLTestCase):
     pass

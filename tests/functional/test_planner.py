@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The planner's search and bookings, on SQLite and PostgreSQL."""
+"""The planner's search and bookings, on SQLite, PostgreSQL and MariaDB."""
 
 import datetime
 import random
@@ -499,4 +499,8 @@ class TestPlanner(PlannerMixin, base.DBTestCase):
 
 
 class TestPlannerPostgreSQL(PlannerMixin, base.PostgreSQLTestCase):
+    pass
+
+
+class TestPlannerMySQL(PlannerMixin, base.MySQLTestCase):
     pass

@@ -12,7 +12,7 @@
 
 """ReservationFilter's rule for preemptible requests.
 
-On SQLite and PostgreSQL, with real nova HostStates and the filter's
+On SQLite, PostgreSQL and MariaDB, with real nova HostStates and the filter's
 clock fixed. compute-0 .. compute-3 are reservable, compute-4 and
 compute-5 are the shared pool. The lead time is 600 s.
 """
@@ -162,4 +162,9 @@ class PreemptibleFilterSQLiteTest(_PreemptibleFilterTests, base.DBTestCase):
 
 class PreemptibleFilterPostgreSQLTest(_PreemptibleFilterTests,
                                       base.PostgreSQLTestCase):
+    pass
+
+
+class PreemptibleFilterMySQLTest(_PreemptibleFilterTests,
+                                 base.MySQLTestCase):
     pass

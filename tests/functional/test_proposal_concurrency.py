@@ -118,7 +118,8 @@ class ThreadsTest(_ConcurrencyTests, base.TestCase):
         self.assert_never_double_booked(outcomes)
 
 
-class ProcessesPostgreSQLTest(_ConcurrencyTests, base.PostgreSQLTestCase):
+class _ProcessesMixin(_ConcurrencyTests):
+    """Processes, each with its own engine, on the class's server."""
 
     def setUp(self):
         super().setUp()
@@ -129,3 +130,11 @@ class ProcessesPostgreSQLTest(_ConcurrencyTests, base.PostgreSQLTestCase):
         self.assert_never_double_booked(
             test_allocation_concurrency.run_in_processes(
                 url, act, [list(range(first, 48, 6)) for first in range(6)]))
+
+
+class ProcessesPostgreSQLTest(_ProcessesMixin, base.PostgreSQLTestCase):
+    pass
+
+
+class ProcessesMySQLTest(_ProcessesMixin, base.MySQLTestCase):
+    pass

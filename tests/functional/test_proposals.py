@@ -12,7 +12,7 @@
 
 """Schedule proposals, their holds and availability, through the lease API.
 
-On SQLite and PostgreSQL, with the real plugins and an injected clock:
+On SQLite, PostgreSQL and MariaDB, with the real plugins and an injected clock:
 proposals hold what they offer until they expire, a lease made from one
 gets exactly its window and hosts, and availability counts what is free.
 """
@@ -358,4 +358,8 @@ class ProposalSQLiteTest(_ProposalTests, base.DBTestCase):
 
 
 class ProposalPostgreSQLTest(_ProposalTests, base.PostgreSQLTestCase):
+    pass
+
+
+class ProposalMySQLTest(_ProposalTests, base.MySQLTestCase):
     pass

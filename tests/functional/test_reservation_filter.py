@@ -10,11 +10,12 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""ReservationFilter on real nova HostStates, over SQLite and PostgreSQL.
+"""ReservationFilter on real nova HostStates.
 
-The pools come from the leases DB; these tests also check that every
-change that matters to the filter reaches a scheduler that cached the
-previous pools (the ``pool_state`` generation).
+The pools come from the leases DB (SQLite, PostgreSQL and MariaDB); these
+tests also check that every change that matters to the filter reaches a
+scheduler that cached the previous pools (the ``pool_state``
+generation).
 """
 
 import datetime
@@ -175,4 +176,8 @@ class FilterSQLiteFileTest(_FilterTests, base.TestCase):
 
 
 class FilterPostgreSQLTest(_FilterTests, base.PostgreSQLTestCase):
+    pass
+
+
+class FilterMySQLTest(_FilterTests, base.MySQLTestCase):
     pass

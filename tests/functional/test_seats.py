@@ -12,7 +12,7 @@
 
 """Seats of instance-capacity reservations: booking, claims, moves.
 
-On SQLite and PostgreSQL, with the planner's real statements.
+On SQLite, PostgreSQL and MariaDB, with the planner's real statements.
 """
 
 import collections
@@ -174,7 +174,8 @@ class TestSeats(SeatsMixin, base.DBTestCase):
     pass
 
 
-class TestSeatsPostgreSQL(SeatsMixin, base.PostgreSQLTestCase):
+class _OnServer(SeatsMixin):
+    """Processes on the class's database server."""
 
     def test_concurrent_boots_take_every_free_seat_once(self):
         reservation_id, _ = self.book(3, None)
@@ -182,6 +183,14 @@ class TestSeatsPostgreSQL(SeatsMixin, base.PostgreSQLTestCase):
         outcomes = concurrency.run_in_processes(
             url, claim_one, [[reservation_id] * 2 for _ in range(8)])
         self.assert_claimed_once_each(reservation_id, outcomes)
+
+
+class TestSeatsPostgreSQL(_OnServer, base.PostgreSQLTestCase):
+    pass
+
+
+class TestSeatsMySQL(_OnServer, base.MySQLTestCase):
+    pass
 
 
 class TestSeatThreads(SeatsMixin, base.TestCase):

@@ -214,3 +214,7 @@ class TestCapabilities(CapabilitiesMixin, base.DBTestCase):
 
 class TestCapabilitiesPostgreSQL(CapabilitiesMixin, base.PostgreSQLTestCase):
     pass
+
+
+class TestCapabilitiesMySQL(CapabilitiesMixin, base.MySQLTestCase):
+    pass

@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Tests of the lease engine, on SQLite and PostgreSQL."""
+"""Tests of the lease engine, on SQLite, PostgreSQL and MariaDB."""
 
 import datetime
 import os
@@ -383,4 +383,8 @@ class EngineSQLiteTest(EngineTestMixin, base.DBTestCase):
 
 
 class EnginePostgreSQLTest(EngineTestMixin, base.PostgreSQLTestCase):
+    pass
+
+
+class EngineMySQLTest(EngineTestMixin, base.MySQLTestCase):
     pass

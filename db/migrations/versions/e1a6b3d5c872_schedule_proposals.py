@@ -30,6 +30,9 @@ branch_labels = None
 depends_on = None
 
 _WINDOW_INDEX = 'host_allocations_host_window_idx'
+# Serves the host_id foreign key while the window index is rebuilt: MySQL
+# and MariaDB refuse to drop the index a foreign key uses (error 1553).
+_HOST_INDEX = 'host_allocations_host_id_tmp_idx'
 _OWNER_CHECK = '(reservation_id IS NULL) <> (proposal_id IS NULL)'
 
 
@@ -50,6 +53,7 @@ def upgrade():
         sa.PrimaryKeyConstraint('id', name='pk_proposals'))
     op.create_index('proposals_request_id_idx', 'proposals', ['request_id'])
     op.create_index('proposals_expires_at_idx', 'proposals', ['expires_at'])
+    op.create_index(_HOST_INDEX, 'host_allocations', ['host_id'])
     op.drop_index(_WINDOW_INDEX, table_name='host_allocations')
     with op.batch_alter_table('host_allocations') as batch:
         batch.alter_column('reservation_id', existing_type=sa.String(36),
@@ -69,18 +73,20 @@ def upgrade():
                     ['proposal_id'])
     op.create_index(_WINDOW_INDEX, 'host_allocations',
                     ['host_id', 'start_date', 'end_date', 'expires_at'])
+    op.drop_index(_HOST_INDEX, table_name='host_allocations')
 
 
 def downgrade():
     # Holds go with their proposals; bookings keep their reservation.
     op.execute('DELETE FROM host_allocations WHERE reservation_id IS NULL')
+    op.create_index(_HOST_INDEX, 'host_allocations', ['host_id'])
     op.drop_index(_WINDOW_INDEX, table_name='host_allocations')
-    op.drop_index('host_allocations_proposal_id_idx',
-                  table_name='host_allocations')
     with op.batch_alter_table('host_allocations') as batch:
         batch.drop_constraint('ck_host_allocations_owner', type_='check')
         batch.drop_constraint('fk_host_allocations_proposal_id_proposals',
                               type_='foreignkey')
+        # After its foreign key: MySQL keeps the index a key uses.
+        batch.drop_index('host_allocations_proposal_id_idx')
         batch.drop_column('expires_at')
         batch.drop_column('proposal_item')
         batch.drop_column('proposal_id')
@@ -88,4 +94,5 @@ def downgrade():
                            nullable=False)
     op.create_index(_WINDOW_INDEX, 'host_allocations',
                     ['host_id', 'start_date', 'end_date'])
+    op.drop_index(_HOST_INDEX, table_name='host_allocations')
     op.drop_table('proposals')
