@@ -109,18 +109,16 @@ class Cluster:
                 popen.kill()
                 statuses.append(popen.wait())
             popen.stdout.close()
-        self._workers = []
         return statuses
 
-    def logs(self):
-        """The workers' logs, for a failure message."""
-        text = []
-        for index in range(self.count):
-            path = os.path.join(self.directory, 'lease-api-%d.log' % index)
-            if os.path.exists(path):
-                with open(path, errors='replace') as log:
-                    text.append(log.read()[-4000:])
-        return '\n'.join(text)
+    def errors(self):
+        """The ERROR lines of the workers' logs (tracebacks included)."""
+        lines = []
+        for name, _popen, log_path in self._workers:
+            with open(log_path, errors='replace') as log:
+                lines += ['%s: %s' % (name, line.rstrip())
+                          for line in log if ' ERROR ' in line]
+        return lines
 
 
 def _environment():

@@ -66,7 +66,8 @@ def run(url, clients, ops, workers=3, hosts=50, proposal_ttl=5, seed=0):
     The DB must have the schema and no rows.
 
     :returns: a dict: ``summary`` (:func:`checker.summary`), ``violations``
-        (a list, empty when all is well), ``seconds`` (the clients' wall
+        (a list, empty when all is well), ``errors`` (the ERROR lines of
+        the workers' logs), ``seconds`` (the clients' wall
         time) and ``clients``, ``workers``, ``hosts``.
     """
     engine = sa.create_engine(url, pool_size=clients, max_overflow=0)
@@ -91,6 +92,7 @@ def run(url, clients, ops, workers=3, hosts=50, proposal_ttl=5, seed=0):
                 workers_.stop()
                 raise
             statuses = workers_.stop()
+            errors = workers_.errors()
         with engine.connect() as conn:
             limits = checker.read_limits(conn, CLEANING_TIME, NOVA_RATIOS,
                                          NOVA_RESERVED, VOLUME_GB)
@@ -102,8 +104,8 @@ def run(url, clients, ops, workers=3, hosts=50, proposal_ttl=5, seed=0):
     violations += ['worker %d ended with status %s' % (index, status)
                    for index, status in enumerate(statuses) if status]
     return {'summary': checker.summary(history), 'violations': violations,
-            'seconds': seconds, 'clients': clients, 'workers': workers,
-            'hosts': hosts}
+            'errors': errors, 'seconds': seconds, 'clients': clients,
+            'workers': workers, 'hosts': hosts}
 
 
 def _purge(endpoints, engine, base, history):
