@@ -22,6 +22,8 @@ with project-scoped tokens. Operators override the rules in a policy file
 (``tox -e genpolicy``).
 """
 
+import threading
+
 from oslo_config import cfg
 from oslo_log import versionutils
 from oslo_policy import policy
@@ -200,6 +202,7 @@ _engine_rules = [
 ]
 
 _enforcer = None
+_enforcer_lock = threading.Lock()
 
 
 def list_rules():
@@ -215,9 +218,13 @@ def get_enforcer(conf=None):
     and cinder-api that of Nova or Cinder, their policy file included.
     """
     global _enforcer
-    if _enforcer is None:
-        _enforcer = policy.Enforcer(conf or cfg.CONF)
-        _enforcer.register_defaults(list_rules())
+    # Published only once it has its rules: the first requests of a
+    # worker run at once, in threads.
+    with _enforcer_lock:
+        if _enforcer is None:
+            enforcer = policy.Enforcer(conf or cfg.CONF)
+            enforcer.register_defaults(list_rules())
+            _enforcer = enforcer
     return _enforcer
 
 
