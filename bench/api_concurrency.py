@@ -27,14 +27,17 @@ tables are dropped and created again for each round.
 One JSON line per round: ``database``, ``clients``, ``workers``,
 ``hosts``, ``operations``, ``status`` (counts by HTTP status),
 ``by_operation``, ``conflicts`` (409s, every one justified unless listed
-in ``violations``), ``violations`` (their number; the first few in
+in ``violations``), ``violations`` (their number; by kind in
+``violation_kinds``, the first few and the workers' ERROR lines in
 ``examples``), ``seconds`` (the clients' wall time) and ``per_second``
 (requests answered per second).
 """
 
 import argparse
+import collections
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -73,6 +76,13 @@ def fresh_schema(url):
         engine.dispose()
 
 
+def kinds(violations):
+    """How many violations of each kind (ids, numbers and dates masked)."""
+    masked = (re.sub(r'[0-9a-f-]{36}|[0-9]+', 'N', text)[:90]
+              for text in violations)
+    return dict(collections.Counter(masked).most_common())
+
+
 def one_round(url, args, seed):
     fresh_schema(url)
     result = scenario.run(url, args.clients, args.ops, args.workers,
@@ -85,7 +95,8 @@ def one_round(url, args, seed):
         status=summary['status'], by_operation=summary['by_operation'],
         conflicts=summary['conflicts'],
         violations=len(result['violations']),
-        examples=result['violations'][:5] + result['errors'][:20],
+        violation_kinds=kinds(result['violations']),
+        examples=result['violations'][:3] + result['errors'][:10],
         seconds=round(result['seconds'], 2),
         per_second=round(summary['operations'] / result['seconds'], 1))
 

@@ -16,11 +16,14 @@
 socket per worker (so the ports are known before any worker starts),
 starts each :mod:`tests.concurrency.worker` with its socket, and waits
 until every one says ``ready`` (bounded). :meth:`Cluster.stop` sends
-SIGTERM to each worker it started and waits for it.
+SIGTERM to each worker it started and waits for it; a worker also gets
+SIGTERM when the process that started it ends.
 """
 
+import ctypes
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -31,6 +34,7 @@ HOST = '127.0.0.1'
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 READY_TIMEOUT = 120
+PR_SET_PDEATHSIG = 1
 STOP_TIMEOUT = 20
 
 
@@ -77,7 +81,7 @@ class Cluster:
                      '--name', name],
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                     stderr=log, pass_fds=[sock.fileno()],
-                    env=_environment())
+                    env=_environment(), preexec_fn=_die_with_parent)
             self._workers.append((name, popen, log_path))
             self.endpoints.append('http://%s:%d/v1' % sock.getsockname())
             # The worker has its copy; the port stays taken by it.
@@ -119,6 +123,13 @@ class Cluster:
                 lines += ['%s: %s' % (name, line.rstrip())
                           for line in log if ' ERROR ' in line]
         return lines
+
+
+def _die_with_parent():
+    # In the child before exec: the kernel sends it SIGTERM when the
+    # process that started it ends, however it ends.
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG,
+                                            signal.SIGTERM)
 
 
 def _environment():
