@@ -88,6 +88,11 @@ class TestPlugins(fixtures.Fixture):
                     % (plugins_mod.NAMESPACE, test_plugins.RESOURCE_TYPE,
                        nova_auth.NAME, nova_auth.HeaderAuthLoader.__name__))
         self.useFixture(fixtures.MonkeyPatch('sys.path', [path] + sys.path))
+        # stevedore keeps each namespace's entry points for the life of the
+        # process: without a fresh cache, a namespace read before this
+        # fixture (or with it, after) would miss (or keep) the test plugins.
+        self.useFixture(fixtures.MonkeyPatch(
+            'stevedore.extension.ExtensionManager.ENTRY_POINT_CACHE', {}))
         top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         self.useFixture(fixtures.EnvironmentVariable(
             'PYTHONPATH', os.pathsep.join(
