@@ -458,4 +458,3 @@ def summary(records):
 def utc_now():
     """Now as the naive UTC datetime the DB rows are compared with."""
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-
