@@ -47,7 +47,8 @@ import uuid
 
 from tests.concurrency import checker
 
-HTTP_TIMEOUT = 120
+# A hang guard: under load a request waits for locks (and retries) long.
+HTTP_TIMEOUT = 300
 ROLES = 'member,reader'
 
 _LEASE_ROWS = checker.plain_sql(
