@@ -16,12 +16,20 @@ Readers run inside ``context_manager.reader.using(ctx)``. Every writer
 runs inside :func:`writer`, which keeps these invariants so that the
 writers do not have to remember them:
 
-* The transaction is a writer from its first statement. On SQLite it
-  begins with ``BEGIN IMMEDIATE``, so that writers queue for the
-  database lock (up to the busy timeout) instead of failing with
+* Writers run one at a time, each from its first statement. On SQLite
+  the transaction begins with ``BEGIN IMMEDIATE``, so that writers queue
+  for the database lock (up to the busy timeout) instead of failing with
   "database is locked" when two of them read and then both try to
-  upgrade. Other backends rely on row locks and generation checks (the
-  planner's ``computehosts.generation``, :func:`bump_counter` rows).
+  upgrade. On PostgreSQL and MariaDB its first statement locks the one
+  ``pool_state`` row (``SELECT ... FOR UPDATE``), the writers' lock,
+  held until the transaction ends. Without it, writers that book the
+  same free hosts at once lose their generation compare-and-swap (the
+  planner's ``computehosts.generation``) to each other, and under a
+  crowd some lose every retry: a 409 while the capacity was there.
+  Taken first by every writer, the lock cannot deadlock with the row
+  locks writers take after it. The generation checks stay, for the
+  bookings' own invariant; writers' transactions are short (no call to
+  another service runs inside one), so queueing costs little.
 * Every statement of a writer reads what was committed before it ran
   (READ COMMITTED): PostgreSQL's default, and what a writer sets on
   MySQL and MariaDB, whose default (REPEATABLE READ) would have it read
@@ -36,9 +44,9 @@ writers do not have to remember them:
 * A transaction that changed a reservation pool (one of
   :data:`db.models.POOL_WRITES`, seen as its statements run through
   ``session.execute``; not those run on ``session.connection()``)
-  bumps the ``pool_state`` generation when it commits. The bump is the
-  transaction's last statement: the row is a lock that every such writer
-  takes, and taking it last keeps them from deadlocking on it.
+  bumps the ``pool_state`` generation when it commits, as its last
+  statement (on PostgreSQL and MariaDB the writer holds that row's lock
+  already).
 
 A function that runs a whole writer transaction is decorated with
 :func:`retry_on_conflict`, which reruns it when it lost a race.
@@ -127,6 +135,31 @@ def _begin_writer(session, clock):
         # MySQL's begins with its first statement that reads a table.
         connection.exec_driver_sql(
             'SET TRANSACTION ISOLATION LEVEL READ COMMITTED')
+    if connection.dialect.name != 'sqlite':
+        _take_writers_lock(session)
+
+
+def _take_writers_lock(session):
+    """Lock the ``pool_state`` row, making it first when there is none.
+
+    When two first writers make it at once, the loser's insert fails on
+    the primary key once the winner commits, and it then locks the
+    winner's row.
+    """
+    if _lock_pool_state(session):
+        return
+    try:
+        with session.begin_nested():
+            session.execute(sa.insert(_POOL_STATE).values(id=1, generation=1))
+    except db_exc.DBDuplicateEntry:
+        pass
+    _lock_pool_state(session)
+
+
+def _lock_pool_state(session):
+    return session.execute(
+        sa.select(_POOL_STATE.c.id).where(_POOL_STATE.c.id == 1)
+        .with_for_update()).first()
 
 
 def _note_pool_write(orm_execute_state):

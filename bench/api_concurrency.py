@@ -1,0 +1,115 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A soak of the lease API under concurrent clients, checked.
+
+    python bench/api_concurrency.py [--db-url URL] [--clients 64]
+        [--ops 50] [--workers 3] [--hosts 50] [--rounds 1] [--seed 0]
+
+The run of ``tests/functional/test_api_concurrency.py``, longer: lease
+API worker processes (nova-api's lease API pipeline) on one leases DB,
+``--clients`` concurrent clients of ``--ops`` requests each (creates,
+updates and deletes of host, instance and volume leases, schedule
+proposals and leases made from them), then the independent checker
+(:mod:`tests.concurrency.checker`). The DB is a temporary SQLite file
+unless ``--db-url`` names a scratch database (PostgreSQL, MariaDB): its
+tables are dropped and created again for each round.
+
+One JSON line per round: ``database``, ``clients``, ``workers``,
+``hosts``, ``operations``, ``status`` (counts by HTTP status),
+``by_operation``, ``conflicts`` (409s, every one justified unless listed
+in ``violations``), ``violations`` (their number; by kind in
+``violation_kinds``, the first few and the workers' ERROR lines in
+``examples``), ``seconds`` (the clients' wall time) and ``per_second``
+(requests answered per second).
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import sys
+import tempfile
+
+import sqlalchemy as sa
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The run is the functional test's (tests/concurrency), not a copy.
+sys.path.insert(0, TOP)
+
+from db import models  # noqa: E402
+from tests.concurrency import scenario  # noqa: E402
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--db-url', help='a scratch database (default: a '
+                        'temporary SQLite file)')
+    parser.add_argument('--clients', type=int, default=64)
+    parser.add_argument('--ops', type=int, default=50,
+                        help='requests per client')
+    parser.add_argument('--workers', type=int, default=3)
+    parser.add_argument('--hosts', type=int, default=50)
+    parser.add_argument('--rounds', type=int, default=1)
+    parser.add_argument('--proposal-ttl', type=int, default=5)
+    parser.add_argument('--seed', type=int, default=0)
+    return parser.parse_args(argv)
+
+
+def fresh_schema(url):
+    """Drop and create the leases DB's tables at ``url``."""
+    engine = sa.create_engine(url)
+    try:
+        models.Base.metadata.drop_all(engine)
+        models.Base.metadata.create_all(engine)
+    finally:
+        engine.dispose()
+
+
+def kinds(violations):
+    """How many violations of each kind (ids, numbers and dates masked)."""
+    masked = (re.sub(r'[0-9a-f-]{36}|[0-9]+', 'N', text)[:90]
+              for text in violations)
+    return dict(collections.Counter(masked).most_common())
+
+
+def one_round(url, args, seed):
+    fresh_schema(url)
+    result = scenario.run(url, args.clients, args.ops, args.workers,
+                          args.hosts, args.proposal_ttl, seed)
+    summary = result['summary']
+    return dict(
+        database=sa.engine.make_url(url).get_backend_name(),
+        clients=args.clients, workers=args.workers, hosts=args.hosts,
+        seed=seed, operations=summary['operations'],
+        status=summary['status'], by_operation=summary['by_operation'],
+        conflicts=summary['conflicts'],
+        violations=len(result['violations']),
+        violation_kinds=kinds(result['violations']),
+        examples=result['violations'][:3] + result['errors'][:10],
+        seconds=round(result['seconds'], 2),
+        per_second=round(summary['operations'] / result['seconds'], 1))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory() as directory:
+        url = args.db_url or 'sqlite:///' + os.path.join(
+            directory, 'reservation.sqlite')
+        for round_ in range(args.rounds):
+            print(json.dumps(one_round(url, args, args.seed + round_)),
+                  flush=True)
+
+
+if __name__ == '__main__':
+    main()
