@@ -22,7 +22,6 @@ with project-scoped tokens. Operators override the rules in a policy file
 (``tox -e genpolicy``).
 """
 
-
 from oslo_config import cfg
 from oslo_log import versionutils
 from oslo_policy import policy
