@@ -37,7 +37,13 @@ CHILD_MAIN = ('import sys; import cinder.tests.functional; '
 
 
 class CinderHarness(base.TestCase):
-    """Run the Cinder-side tests of this module in a process of their own."""
+    """Run the Cinder-side tests of a module in a process of their own.
+
+    The tests of ``module`` (this one unless a subclass says otherwise),
+    defined there when :data:`IN_CINDER`.
+    """
+
+    module = __name__
 
     def test_in_cinder_harness(self):
         if IN_CINDER:
@@ -45,7 +51,7 @@ class CinderHarness(base.TestCase):
         top = os.path.dirname(os.path.dirname(os.path.dirname(
             os.path.abspath(__file__))))
         child = subprocess.run(
-            [sys.executable, '-c', CHILD_MAIN % __name__],
+            [sys.executable, '-c', CHILD_MAIN % self.module],
             cwd=top, env=dict(os.environ, **{CHILD_ENV: '1'}),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             timeout=600)
@@ -283,7 +289,9 @@ if IN_CINDER:
             self.assertEqual({}, self.images.images)
 
         def wait_for(self, status, volume_id):
-            for _ in range(100):
+            # A hang guard: uploading the fake GiB takes seconds on a busy
+            # machine.
+            for _ in range(600):
                 if self.api.get_volume(volume_id)['status'] == status:
                     return
                 time.sleep(0.1)
