@@ -20,13 +20,14 @@ Blazar's polling monitor:
    ``host_monitor_state`` from a ``next_check`` that has come to the next
    one reads the nova-compute services (``GET
    /os-services?binary=nova-compute``); the other engines skip it. With
-   an interval of 0 every engine reads them every poll. A reservable host whose service
-   is ``down`` or ``disabled`` fails: one conditional UPDATE sets its
-   ``failed_at`` and ``failure`` and makes it unreservable ``WHERE
-   failed_at IS NULL``; a failed host whose service is up and enabled
-   recovers ``WHERE failed_at IS NOT NULL``. Any number of engines may
-   read the same services; each change is made once, by the engine whose
-   UPDATE matched. A host Nova does not list is left as it is.
+   an interval of 0 every engine reads them every poll. A reservable host
+   whose service is ``down`` or ``disabled`` fails: one conditional
+   UPDATE sets its ``failed_at`` and ``failure`` and makes it unreservable
+   ``WHERE failed_at IS NULL``; a failed host whose service is up and
+   enabled recovers ``WHERE failed_at IS NOT NULL``. Engines that read
+   the services at once (an interval of 0) make each change once, by the
+   engine whose UPDATE matched. A host Nova does not list is left as it
+   is.
 2. Heal (every poll while a booking is due): each reservation (pending or
    active, of a pending or active lease) with bookings on failed hosts
    that start within ``healing_interval`` minutes gets, in one writer
