@@ -437,6 +437,20 @@ class HostProperty(Base):
     private = sa.Column(sa.Boolean, nullable=False, default=False)
 
 
+class HostMonitorState(Base):
+    """One row: when the host monitor next reads Nova's services.
+
+    An engine whose conditional UPDATE moves ``next_check`` from a time
+    that has come to a later one holds this interval's read; the others
+    skip it (reservation_ext.engine.host_monitor).
+    """
+
+    __tablename__ = 'host_monitor_state'
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    next_check = sa.Column(sa.DateTime, nullable=False)
+
+
 class VolumeCapacityState(Base):
     """One row that serializes the bookings of volume capacity.
 

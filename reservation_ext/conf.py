@@ -158,9 +158,11 @@ reservation_opts = [
                      'enable_polling_monitor.'),
     cfg.IntOpt('host_monitor_interval', default=60, min=0,
                help='Seconds between two reads of the nova-compute '
-                    'services by one engine when host_monitor is set; 0 '
-                    'reads them every engine poll. As Blazar\'s '
-                    'polling_interval.'),
+                    'services when host_monitor is set: one of the '
+                    'engines reads them per interval, and then searches '
+                    'again for the replacements that degraded '
+                    'reservations miss; 0 reads them at every poll of '
+                    'every engine. As Blazar\'s polling_interval.'),
     cfg.IntOpt('healing_interval', default=60, min=0,
                help='Minutes ahead: the bookings on a failed host that '
                     'start within this time (or have started) are healed '

@@ -12,18 +12,22 @@
 
 """The engine's host monitor: failed reservable hosts, their bookings healed.
 
-With ``[reservation] host_monitor`` set, every engine poll (at most every
-``host_monitor_interval`` seconds per engine) does, as Blazar's polling
-monitor:
+With ``[reservation] host_monitor`` set, every engine poll does, as
+Blazar's polling monitor:
 
-1. Detect: read the nova-compute services (``GET
-   /os-services?binary=nova-compute``). A reservable host whose service
-   is ``down`` or ``disabled`` fails: one conditional UPDATE sets its
-   ``failed_at`` and ``failure`` and makes it unreservable ``WHERE
-   failed_at IS NULL``; a failed host whose service is up and enabled
-   recovers ``WHERE failed_at IS NOT NULL``. Any number of engines may
-   read the same services; each change is made once, by the engine whose
-   UPDATE matched. A host Nova does not list is left as it is.
+1. Detect (once per ``host_monitor_interval`` seconds over all engines):
+   the engine whose conditional UPDATE moves the one row of
+   ``host_monitor_state`` from a ``next_check`` that has come to the next
+   one reads the nova-compute services (``GET
+   /os-services?binary=nova-compute``); the other engines skip it. With
+   an interval of 0 every engine reads them every poll. A reservable host
+   whose service is ``down`` or ``disabled`` fails: one conditional
+   UPDATE sets its ``failed_at`` and ``failure`` and makes it unreservable
+   ``WHERE failed_at IS NULL``; a failed host whose service is up and
+   enabled recovers ``WHERE failed_at IS NOT NULL``. Engines that read
+   the services at once (an interval of 0) make each change once, by the
+   engine whose UPDATE matched. A host Nova does not list is left as it
+   is.
 2. Heal (every poll while a booking is due): each reservation (pending or
    active, of a pending or active lease) with bookings on failed hosts
    that start within ``healing_interval`` minutes gets, in one writer
@@ -32,7 +36,11 @@ monitor:
    finds free (:mod:`reservation_ext.planning.healing`: the move is the
    booking's claim, the planner's compare-and-swap the replacement's).
    A started reservation that got one has ``resources_changed``; one that
-   did not has ``missing_resources``, and its lease ``degraded``.
+   did not has ``missing_resources``, and its lease ``degraded``. A
+   reservation with ``missing_resources`` is searched again only in the
+   poll that read the services (so at most once per interval over all
+   engines), not in every poll: its search found nothing, and a host it
+   may take frees up rarely.
 3. Act on Nova for the moves of started reservations, outside the
    transaction: the plugin's ``on_heal`` (a host lease's aggregate takes
    the replacement, the failed host goes back to the free pool). The
@@ -54,6 +62,7 @@ when the host comes back, as the reservation keeps its replacement.
 
 import datetime
 
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 import sqlalchemy as sa
 
@@ -72,6 +81,7 @@ HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 RESERVATIONS = models.Reservation.__table__
 LEASES = models.Lease.__table__
+STATE = models.HostMonitorState.__table__
 
 DOWN = 'down'
 DISABLED = 'disabled'
@@ -132,7 +142,6 @@ class HostMonitor:
         self.plugins = plugins
         self.clients = clients
         self.notifier = notifier
-        self._next_check = None
 
     def run(self, ctx):
         """One poll: detect (when due), heal, act on Nova, clear.
@@ -142,21 +151,44 @@ class HostMonitor:
         """
         if not self.conf.host_monitor:
             return 0
-        done = self._detect(ctx) if self._check_due() else 0
+        checked = self._claim_check(ctx)
+        done = self._detect(ctx) if checked else 0
         notices = set()
-        done += self._heal(ctx, notices)
+        done += self._heal(ctx, notices, checked)
         done += self._finish_moves(ctx)
         done += self._clear(ctx, notices)
         self._notify(ctx, notices)
         return done
 
-    def _check_due(self):
+    def _claim_check(self, ctx):
+        """Whether this engine reads Nova's services in this poll.
+
+        The engine whose UPDATE moves ``next_check`` on from a time that
+        has come holds this interval's read. The first claim makes the
+        row; of two engines making it at once, the second skips.
+        """
+        interval = self.conf.host_monitor_interval
+        if not interval:
+            return True
         now = self.clock.now()
-        if self._next_check is not None and now < self._next_check:
+        with db_api.context_manager.reader.using(ctx) as session:
+            next_check = session.scalar(sa.select(STATE.c.next_check)
+                                        .where(STATE.c.id == 1))
+        if next_check is not None and next_check > now:
             return False
-        self._next_check = now + datetime.timedelta(
-            seconds=self.conf.host_monitor_interval)
-        return True
+        values = {'next_check': now + datetime.timedelta(seconds=interval)}
+        with db_api.writer(ctx, self.clock) as session:
+            if next_check is not None:
+                return bool(session.execute(
+                    sa.update(STATE).where(STATE.c.id == 1,
+                                           STATE.c.next_check <= now)
+                    .values(**values)).rowcount)
+            try:
+                with session.begin_nested():
+                    session.execute(sa.insert(STATE).values(id=1, **values))
+            except db_exc.DBDuplicateEntry:
+                return False
+            return True
 
     def _detect(self, ctx):
         """Record the hosts that failed or came back; return how many."""
@@ -193,9 +225,14 @@ class HostMonitor:
                         if values['failure'] else 'nova-compute is back')
         return result.rowcount
 
-    def _heal(self, ctx, notices):
-        """Heal each reservation with due bookings; return how many."""
+    def _heal(self, ctx, notices, checked):
+        """Heal each reservation with due bookings; return how many.
+
+        The reservations already missing resources only when ``checked``
+        (this engine read the services in this poll).
+        """
         now = self.clock.now()
+        searched = [] if checked else [~RESERVATIONS.c.missing_resources]
         with db_api.context_manager.reader.using(ctx) as session:
             due = session.execute(
                 sa.select(RESERVATIONS.c.id, RESERVATIONS.c.lease_id)
@@ -205,7 +242,7 @@ class HostMonitor:
                 .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
                 .where(*healing.due(now, self.conf.healing_interval),
                        RESERVATIONS.c.status.in_(_HEALED_RESERVATIONS),
-                       LEASES.c.status.in_(_HEALED_LEASES))
+                       LEASES.c.status.in_(_HEALED_LEASES), *searched)
                 .order_by(RESERVATIONS.c.id)).all()
         healed = 0
         for reservation_id, lease_id in due:
@@ -254,6 +291,7 @@ class HostMonitor:
                             missing_resources=bool(missing))
             if missing:
                 changed |= _flag(session, LEASES, lease_id, degraded=True)
+            if missing and changed:
                 LOG.warning('Reservation %s of lease %s: no free host '
                             'replaces failed host(s) %s; the lease is '
                             'degraded', reservation_id, lease_id,

@@ -66,6 +66,9 @@ ENABLED_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
                    'ServerGroupAffinityFilter', 'ReservationFilter')
 RESERVATION_FILTER = 'nova_filters.reservation_filter.ReservationFilter'
 ENGINE_POLL_INTERVAL = 1.0
+# [reservation] host_monitor_interval of the engine: a host whose
+# nova-compute is disabled or down is found within seconds.
+HOST_MONITOR_INTERVAL = 3
 # GB of volume capacity that leases may hold at once: what the fake
 # volume driver serves is unlimited, so this is the only bound.
 VOLUME_RESERVABLE_GB = 100
@@ -250,7 +253,7 @@ def write_nova_conf(layout):
         'oslo_concurrency': [('lock_path', os.path.join(nova_state,
                                                         'locks'))],
         'vnc': [('enabled', 'false')],
-        'reservation': _reservation_options(layout),
+        'reservation': _reservation_options(layout) + _host_monitor(),
         'reservation_database': [('connection', layout.leases_db_url)],
         'reservation_client': _client(layout),
         # Nova's own notifications only in the legacy format, on the same
@@ -268,6 +271,12 @@ def _reservation_options(layout):
             ('event_poll_interval', ENGINE_POLL_INTERVAL),
             ('volume_reservable_gb', VOLUME_RESERVABLE_GB),
             ('proposal_ttl', layout.proposal_ttl)]
+
+
+def _host_monitor():
+    # nova.conf only: the engine reads it, Cinder has no hosts to heal.
+    return [('host_monitor', 'true'),
+            ('host_monitor_interval', HOST_MONITOR_INTERVAL)]
 
 
 def _notifications(layout, **service_sections):
@@ -327,7 +336,7 @@ def write_cinder_conf(layout):
         'keystone_authtoken': _authtoken(layout),
         'oslo_concurrency': [('lock_path', os.path.join(cinder_state,
                                                         'locks'))],
-        'reservation': _reservation_options(layout),
+        'reservation': _reservation_options(layout) + _host_monitor(),
         'reservation_database': [('connection', layout.leases_db_url)],
         **_notifications(layout),
         'enforcement': _enforcement(layout),

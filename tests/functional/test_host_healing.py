@@ -73,6 +73,16 @@ class FakeNova:
             aggregate['hosts'].remove(host)
 
 
+class CountingNova(FakeNova):
+    """A FakeNova that counts the reads of the services."""
+
+    reads = 0
+
+    def compute_services(self):
+        self.reads += 1
+        return super().compute_services()
+
+
 class Clients:
     def __init__(self, nova):
         self.nova = nova
@@ -372,6 +382,51 @@ class _HealingTests:
             [['compute-3']] * 2, [self.hosts_of(reservation_id) for
                                   reservation_id in reservations
                                   if reservation_id not in missing])
+
+    def test_one_engine_of_many_reads_nova_per_interval(self):
+        self.conf.set_override('host_monitor_interval', 60, 'reservation')
+        self.nova = CountingNova(self.nova.state)
+        monitors = [self.monitor() for _ in range(4)]
+        with futures.ThreadPoolExecutor(4 if self.THREADS else 1) as pool:
+            list(pool.map(lambda monitor: monitor.run(self.ctx), monitors))
+        self.assertEqual(1, self.nova.reads)
+        self.clock.set(NOW + datetime.timedelta(seconds=59))
+        for monitor in monitors:
+            monitor.run(self.ctx)
+        self.assertEqual(1, self.nova.reads)
+        self.clock.set(NOW + datetime.timedelta(seconds=60))
+        for monitor in monitors:
+            monitor.run(self.ctx)
+        self.assertEqual(2, self.nova.reads)
+
+    def test_interval_zero_reads_nova_at_every_poll_of_every_engine(self):
+        self.nova = CountingNova(self.nova.state)
+        for monitor in (self.monitor(), self.monitor()):
+            monitor.run(self.ctx)
+        self.assertEqual(2, self.nova.reads)
+
+    def test_a_degraded_reservation_is_searched_again_once_per_interval(
+            self):
+        self.conf.set_override('host_monitor_interval', 60, 'reservation')
+        lease_id, reservation_id = self.host_lease(count=2)
+        other_id, _other = self.host_lease(count=1)
+        self.fail('compute-1')
+        monitor = self.monitor()
+        monitor.run(self.ctx)
+        self.assertTrue(self.view(lease_id)['degraded'])
+        # compute-3 frees up: polls within the interval do not look.
+        with self.writer() as session:
+            session.execute(sa.delete(LEASES).where(LEASES.c.id == other_id))
+        self.clock.set(NOW + datetime.timedelta(seconds=30))
+        monitor.run(self.ctx)
+        self.assertTrue(self.view(lease_id)['degraded'])
+        self.assertIn('compute-1', self.hosts_of(reservation_id))
+        # The next interval's poll, of any engine, takes it.
+        self.clock.set(NOW + datetime.timedelta(seconds=60))
+        self.monitor().run(self.ctx)
+        self.assertEqual(['compute-2', 'compute-3'],
+                         self.hosts_of(reservation_id))
+        self.assertFalse(self.view(lease_id)['degraded'])
 
 
 class HealingSQLiteTest(_HealingTests, base.DBTestCase):

@@ -69,25 +69,12 @@ class GroupsTest(base.TestCase):
             [], healing.Request(together=True)))
 
 
-class IntervalTest(base.TestCase):
+class MonitorOffTest(base.TestCase):
 
     def monitor(self, **overrides):
         self.clock = clock_mod.ManualClock(NOW)
         conf = test_engine.make_conf(self, **overrides)
         return host_monitor.HostMonitor(conf, self.clock, {}, None, None)
-
-    def test_nova_is_read_once_per_interval(self):
-        monitor = self.monitor(host_monitor_interval=60)
-        self.assertTrue(monitor._check_due())
-        self.clock.set(NOW + datetime.timedelta(seconds=59))
-        self.assertFalse(monitor._check_due())
-        self.clock.set(NOW + datetime.timedelta(seconds=60))
-        self.assertTrue(monitor._check_due())
-
-    def test_interval_zero_reads_nova_every_poll(self):
-        monitor = self.monitor(host_monitor_interval=0)
-        self.assertTrue(monitor._check_due())
-        self.assertTrue(monitor._check_due())
 
     def test_a_monitor_that_is_off_does_nothing(self):
         # No clients, no DB: run() must not touch either.
