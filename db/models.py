@@ -448,7 +448,7 @@ class HostMonitorState(Base):
     __tablename__ = 'host_monitor_state'
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
-    next_check = sa.Column(sa.DateTime, nullable=False)
+    next_check = sa.Column(DateTime, nullable=False)
 
 
 class VolumeCapacityState(Base):

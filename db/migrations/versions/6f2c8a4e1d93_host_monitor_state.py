@@ -13,15 +13,16 @@
 """host_monitor_state: one engine reads Nova's services per interval
 
 Revision ID: 6f2c8a4e1d93
-Revises: d5e9a7c3f1b6
+Revises: 4c69f26fae5c
 Create Date: 2026-11-25 15:05:00
 """
 
 from alembic import op
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 
 revision = '6f2c8a4e1d93'
-down_revision = 'd5e9a7c3f1b6'
+down_revision = '4c69f26fae5c'
 branch_labels = None
 depends_on = None
 
@@ -30,8 +31,12 @@ def upgrade():
     op.create_table(
         'host_monitor_state',
         sa.Column('id', sa.Integer(), autoincrement=False, nullable=False),
-        sa.Column('next_check', sa.DateTime(), nullable=False),
-        sa.PrimaryKeyConstraint('id', name='pk_host_monitor_state'))
+        # Microseconds and exact strings on MariaDB too, as migration
+        # 4c69f26fae5c made every other table.
+        sa.Column('next_check', sa.DateTime().with_variant(
+            mysql.DATETIME(fsp=6), 'mysql', 'mariadb'), nullable=False),
+        sa.PrimaryKeyConstraint('id', name='pk_host_monitor_state'),
+        mysql_charset='utf8mb4', mysql_collate='utf8mb4_bin')
 
 
 def downgrade():
