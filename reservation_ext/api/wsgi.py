@@ -25,7 +25,6 @@ and anything else is logged and answered with a generic 500.
 """
 
 import functools
-import json
 
 from oslo_log import log as logging
 import routes
@@ -124,12 +123,21 @@ class Request(webob.Request):
         return context.RequestContext.from_environ(self.environ)
 
     def read_json(self):
-        """The JSON body, or InvalidInput naming ``body``."""
-        try:
-            return json.loads(self.body)
-        except ValueError as exc:
-            raise exceptions.InvalidInput('body', 'is not valid JSON: %s'
-                                          % exc)
+        """The JSON body (:func:`validation.load_json`), or InvalidInput."""
+        return validation.load_json(self.body)
+
+    def check_text(self):
+        """InvalidInput unless the path and the query string are UTF-8.
+
+        webob decodes them when first read, wherever that is: read them
+        here, before any handler does.
+        """
+        for field, read in (('path', lambda: self.path_info),
+                            ('query string', lambda: self.GET)):
+            try:
+                read()
+            except UnicodeDecodeError:
+                raise exceptions.InvalidInput(field, 'is not UTF-8 text')
 
     def flag(self, name):
         """The boolean query parameter ``name`` (default false)."""
@@ -167,6 +175,7 @@ class App:
 
     def _route(self, req):
         """The handler of ``req``, its service and the path's arguments."""
+        req.check_text()
         # The path as webob decodes it (UTF-8) rather than the environ's
         # latin-1 PATH_INFO; the environ for the method conditions.
         match = self._map.match(req.path_info, req.environ)

@@ -342,10 +342,19 @@ def filter_factory(global_conf, **local_conf):
 
 
 def _json(req):
+    """The JSON body, or None when it is not JSON (Nova answers that).
+
+    :raises InvalidInput: JSON that nobody can read (too deep, lone
+        surrogates), which would fail Nova's own parsing.
+    """
     try:
-        return jsonutils.loads(req.body)
+        body = jsonutils.loads(req.body)
+    except RecursionError:
+        raise validation.too_deep('body')
     except ValueError:
         return None
+    validation.check_json(body)
+    return body
 
 
 def _hints(body):
