@@ -119,6 +119,14 @@ class QuotaExceeded(Forbidden):
         self.usage = usage
 
 
+class ServiceUnavailable(ReservationError):
+    """A service the request needs (Nova, Cinder) failed (503)."""
+
+    code = 503
+    message = ('A service that reservations depend on failed; please '
+               'retry later.')
+
+
 class EnforcementUnavailable(ReservationError):
     """The enforcement decision cannot be had now (503); nothing changed.
 

@@ -21,7 +21,9 @@ becomes its status code with Blazar's error body
 
     {"error_code": 404, "error_message": "...", "error_name": "NotFound"}
 
-and anything else is logged and answered with a generic 500.
+but a :class:`~reservation_ext.exceptions.PluginError` (Nova or Cinder
+failed a call) is logged and answered with a generic 503, and anything
+else is logged and answered with a generic 500: neither shows internals.
 """
 
 import functools
@@ -166,6 +168,11 @@ class App:
         try:
             handler, service, path_args = self._route(req)
             status, body = handler(service, req, **path_args)
+        except exceptions.PluginError as exc:
+            # What Nova or Cinder said is for the operator's log, not the
+            # user: the call's path and answer are internals.
+            LOG.error('%s %s failed: %s', req.method, req.path, exc.message)
+            return _error_response(exceptions.ServiceUnavailable())
         except exceptions.ReservationError as exc:
             return _error_response(exc)
         except Exception:

@@ -16,17 +16,17 @@ The real WSGI application (:func:`reservation_ext.api.wsgi.build_app`)
 with the real resource plugins on a SQLite leases DB with four reservable
 hosts, as in ``test_api_leases``; requests carry the headers
 keystonemiddleware sets, as an administrator or a member. Every endpoint
-but those that call Nova (a host's create and delete, which
-``test_fuzz_nova`` sends through Nova's harness) gets bodies and query
+but those that call Nova (a host's create and delete, a lease's delete,
+which ``test_fuzz_nova`` sends through Nova's harness) gets bodies and query
 strings from :mod:`tests.fuzz.strategies`. The state carries over from
 one request to the next (leases created, updated, deleted), so later
-requests meet full hosts, deleted leases and taken proposals.
+requests meet full hosts and taken proposals.
 
 Every answer is checked by :mod:`tests.fuzz.checks`; after the run, the
-leases DB holds exactly the leases and proposals that were answered 201
-and not deleted since, each lease whole (its reservations, their
-bookings or requests, its events), and no hold of a proposal that is
-gone.
+leases DB holds exactly the leases that were answered 201 and not
+deleted since, and only proposals that were; each lease whole (its
+events; its reservations' requests, bookings and projects belong to
+it), and no hold of a proposal that is gone.
 """
 
 import datetime
@@ -65,36 +65,44 @@ PLUGIN_SCHEMAS = {'physical:host': physical_host.SCHEMA,
                   'virtual:volume': virtual_volume.SCHEMA}
 # Requests per CI run (times RESERVATION_FUZZ_SCALE).
 EXAMPLES = 8000
+# Reservable hosts: some with a gpu, enough for a few hundred leases.
 HOSTS = (('compute-1', 2, {'gpu': 'false'}), ('compute-2', 10, {'gpu': 'true'}),
          ('compute-3', 10, {'gpu': 'true', 'rack': 'r1'}),
-         ('compute-4', 1000, {}))
+         ('compute-4', 1000, {})) + tuple(
+    ('node-%d' % index, 16, {'gpu': str(index % 2 == 0).lower()})
+    for index in range(20))
 
 
 def _lease_requests():
+    """Requests of /v1/leases, proposals, availability and plugins, with
+    creates and updates the most frequent."""
     leases = fz.segments('lease', 4)
-    return st.one_of(
-        st.builds(fz.Request, st.just('POST'), st.just(('leases',)),
-                  st.just([]), fz.bodies(
-                      fz.lease_bodies(NOW, PLUGIN_SCHEMAS),
-                      lease_schemas.CREATE)),
-        st.builds(fz.Request, st.just('PUT'), st.tuples(st.just('leases'),
-                                                        leases),
-                  st.just([]), fz.bodies(fz.lease_updates(NOW),
-                                         lease_schemas.UPDATE)),
-        st.builds(fz.Request, st.sampled_from(('GET', 'DELETE', 'PATCH')),
-                  st.tuples(st.just('leases'), leases), st.just([]),
-                  st.just(fz.NO_BODY)),
-        st.builds(fz.Request, st.just('GET'), st.just(('leases',)),
-                  fz.queries(sorted(lease_schemas.LIST_QUERY['properties']),
-                             fz.dates(NOW)), st.just(fz.NO_BODY)),
-        st.builds(fz.Request, st.just('POST'),
-                  st.just(('leases', 'proposals')), st.just([]),
-                  fz.bodies(fz.proposal_bodies(NOW, PLUGIN_SCHEMAS),
-                            lease_schemas.PROPOSE)),
-        st.builds(fz.Request, st.just('GET'), st.just(('availability',)),
-                  _availability_queries(), st.just(fz.NO_BODY)),
-        st.builds(fz.Request, st.sampled_from(('GET', 'POST')),
-                  st.just(('plugins',)), st.just([]), st.just(fz.NO_BODY)))
+    create = st.builds(
+        fz.Request, st.just('POST'), st.just(('leases',)), st.just([]),
+        fz.bodies(fz.lease_bodies(NOW, PLUGIN_SCHEMAS), lease_schemas.CREATE))
+    update = st.builds(
+        fz.Request, st.just('PUT'), st.tuples(st.just('leases'), leases),
+        st.just([]), fz.bodies(fz.lease_updates(NOW), lease_schemas.UPDATE))
+    return fz.weighted(
+        (4, create), (2, update),
+        # No DELETE: deleting a host lease releases its aggregate in
+        # Nova, so test_fuzz_nova sends those.
+        (1, st.builds(fz.Request, st.sampled_from(('GET', 'PATCH')),
+                      st.tuples(st.just('leases'), leases), st.just([]),
+                      st.just(fz.NO_BODY))),
+        (1, st.builds(fz.Request, st.just('GET'), st.just(('leases',)),
+                      fz.queries(sorted(
+                          lease_schemas.LIST_QUERY['properties']),
+                          fz.dates(NOW)), st.just(fz.NO_BODY))),
+        (2, st.builds(fz.Request, st.just('POST'),
+                      st.just(('leases', 'proposals')), st.just([]),
+                      fz.bodies(fz.proposal_bodies(NOW, PLUGIN_SCHEMAS),
+                                lease_schemas.PROPOSE))),
+        (1, st.builds(fz.Request, st.just('GET'), st.just(('availability',)),
+                      _availability_queries(), st.just(fz.NO_BODY))),
+        (1, st.builds(fz.Request, st.sampled_from(('GET', 'POST')),
+                      st.just(('plugins',)), st.just([]),
+                      st.just(fz.NO_BODY))))
 
 
 def _availability_queries():
@@ -159,9 +167,13 @@ SEEDS = ({'resource_type': 'physical:host', 'min': 1, 'max': 1},
          {'resource_type': 'virtual:instance', 'amount': 1, 'vcpus': 1,
           'memory_mb': 512, 'disk_gb': 1})
 
-REQUESTS = st.tuples(
-    st.sampled_from((ADMIN, MEMBER, MEMBER)),
-    st.one_of(_lease_requests(), _lease_requests(), _host_requests()))
+# Members' requests of the leases, more of them than administrators';
+# the hosts' mostly as an administrator (a member's are 403).
+REQUESTS = fz.weighted(
+    (3, st.tuples(st.sampled_from((ADMIN, MEMBER, MEMBER)),
+                  _lease_requests())),
+    (1, st.tuples(st.sampled_from((ADMIN, ADMIN, MEMBER)),
+                  _host_requests())))
 
 
 class LeaseAPIFuzzTest(base.DBTestCase):
@@ -179,6 +191,7 @@ class LeaseAPIFuzzTest(base.DBTestCase):
         self.refs = {'host': [], 'lease': [], 'reservation': [],
                      'proposal': []}
         self.answered = {'lease': set(), 'proposal': set()}
+        self.names = 0
         self._add_hosts()
         self._seed()
 
@@ -211,6 +224,9 @@ class LeaseAPIFuzzTest(base.DBTestCase):
         self.assertEqual(2, len(self.answered['proposal']))
 
     def resolve(self, ref):
+        if ref == fz.UNIQUE_NAME:
+            self.names += 1
+            return 'lease-%d' % self.names
         known = self.refs[ref.kind]
         return known[ref.index % len(known)] if known else 'none'
 
@@ -257,7 +273,8 @@ class LeaseAPIFuzzTest(base.DBTestCase):
         self._fuzz()
         self.addDetail('fuzz', testtools.content.text_content(
             self.tally.summary()))
-        LOG.warning('%s', self.tally.summary())
+        LOG.warning("%s", self.tally.summary())
+        print(self.tally.summary())
         self.assertGreaterEqual(self.tally.total, fz.examples(EXAMPLES))
         self._check_whole()
 
@@ -283,9 +300,6 @@ class LeaseAPIFuzzTest(base.DBTestCase):
             # Proposals taken by a lease are deleted, so a subset.
             self.assertLessEqual(set(conn.scalars(sa.select(
                 proposals.c.id))), self.answered['proposal'])
-            self.assertEqual([], conn.execute(sa.select(leases.c.id).where(
-                ~sa.exists().where(reservations.c.lease_id == leases.c.id))
-            ).all(), 'leases without reservations')
             self.assertEqual([], conn.execute(sa.select(leases.c.id).where(
                 sa.select(sa.func.count()).where(
                     events.c.lease_id == leases.c.id).scalar_subquery() < 2)

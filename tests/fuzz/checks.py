@@ -24,6 +24,7 @@ internal call, a URL, SQL.
 import collections
 import json
 import re
+import time
 
 # What a message must never show.
 INTERNALS = ('Traceback', 'os-hypervisors', 'refused GET', 'refused POST',
@@ -42,6 +43,7 @@ class Tally:
     def __init__(self, name):
         self.name = name
         self.statuses = collections.Counter()
+        self._started = (time.monotonic(), time.process_time())
 
     def count(self, status):
         self.statuses[status] += 1
@@ -51,9 +53,13 @@ class Tally:
         return sum(self.statuses.values())
 
     def summary(self):
-        """One line: the requests and the answers by status."""
-        return '%s: %d generated requests, statuses %s' % (
-            self.name, self.total, dict(sorted(self.statuses.items())))
+        """One line: the requests, the answers by status, the time taken
+        (wall clock and this process's CPU) since the tally began."""
+        wall, cpu = (now - then for now, then in zip(
+            (time.monotonic(), time.process_time()), self._started))
+        return '%s: %d generated requests, statuses %s, %.1f s (%.1f s CPU)' % (
+            self.name, self.total, dict(sorted(self.statuses.items())),
+            wall, cpu)
 
 
 def _json(body):

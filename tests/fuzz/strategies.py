@@ -92,6 +92,8 @@ class Raw(bytes):
 
 
 NO_BODY = None
+# A name the test makes unique when it sends the request.
+UNIQUE_NAME = Ref('unique', 0)
 
 # Digits that str.isdigit() or int() take but a decimal number is not
 # written with: Arabic-Indic, superscript, N'Ko, Thai, fullwidth,
@@ -118,6 +120,16 @@ BAD_DATES = ('2027-02-30 10:00', '2027-13-01 10:00', '2027-00-10 10:00',
 MAX_INT32 = 2 ** 31 - 1
 EDGE_INTS = (MAX_INT32, MAX_INT32 + 1, 2 ** 32, 2 ** 53 + 1, 2 ** 63 - 1,
              2 ** 63, 2 ** 64, -2 ** 31, -2 ** 31 - 1, -2 ** 63 - 1, -1, 0)
+
+
+def weighted(*choices):
+    """Draw from each ``(weight, strategy)`` of ``choices`` in proportion.
+
+    ``st.one_of`` counts a strategy given twice once.
+    """
+    return st.sampled_from([strategy for weight, strategy in choices
+                            for _ in range(weight)]).flatmap(
+        lambda strategy: strategy)
 
 
 def huge_ints():
@@ -228,21 +240,88 @@ def mutated(draw, bodies):
 
 
 def schema_bodies(schema):
-    """Bodies the JSON Schema ``schema`` accepts."""
+    """Values the JSON Schema ``schema`` accepts, drawn fast.
+
+    The keywords the request schemas use (``type``, ``properties``,
+    ``required``, ``additionalProperties``, ``items``, ``enum``,
+    ``const``, lengths, bounds, ``pattern``); values that break a bound
+    the schema leaves open (huge integers, odd text) come with them.
+    hypothesis-jsonschema (:func:`jsonschema_bodies`) covers every
+    keyword but takes tens of milliseconds an object, too slow for the
+    bulk of the requests.
+    """
+    if 'const' in schema:
+        return st.just(schema['const'])
+    if 'enum' in schema:
+        return st.sampled_from(schema['enum'])
+    types = schema.get('type')
+    if types is None:
+        return json_values()
+    types = types if isinstance(types, list) else [types]
+    return st.one_of(*[_TYPED[name](schema) for name in types])
+
+
+def jsonschema_bodies(schema):
+    """Values ``schema`` accepts, by hypothesis-jsonschema."""
     return from_schema(schema)
 
 
-def bodies(valid, schema=None):
-    """Valid bodies, schema-shaped ones, their mutations, and raw bytes.
+def _object(schema):
+    properties = {key: schema_bodies(value)
+                  for key, value in schema.get('properties', {}).items()}
+    required = schema.get('required', [])
+    fixed = st.fixed_dictionaries(
+        {key: properties.get(key, json_values()) for key in required},
+        optional={key: value for key, value in properties.items()
+                  if key not in required})
+    additional = schema.get('additionalProperties', True)
+    if additional is False:
+        return fixed
+    values = json_values() if additional is True else schema_bodies(
+        additional)
+    return st.builds(lambda given, more: {**more, **given}, fixed,
+                     st.dictionaries(odd_text(), values, max_size=2))
 
-    hypothesis-jsonschema takes tens of milliseconds for one object, the
-    other strategies well under one: schema-shaped bodies are one draw in
-    ten or so, to keep the number of requests up.
-    """
-    drawn = [valid] * 4 + [mutated(valid)] * 3 + [raw_bodies(), bad_values()]
+
+def _array(schema):
+    least = schema.get('minItems', 0)
+    return st.lists(schema_bodies(schema.get('items', {})), min_size=least,
+                    max_size=min(schema.get('maxItems', least + 3),
+                                 least + 3))
+
+
+def _string(schema):
+    least = schema.get('minLength', 0)
+    most = schema.get('maxLength', least + 16)
+    if 'pattern' in schema:
+        return st.from_regex(schema['pattern']).filter(
+            lambda text: least <= len(text) <= most)
+    return st.text(min_size=least, max_size=min(most, least + 16))
+
+
+_TYPED = {
+    'object': _object,
+    'array': _array,
+    'string': _string,
+    'integer': lambda schema: st.integers(schema.get('minimum'),
+                                          schema.get('maximum')),
+    'number': lambda schema: st.one_of(
+        st.integers(schema.get('minimum'), schema.get('maximum')),
+        st.floats(schema.get('minimum'), schema.get('maximum'),
+                  allow_nan=False, allow_infinity=False)),
+    'boolean': lambda schema: st.booleans(),
+    'null': lambda schema: st.none(),
+}
+
+
+def bodies(valid, schema=None):
+    """Valid bodies, schema-shaped ones, their mutations, and raw bytes."""
+    drawn = [(4, valid), (3, mutated(valid)), (1, raw_bodies()),
+             (1, bad_values())]
     if schema is not None:
-        drawn += [schema_bodies(schema), mutated(schema_bodies(schema))]
-    return st.one_of(*drawn)
+        drawn += [(1, schema_bodies(schema)),
+                  (1, mutated(schema_bodies(schema)))]
+    return weighted(*drawn)
 
 
 # Dates -------------------------------------------------------------------
@@ -258,8 +337,8 @@ def dates(now, days=60):
         lambda minutes, fmt: (now + datetime.timedelta(minutes=minutes))
         .strftime(fmt), st.integers(-60, days * 24 * 60),
         st.sampled_from(DATE_FORMATS))
-    return st.one_of(good, good, good, st.just('now'),
-                     st.sampled_from(BAD_DATES))
+    return weighted((3, good), (1, st.just('now')),
+                    (1, st.sampled_from(BAD_DATES)))
 
 
 def durations():
@@ -313,25 +392,77 @@ def reservations(plugin_schemas):
     volume = st.fixed_dictionaries(
         {'resource_type': st.just('virtual:volume'),
          'size_gb': st.sampled_from((1, '2', 10 ** 6))})
-    shaped = st.one_of(*[schema_bodies(_with_type(resource_type, schema))
-                         for resource_type, schema in plugin_schemas.items()])
-    return st.one_of(host, host, host, capacity, capacity, volume, shaped)
+    shaped = [schema_bodies(_with_type(resource_type, schema))
+              for resource_type, schema in plugin_schemas.items()]
+    good = st.sampled_from(GOOD_RESERVATIONS)
+    return weighted((4, good), (1, host), (1, capacity), (1, volume),
+                    *[(1, strategy) for strategy in shaped])
+
+
+# Reservations the in-process lease API accepts (when there is room).
+GOOD_RESERVATIONS = (
+    {'resource_type': 'physical:host', 'min': 1, 'max': 1},
+    {'resource_type': 'physical:host', 'min': '1', 'max': '2',
+     'resource_properties': '["=", "$gpu", "true"]'},
+    {'resource_type': 'physical:host', 'min': 1, 'max': 1,
+     'hypervisor_properties': '[">=", "$vcpus", "2"]',
+     'on_end': 'release'},
+    {'resource_type': 'virtual:instance', 'amount': 2, 'vcpus': 1,
+     'memory_mb': 512, 'disk_gb': 1, 'affinity': False},
+    {'resource_type': 'virtual:instance', 'amount': '1', 'vcpus': 2,
+     'memory_mb': 1024, 'disk_gb': 0})
+NAMES = st.text(alphabet='abcdefghijklmnopqrstuvwxyz0123456789-', min_size=1,
+                max_size=12)
+
+
+def _ordered(now):
+    return st.builds(
+        lambda start, hours, fmt: {
+            'start_date': (now + start).strftime(fmt),
+            'end_date': (now + start + hours).strftime(fmt)},
+        st.integers(0, 30 * 24 * 60).map(
+            lambda minutes: datetime.timedelta(minutes=minutes)),
+        st.integers(1, 72).map(lambda hours: datetime.timedelta(hours=hours)),
+        st.sampled_from(DATE_FORMATS))
+
+
+def windows(now):
+    """``start_date`` and ``end_date``, most of them in order."""
+    ordered = _ordered(now)
+    given = st.fixed_dictionaries({'end_date': dates(now)},
+                                  optional={'start_date': dates(now)})
+    return weighted((3, ordered), (1, given))
 
 
 def lease_bodies(now, plugin_schemas):
-    """Lease create bodies, most of them acceptable."""
-    return st.fixed_dictionaries(
-        {'name': st.one_of(st.text(min_size=1, max_size=12),
-                           st.sampled_from(('lease', 'x' * 81, ' ', ''))),
-         'end_date': dates(now),
+    """Lease create bodies: a third acceptable (when there is room), the
+    others with odd choices anywhere."""
+    good = st.builds(
+        lambda window, name, reservations: dict(
+            window, name=name, reservations=reservations, events=[]),
+        # Names are unique in a project: most good leases have their own.
+        _ordered(now), weighted((3, st.just(UNIQUE_NAME)), (1, NAMES)),
+        st.lists(st.sampled_from(GOOD_RESERVATIONS), min_size=1,
+                 max_size=2))
+    odd = st.builds(lambda window, rest: dict(rest, **window), windows(now),
+                    _lease_rest(now, plugin_schemas))
+    return weighted((1, good), (2, odd))
+
+
+def _lease_rest(now, plugin_schemas):
+    plain = st.fixed_dictionaries(
+        {'name': weighted((3, NAMES), (1, st.text(max_size=12)),
+                          (1, st.sampled_from(('x' * 81, ' ', '\x00')))),
          'reservations': st.lists(reservations(plugin_schemas),
                                   min_size=1, max_size=2),
-         'events': st.just([])},
-        optional={'start_date': dates(now),
-                  'before_end_date': dates(now),
-                  'projects': st.lists(odd_text(), max_size=2),
-                  'proposal_id': st.builds(Ref, st.just('proposal'),
-                                           st.integers(0, 1))})
+         'events': st.just([])})
+    extras = st.fixed_dictionaries({}, optional={
+        'before_end_date': dates(now),
+        'projects': st.lists(odd_text(), max_size=2),
+        'proposal_id': st.builds(Ref, st.just('proposal'),
+                                 st.integers(0, 1))})
+    return weighted((3, plain), (1, st.builds(
+        lambda given, more: dict(given, **more), plain, extras)))
 
 
 def lease_updates(now):
