@@ -121,8 +121,15 @@ class ReservationController(wsgi.Controller):
         return self._lease_service
 
     @wsgi.extends
-    def create(self, req, body):
-        """Answer a reserved create; leave any other to Cinder."""
+    def create(self, req, body=None):
+        """Answer a reserved create; leave any other to Cinder.
+
+        Without a body Cinder would fail its own call with a message that
+        names nothing: the 400 says what is missing.
+        """
+        if body is None:
+            raise webob.exc.HTTPBadRequest(
+                explanation='body: is required (a JSON object)')
         yield self._create_reserved(req, body)
 
     @wsgi.extends

@@ -173,6 +173,7 @@ class ServerReservations:
         if not isinstance(server, dict):
             return self.application
         hints = _hints(body)
+        _check_kept(hints)
         preemptible.check_hint(hints)
         response = self.capacity.boot(req, server, hints,
                                       _reservation_context(req))
@@ -362,6 +363,26 @@ def _hints(body):
         if isinstance(body.get(key), dict):
             return body[key]
     return {}
+
+
+# The hints this middleware reads.
+OWN_HINTS = (lease_hints.RESERVED, lease_hints.LEASE_PARAMS,
+             lease_hints.PROPOSAL, lease_hints.RESERVATION, preemptible.HINT)
+
+
+def _check_kept(hints):
+    """400 for a hint of ours that Nova could not keep, naming it.
+
+    Nova keeps every hint as a list of strings: an object (``lease_params``
+    as JSON rather than its text) or a nested list would fail Nova's
+    request spec after the lease was made.
+    """
+    for key in OWN_HINTS:
+        value = hints.get(key)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(item, (dict, list)) for item in values):
+            raise exceptions.InvalidInput(
+                key, 'must be a string (lease_params: its JSON text)')
 
 
 def _check_reservable(server, hints, deferred):
