@@ -427,7 +427,12 @@ def parse_integer(value, field, minimum=0):
         than :data:`MAX_INTEGER`.
     """
     if isinstance(value, str) and _INTEGER_RE.fullmatch(value.strip()):
-        value = int(value)
+        try:
+            value = int(value)
+        except ValueError:
+            # More digits than Python converts (sys.get_int_max_str_digits).
+            raise exceptions.InvalidInput(field,
+                                          'must be at most %d' % MAX_INTEGER)
     if isinstance(value, bool) or not isinstance(value, int):
         raise exceptions.InvalidInput(field, 'must be an integer')
     if value < minimum:
@@ -445,7 +450,8 @@ def database_id(text):
     failing in the DB.
     """
     text = str(text)
-    if _DIGITS_RE.fullmatch(text) and int(text) <= MAX_INTEGER:
+    if (_DIGITS_RE.fullmatch(text) and len(text) <= len(str(MAX_INTEGER))
+            and int(text) <= MAX_INTEGER):
         return int(text)
     return None
 

@@ -345,13 +345,16 @@ def filter_factory(global_conf, **local_conf):
 def _json(req):
     """The JSON body, or None when it is not JSON (Nova answers that).
 
-    :raises InvalidInput: JSON that nobody can read (too deep, lone
-        surrogates), which would fail Nova's own parsing.
+    :raises InvalidInput: a body that nobody can read (too deep, lone
+        surrogates, not UTF-8), which would fail Nova's own parsing.
     """
     try:
         body = jsonutils.loads(req.body)
     except RecursionError:
         raise validation.too_deep('body')
+    except UnicodeDecodeError:
+        # Nova's own reading fails on it with a 500.
+        raise exceptions.InvalidInput('body', 'is not UTF-8 text')
     except ValueError:
         return None
     validation.check_json(body)

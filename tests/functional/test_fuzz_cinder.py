@@ -131,6 +131,28 @@ if IN_CINDER:
                 self.volumes[volume['id']] = volume
             return response
 
+        def test_an_unknown_zone_is_refused_at_create(self):
+            response = self.send({
+                'volume': {'size': 1, 'availability_zone': 'zone-x'},
+                'OS-SCH-HNT:scheduler_hints': {'reserved': 'True'}})
+            self.assertEqual(400, response.status_code)
+            self.assertEqual(
+                "availability_zone: Availability zone 'zone-x' is invalid.",
+                response.json()['badRequest']['message'])
+            self.assertEqual({}, self.volumes)
+            with self.database.engine.connect() as conn:
+                self.assertEqual(0, conn.scalar(sa.select(sa.func.count())
+                                                .select_from(models.Lease)))
+
+        def test_a_name_or_body_of_another_type_is_a_bad_request(self):
+            for body in ({'volume': {'size': 1, 'name': 12}},
+                         {'volume': {'size': 1, 'name': ['x']}},
+                         {'volume': 'x'}, ['volume'], 'volume'):
+                body = dict(body, **{'OS-SCH-HNT:scheduler_hints': {
+                    'reserved': 'True'}}) if isinstance(body, dict) else body
+                self.assertEqual(400, self.send(body).status_code)
+            self.assertEqual({}, self.volumes)
+
         def test_no_create_fails_or_half_creates(self):
             @fz.fuzz_settings(EXAMPLES)
             @given(_volume())

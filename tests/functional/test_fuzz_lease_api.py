@@ -278,6 +278,34 @@ class LeaseAPIFuzzTest(base.DBTestCase):
         self.assertGreaterEqual(self.tally.total, fz.examples(EXAMPLES))
         self._check_whole()
 
+    def test_the_listed_bad_inputs_are_bad_requests_or_not_found(self):
+        """The careless client's 500s of issue 16, one by one."""
+        depth = 5000
+        for raw in (b'[' * depth + b']' * depth,
+                    b'{"a": ' * depth + b'1' + b'}' * depth):
+            response = self.send(MEMBER, fz.Request(
+                'POST', ('leases',), [], fz.Raw(raw)))
+            self.assertEqual((400, 'body'), (response.status_int, response.json[
+                'error_message'].split(':')[0]))
+        for host in ('١٢', '²', str(2 ** 64), '9' * 5000):
+            for path in (('os-hosts', host), ('os-hosts', host,
+                                              'allocation')):
+                self.assertEqual(404, self.send(ADMIN, fz.Request(
+                    'GET', path, [], fz.NO_BODY)).status_int)
+        body = {'name': 'big', 'start_date': '2027-01-11 10:00',
+                'end_date': '2027-01-12 10:00', 'events': [],
+                'reservations': [dict(SEEDS[0], min=2 ** 64, max='١٢')]}
+        response = self.send(MEMBER, fz.Request('POST', ('leases',), [],
+                                                body))
+        self.assertEqual('reservations[0].min: must be at most 2147483647',
+                         response.json['error_message'])
+        body['reservations'][0]['min'] = 1
+        response = self.send(MEMBER, fz.Request('POST', ('leases',), [],
+                                                body))
+        self.assertEqual((400, 'reservations[0].max'), (
+            response.status_int,
+            response.json['error_message'].split(':')[0]))
+
     def _fuzz(self):
         @fz.fuzz_settings(EXAMPLES)
         @given(REQUESTS)

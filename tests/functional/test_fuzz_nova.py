@@ -177,6 +177,16 @@ class NovaFuzzTest(nova_base.NovaTestCase):
             self.servers = {server: lease for server, lease in
                             self.servers.items() if lease != lease_id}
 
+    def test_a_host_name_nova_refuses_is_a_bad_request_naming_it(self):
+        for name in ('compute 2', 'compute-2/x', '../compute-2', 'ü'):
+            response = self.lease_api('POST', '/os-hosts', {'name': name},
+                                      project='admin',
+                                      roles='admin,member,reader',
+                                      expect=400)
+            self.assertTrue(response['error_message'].startswith('name: '),
+                            response)
+            self.assertNotIn('os-hypervisors', response['error_message'])
+
     def test_no_request_fails_or_half_creates(self):
         @fz.fuzz_settings(EXAMPLES)
         @given(REQUESTS)
