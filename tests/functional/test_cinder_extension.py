@@ -20,20 +20,11 @@ process with ``RESERVATION_CINDER_HARNESS=1``; imported in that child, it
 defines the tests themselves, on :class:`cinder_base.CinderTestCase`.
 """
 
-import os
-import subprocess
-import sys
-
 from tests import base
+from tests import cinder_child
 
 CHILD_ENV = 'RESERVATION_CINDER_HARNESS'
-IN_CINDER = os.environ.get(CHILD_ENV) == '1'
-# Cinder's harness first: it monkey patches the child with eventlet,
-# before the tests package would switch Nova to native threads (which it
-# leaves alone in a process that has eventlet already).
-CHILD_MAIN = ('import sys; import cinder.tests.functional; '
-              'from testtools import run; '
-              'run.main(["testtools.run", "%s"], sys.stdout)')
+IN_CINDER = cinder_child.inside(CHILD_ENV)
 
 
 class CinderHarness(base.TestCase):
@@ -42,15 +33,7 @@ class CinderHarness(base.TestCase):
     def test_in_cinder_harness(self):
         if IN_CINDER:
             self.skipTest('the child runs the tests themselves')
-        top = os.path.dirname(os.path.dirname(os.path.dirname(
-            os.path.abspath(__file__))))
-        child = subprocess.run(
-            [sys.executable, '-c', CHILD_MAIN % __name__],
-            cwd=top, env=dict(os.environ, **{CHILD_ENV: '1'}),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            timeout=600)
-        self.assertEqual(0, child.returncode, child.stdout[-20000:])
-        self.assertIn('\nOK', child.stdout)
+        cinder_child.run(self, __name__, CHILD_ENV)
 
 
 if IN_CINDER:

@@ -27,39 +27,24 @@ volume lease names a volume that exists, and no unknown availability
 zone was accepted.
 """
 
-import os
-import subprocess
-import sys
-
 import testtools.content
 
 from tests import base
+from tests import cinder_child
 
 CHILD_ENV = 'RESERVATION_CINDER_FUZZ'
-IN_CINDER = os.environ.get(CHILD_ENV) == '1'
-CHILD_MAIN = ('import sys; import cinder.tests.functional; '
-              'from testtools import run; '
-              'run.main(["testtools.run", "%s"], sys.stdout)')
+IN_CINDER = cinder_child.inside(CHILD_ENV)
 
 
 class CinderHarness(base.TestCase):
     """Run the Cinder-side fuzz of this module in a process of its own."""
 
     def test_in_cinder_harness(self):
-        top = os.path.dirname(os.path.dirname(os.path.dirname(
-            os.path.abspath(__file__))))
-        child = subprocess.run(
-            [sys.executable, '-c', CHILD_MAIN % __name__],
-            cwd=top, env=dict(os.environ, **{CHILD_ENV: '1'}),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            timeout=600)
-        self.assertEqual(0, child.returncode, child.stdout[-20000:])
-        self.assertIn('\nOK', child.stdout)
-        summary = [line for line in child.stdout.splitlines()
-                   if 'generated requests' in line]
-        self.addDetail('fuzz', testtools.content.text_content(
-            '\n'.join(summary)))
-        print('\n'.join(summary))
+        output = cinder_child.run(self, __name__, CHILD_ENV)
+        summary = '\n'.join(line for line in output.splitlines()
+                            if 'generated requests' in line)
+        self.addDetail('fuzz', testtools.content.text_content(summary))
+        print(summary)
 
 
 if IN_CINDER:
@@ -111,11 +96,7 @@ if IN_CINDER:
             self.override_config('volume_reservable_gb', 1000, 'reservation')
             self.tally = checks.Tally("Cinder's harness")
             self.volumes = {}
-            self.names = 0
-
-        def resolve(self, ref):
-            self.names += 1
-            return 'lease-%d' % self.names
+            self.resolve = fz.Resolver()
 
         def send(self, body):
             data = fz.encode(body, self.resolve)

@@ -188,10 +188,10 @@ class LeaseAPIFuzzTest(base.DBTestCase):
                                   notifications.get_notifier(conf),
                                   compute_client.NovaClient(conf))
         self.tally = checks.Tally('lease API (in process)')
-        self.refs = {'host': [], 'lease': [], 'reservation': [],
-                     'proposal': []}
+        self.resolve = fz.Resolver('host', 'lease', 'reservation',
+                                   'proposal')
+        self.refs = self.resolve.known
         self.answered = {'lease': set(), 'proposal': set()}
-        self.names = 0
         self._add_hosts()
         self._seed()
 
@@ -223,21 +223,12 @@ class LeaseAPIFuzzTest(base.DBTestCase):
         self.assertEqual(3, len(self.answered['lease']))
         self.assertEqual(2, len(self.answered['proposal']))
 
-    def resolve(self, ref):
-        if ref == fz.UNIQUE_NAME:
-            self.names += 1
-            return 'lease-%d' % self.names
-        known = self.refs[ref.kind]
-        return known[ref.index % len(known)] if known else 'none'
-
     def send(self, persona, request):
         """Send ``request`` as ``persona``; check and count the answer."""
         project, roles = persona
-        path = '/v1/' + '/'.join(
-            fz.quote(self.resolve(part) if isinstance(part, fz.Ref)
-                     else part) for part in request.path)
-        query = [(key, self.resolve(value) if isinstance(value, fz.Ref)
-                  else value) for key, value in request.query]
+        path = '/v1/' + self.resolve.path(request.path)
+        query = [(key, self.resolve.value(value))
+                 for key, value in request.query]
         if query:
             path += '?' + fz.query_string(query)
         req = webob.Request.blank(path, method=request.method, headers={
@@ -267,7 +258,8 @@ class LeaseAPIFuzzTest(base.DBTestCase):
                 self.answered['proposal'].add(proposal['id'])
                 self.refs['proposal'].append(proposal['id'])
         elif response.status_int == 204 and request.path[0] == 'leases':
-            self.answered['lease'].discard(self.resolve(request.path[1]))
+            self.answered['lease'].discard(
+                self.resolve.value(request.path[1]))
 
     def test_no_request_fails_or_half_creates(self):
         self._fuzz()

@@ -106,12 +106,12 @@ class NovaFuzzTest(nova_base.NovaTestCase):
 
     def setUp(self):
         super().setUp()
-        self.refs = {'host': [], 'lease': [], 'reservation': [],
-                     'proposal': [], 'image': [
-                         self._build_server()['imageRef']]}
+        self.resolve = fz.Resolver('host', 'lease', 'reservation',
+                                   'proposal', 'image')
+        self.refs = self.resolve.known
+        self.refs['image'].append(self._build_server()['imageRef'])
         self.tally = checks.Tally("Nova's harness")
         self.servers = {}
-        self.names = 0
         for name in ('compute-2', 'compute-3'):
             self.refs['host'].append(self.add_reservable_host(name)['id'])
         lease = self.lease_api('POST', '/leases', {
@@ -130,18 +130,9 @@ class NovaFuzzTest(nova_base.NovaTestCase):
                                       'disk_gb': 1}],
                     'duration': '1h', 'count': 2})['proposals'])
 
-    def resolve(self, ref):
-        if ref == fz.UNIQUE_NAME:
-            self.names += 1
-            return 'lease-%d' % self.names
-        known = self.refs[ref.kind]
-        return known[ref.index % len(known)] if known else 'none'
-
     def send(self, persona, request):
         project, roles = persona
-        path = '/'.join(fz.quote(self.resolve(part)
-                                 if isinstance(part, fz.Ref) else part)
-                        for part in request.path)
+        path = self.resolve.path(request.path)
         # What keystonemiddleware sets, and what Nova's harness reads.
         headers = {'X-User-Id': 'user-' + project, 'X-Project-Id': project,
                    'X-Auth-User': 'user-' + project,

@@ -512,6 +512,34 @@ def queries(names, values):
     return st.lists(pair, max_size=4)
 
 
+class Resolver:
+    """What :class:`Ref` placeholders stand for in one test's run.
+
+    ``known`` is ``{kind: [id, ...]}``, the ids the test made (it appends
+    to the lists as the answers say); :data:`UNIQUE_NAME` is a new name
+    each time.
+    """
+
+    def __init__(self, *kinds):
+        self.known = {kind: [] for kind in kinds}
+        self._names = 0
+
+    def __call__(self, ref):
+        if ref == UNIQUE_NAME:
+            self._names += 1
+            return 'lease-%d' % self._names
+        known = self.known[ref.kind]
+        return known[ref.index % len(known)] if known else 'none'
+
+    def value(self, value):
+        """``value`` resolved when it is a :class:`Ref`."""
+        return self(value) if isinstance(value, Ref) else value
+
+    def path(self, parts):
+        """The path of ``parts``, resolved and percent-encoded."""
+        return '/'.join(quote(self.value(part)) for part in parts)
+
+
 def quote(segment):
     """A path segment percent-encoded; lone surrogates as raw bytes."""
     return urllib.parse.quote(str(segment).encode('utf-8', 'surrogatepass'),
