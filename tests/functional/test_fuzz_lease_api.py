@@ -64,7 +64,7 @@ PLUGIN_SCHEMAS = {'physical:host': physical_host.SCHEMA,
                   'virtual:instance': instance_capacity.SCHEMA,
                   'virtual:volume': virtual_volume.SCHEMA}
 # Requests per CI run (times RESERVATION_FUZZ_SCALE).
-EXAMPLES = 8000
+EXAMPLES = 8800
 # Reservable hosts: some with a gpu, enough for a few hundred leases.
 HOSTS = (('compute-1', 2, {'gpu': 'false'}), ('compute-2', 10, {'gpu': 'true'}),
          ('compute-3', 10, {'gpu': 'true', 'rack': 'r1'}),
