@@ -122,6 +122,27 @@ def load_json(text, field=''):
     return value
 
 
+def readable_json(raw):
+    """The JSON value of a request body, or None when it is not JSON.
+
+    For a service's own edge (nova-api, cinder-api) that answers invalid
+    JSON itself but fails on JSON it cannot walk.
+
+    :raises InvalidInput: naming ``body``, for JSON nested deeper than
+        :data:`MAX_DEPTH`, bytes that are not UTF-8, lone surrogates.
+    """
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise too_deep('body')
+    except UnicodeDecodeError:
+        raise exceptions.InvalidInput('body', 'is not UTF-8 text')
+    except ValueError:
+        return None
+    check_json(value)
+    return value
+
+
 def check_json(value, field=''):
     """Raise InvalidInput unless a decoded JSON ``value`` is fit to read.
 

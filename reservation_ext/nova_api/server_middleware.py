@@ -64,7 +64,6 @@ from nova.compute import task_states
 from nova import context as nova_context
 from nova import exception as nova_exc
 from oslo_log import log as logging
-from oslo_serialization import jsonutils
 import webob
 import webob.dec
 
@@ -348,17 +347,7 @@ def _json(req):
     :raises InvalidInput: a body that nobody can read (too deep, lone
         surrogates, not UTF-8), which would fail Nova's own parsing.
     """
-    try:
-        body = jsonutils.loads(req.body)
-    except RecursionError:
-        raise validation.too_deep('body')
-    except UnicodeDecodeError:
-        # Nova's own reading fails on it with a 500.
-        raise exceptions.InvalidInput('body', 'is not UTF-8 text')
-    except ValueError:
-        return None
-    validation.check_json(body)
-    return body
+    return validation.readable_json(req.body)
 
 
 def _hints(body):
