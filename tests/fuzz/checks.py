@@ -90,8 +90,12 @@ def blazar_problem(status, body):
     return _message_problem(status, message, field_first=True)
 
 
-def service_problem(status, body):
-    """What is wrong with a Nova or Cinder answer, or None."""
+def service_problem(status, body, ours=True):
+    """What is wrong with a Nova or Cinder answer, or None.
+
+    :param ours: whether the request asked for a reservation; Nova's and
+        Cinder's answers to the others are theirs, messages included.
+    """
     if status >= 500:
         return 'status %d: %s' % (status, body[:500])
     if status < 400:
@@ -103,6 +107,8 @@ def service_problem(status, body):
         return 'status %d without a fault body: %r' % (status, body[:300])
     if fault.get('code') not in (None, status):
         return 'status %d with fault %r' % (status, fault)
+    if not ours:
+        return None
     return _message_problem(status, fault['message'], field_first=False)
 
 
