@@ -43,9 +43,10 @@ class InvalidInput(ReservationError):
     message = 'Invalid input.'
 
     def __init__(self, field, reason):
-        # A field the user named with nothing readable (an empty or blank
-        # query parameter name, control characters) is quoted.
-        shown = field if field.strip() and field.isprintable() else repr(field)
+        # A field the user named unreadably (empty, blanks around,
+        # control characters) is quoted.
+        readable = field and field == field.strip() and field.isprintable()
+        shown = field if readable else repr(field)
         super().__init__('%s: %s' % (shown, reason))
         self.field = field
         self.reason = reason

@@ -409,7 +409,7 @@ class IntegerRangeTest(_Assertions, base.TestCase):
 class UnreadableFieldTest(base.TestCase):
 
     def test_a_field_with_no_readable_name_is_quoted(self):
-        for field in ('', ' ', '\n', 'a\x00b'):
+        for field in ('', ' ', '\n', 'a\x00b', ' 0', 'x '):
             exc = exceptions.InvalidInput(field, 'unknown key')
             self.assertEqual('%r: unknown key' % field, exc.message)
         self.assertEqual('reservations[0].min: bad',
