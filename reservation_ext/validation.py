@@ -15,9 +15,10 @@ durations, names, keys, lease windows.
 
 :func:`load_json` reads a JSON text that a user sent: no deeper than
 :data:`MAX_DEPTH`, no ``NaN`` or ``Infinity``, text that is Unicode
-(no lone surrogates). JSON Schema (:func:`check_schema`) checks the shape of a request: keys,
-types, choices. The functions below it check what a schema cannot say
-(dates, durations, names, integers sent as text, windows) and return the
+(no lone surrogates). JSON Schema (:func:`check_schema`) checks the
+shape of a request: keys, types, choices. The functions below it check
+what a schema cannot say (dates, durations, names, integers sent as
+text, windows) and return the
 normalized value. Every integer of a checked value, and every integer
 sent as text, fits the leases DB's integer columns (:data:`MAX_INTEGER`);
 digits are ASCII ``0-9`` only (``str.isdigit`` and ``int`` also take
@@ -105,7 +106,7 @@ def nullable(schema):
 
 
 def load_json(text, field=''):
-    """The value of the JSON ``text`` a user sent, checked by :func:`check_json`.
+    """The value of the JSON ``text`` a user sent (:func:`check_json`).
 
     :param field: the JSON's name in a request, as :func:`check_schema`'s
         (errors name ``body`` when there is none).
@@ -471,8 +472,8 @@ def database_id(text):
     failing in the DB.
     """
     text = str(text)
-    if (_DIGITS_RE.fullmatch(text) and len(text) <= len(str(MAX_INTEGER))
-            and int(text) <= MAX_INTEGER):
+    short = len(text) <= len(str(MAX_INTEGER))
+    if _DIGITS_RE.fullmatch(text) and short and int(text) <= MAX_INTEGER:
         return int(text)
     return None
 

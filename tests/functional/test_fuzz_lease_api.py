@@ -66,7 +66,8 @@ PLUGIN_SCHEMAS = {'physical:host': physical_host.SCHEMA,
 # Requests per CI run (times RESERVATION_FUZZ_SCALE).
 EXAMPLES = 8800
 # Reservable hosts: some with a gpu, enough for a few hundred leases.
-HOSTS = (('compute-1', 2, {'gpu': 'false'}), ('compute-2', 10, {'gpu': 'true'}),
+HOSTS = (('compute-1', 2, {'gpu': 'false'}),
+         ('compute-2', 10, {'gpu': 'true'}),
          ('compute-3', 10, {'gpu': 'true', 'rack': 'r1'}),
          ('compute-4', 1000, {})) + tuple(
     ('node-%d' % index, 16, {'gpu': str(index % 2 == 0).lower()})
@@ -277,8 +278,9 @@ class LeaseAPIFuzzTest(base.DBTestCase):
                     b'{"a": ' * depth + b'1' + b'}' * depth):
             response = self.send(MEMBER, fz.Request(
                 'POST', ('leases',), [], fz.Raw(raw)))
-            self.assertEqual((400, 'body'), (response.status_int, response.json[
-                'error_message'].split(':')[0]))
+            self.assertEqual((400, 'body'), (
+                response.status_int,
+                response.json['error_message'].split(':')[0]))
         for host in ('١٢', '²', str(2 ** 64), '9' * 5000):
             for path in (('os-hosts', host), ('os-hosts', host,
                                               'allocation')):

@@ -57,9 +57,10 @@ class Tally:
         (wall clock and this process's CPU) since the tally began."""
         wall, cpu = (now - then for now, then in zip(
             (time.monotonic(), time.process_time()), self._started))
-        return '%s: %d generated requests, statuses %s, %.1f s (%.1f s CPU)' % (
-            self.name, self.total, dict(sorted(self.statuses.items())),
-            wall, cpu)
+        return ('%s: %d generated requests, statuses %s, %.1f s '
+                '(%.1f s CPU)' % (self.name, self.total,
+                                  dict(sorted(self.statuses.items())),
+                                  wall, cpu))
 
 
 def _json(body):
@@ -82,8 +83,8 @@ def blazar_problem(status, body):
     error = _json(body)
     if not isinstance(error, dict) or set(error) != {
             'error_code', 'error_message', 'error_name'}:
-        return 'status %d without Blazar\'s error body: %r' % (status,
-                                                                body[:300])
+        return "status %d without Blazar's error body: %r" % (
+            status, body[:300])
     message = error['error_message']
     if error['error_code'] != status or not message:
         return 'status %d with error body %r' % (status, error)

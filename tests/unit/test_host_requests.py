@@ -27,6 +27,7 @@ NAME_REASON = ('must be a host name, an id or a hypervisor hostname: '
 CAPABILITY_REASON = ('must be a string of at most 255 characters or a '
                      'number (an extra capability)')
 
+
 class HostRequestTest(base.TestCase):
 
     def setUp(self):
@@ -47,7 +48,8 @@ class HostRequestTest(base.TestCase):
                 ({}, 'name', 'Missing parameter name'),
                 ({'name': ''}, 'name', NAME_REASON),
                 ({'name': 'compute 1'}, 'name', NAME_REASON),
-                ({'name': 'compute-1', 'gpu': ['a']}, 'gpu', CAPABILITY_REASON),
+                ({'name': 'compute-1', 'gpu': ['a']}, 'gpu',
+                 CAPABILITY_REASON),
                 ({'name': 'compute-1', 'vcpus': 8}, 'vcpus',
                  'is a property of the host, not an extra capability'),
         ]:
