@@ -366,13 +366,16 @@ def _check_kept(hints):
     """400 for a hint of ours that Nova could not keep, naming it.
 
     Nova keeps every hint as a list of strings: an object (``lease_params``
-    as JSON rather than its text) or a nested list would fail Nova's
-    request spec after the lease was made.
+    as JSON rather than its text), a nested list or a null would fail
+    Nova's request spec after the lease was made.
     """
     for key in OWN_HINTS:
-        value = hints.get(key)
+        if key not in hints:
+            continue
+        value = hints[key]
         values = value if isinstance(value, list) else [value]
-        if any(isinstance(item, (dict, list)) for item in values):
+        if any(item is None or isinstance(item, (dict, list))
+               for item in values):
             raise exceptions.InvalidInput(
                 key, 'must be a string (lease_params: its JSON text)')
 
