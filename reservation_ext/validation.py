@@ -112,6 +112,7 @@ def load_json(text, field=''):
         (errors name ``body`` when there is none).
     :raises InvalidInput: naming ``field`` when ``text`` is not JSON.
     """
+    text = _utf8(text, field)
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
@@ -132,16 +133,27 @@ def readable_json(raw):
     :raises InvalidInput: naming ``body``, for JSON nested deeper than
         :data:`MAX_DEPTH`, bytes that are not UTF-8, lone surrogates.
     """
+    text = _utf8(raw, '')
     try:
-        value = json.loads(raw)
+        value = json.loads(text)
     except RecursionError:
         raise too_deep('body')
-    except UnicodeDecodeError:
-        raise exceptions.InvalidInput('body', 'is not UTF-8 text')
     except ValueError:
         return None
     check_json(value)
     return value
+
+
+def _utf8(raw, field):
+    """``raw`` as text; bytes must be UTF-8 (``json.loads`` would also
+    take UTF-16 and UTF-32, which the services' own readers do not)."""
+    if not isinstance(raw, bytes):
+        return raw
+    try:
+        return raw.decode('utf-8')
+    except UnicodeDecodeError:
+        raise exceptions.InvalidInput(field_name([], field),
+                                      'is not UTF-8 text')
 
 
 def check_json(value, field=''):
