@@ -125,9 +125,10 @@ def resize(ctx, volume_id, lease_id, size):
 def end(ctx, volume_id, lease_id, snapshot=False):
     """Delete the volume of ``lease_id``; a volume that is gone is fine.
 
-    With ``snapshot``, a started volume is uploaded to an image first:
-    the first call starts the upload, and the volume is deleted by a
-    call made once the image is active. Call again while this is False.
+    With ``snapshot``, a started volume (not one in error) is uploaded
+    to an image first: the first call starts the upload, and the volume
+    is deleted by a call made once the image is active. Call again while
+    this is False.
 
     :returns: True once the volume is deleted or being deleted.
     :raises Conflict: the volume cannot be uploaded, or its upload failed
@@ -142,7 +143,10 @@ def end(ctx, volume_id, lease_id, snapshot=False):
         return True
     if volume.status == 'deleting':
         return True
-    if snapshot and not _uploaded(ctx, volume):
+    # A volume in error holds nothing to upload (its creation failed at
+    # the start): it is deleted, or its lease could never end.
+    uploading = snapshot and volume.status != 'error'
+    if uploading and not _uploaded(ctx, volume):
         return False
     volume_api.API().delete(ctx, volume)
     return True

@@ -38,10 +38,14 @@ STARTING = ('reserved', 'creating')
 
 
 class CinderClient:
-    """Block storage API calls of the reservation service user."""
+    """Block storage API calls of the reservation service user.
 
-    def __init__(self, conf):
-        self._adapter = service_user.adapter(conf, 'volumev3')
+    :param transport: the ``requests.Session`` that sends the requests
+        (see :func:`.service_user.adapter`).
+    """
+
+    def __init__(self, conf, transport=None):
+        self._adapter = service_user.adapter(conf, 'volumev3', transport)
 
     def start_volume(self, volume_id, lease_id, timeout=300, interval=1):
         """Create the reserved volume on a backend; wait until available.

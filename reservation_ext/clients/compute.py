@@ -16,10 +16,15 @@ The service user of ``[reservation_client]`` (keystoneauth1 session, auth
 and adapter options) makes them, found through the catalog. Every call is
 idempotent, so that an engine may repeat an action another engine left
 half-done: adding a host that is already in an aggregate, removing one
-that is not, or deleting what is gone, succeeds. Failed connections and
-5xx answers are retried by keystoneauth1 with backoff (the adapter's
-``connect_retries`` and ``status_code_retries``, 3 unless configured);
-other failures raise :class:`~reservation_ext.exceptions.PluginError`.
+that is not, or deleting what is gone, succeeds.
+
+Failures are retried as :mod:`.service_user` says. Two creates are not
+idempotent (Nova gives a server group or a snapshot image a new id each
+time): after one that may have been carried out, the group or image is
+looked for by its name or server before it is asked for again. Nova
+answers 409 to an action on a server busy with another one: the server
+is read again, and the action asked again with backoff unless the
+server has reached (or is on its way to) what the action wants.
 """
 
 import functools
@@ -43,15 +48,25 @@ START_ACTION = 'os-reservation-start'
 FLAVOR_ACTION = 'os-reservation-flavor'
 OFFLOADED = 'SHELVED_OFFLOADED'
 SHELVED = ('SHELVED', OFFLOADED)
+# Task states of a server on its way to SHELVED, and to OFFLOADED.
+SHELVING = ('shelving', 'shelving_image_pending_upload',
+            'shelving_image_uploading')
+OFFLOADING = ('shelving_offloading',)
+TASK_STATE = 'OS-EXT-STS:task_state'
 
 
 class NovaClient:
-    """Compute API calls of the reservation service user."""
+    """Compute API calls of the reservation service user.
 
-    def __init__(self, conf):
+    :param transport: the ``requests.Session`` that sends the requests
+        (see :func:`.service_user.adapter`).
+    """
+
+    def __init__(self, conf, transport=None):
         self._conf = conf
+        self._transport = transport
         self._adapter = service_user.adapter(
-            conf, 'compute', default_microversion=MICROVERSION)
+            conf, 'compute', transport, default_microversion=MICROVERSION)
 
     def find_hypervisor(self, name):
         """The hypervisor whose id, hostname or service host is ``name``.
@@ -140,18 +155,32 @@ class NovaClient:
         Waits until it is SHELVED_OFFLOADED (a server that is gone is
         fine).
         """
-        server = self._get('/servers/%s' % server_id, missing_ok=True)
-        if server is None:
+        if not self._act(server_id, 'shelve', SHELVED, SHELVING):
             return
-        if server['server']['status'] not in SHELVED:
-            self._call('POST', '/servers/%s/action' % server_id,
-                       json={'shelve': None}, ok=(409,))
-            self._wait_for_server(server_id, SHELVED, timeout, interval)
-        if self._get('/servers/%s' % server_id)['server'][
-                'status'] != OFFLOADED:
-            self._call('POST', '/servers/%s/action' % server_id,
-                       json={'shelveOffload': None}, ok=(409,))
+        self._wait_for_server(server_id, SHELVED, timeout, interval)
+        self._act(server_id, 'shelveOffload', (OFFLOADED,), OFFLOADING)
         self._wait_for_server(server_id, (OFFLOADED,), timeout, interval)
+
+    def _act(self, server_id, action, statuses, task_states):
+        """Ask for a server action unless it is done or under way.
+
+        Done: the server is in one of ``statuses``; under way: in one of
+        ``task_states``. A 409 (the server is busy) is tried again.
+        Return False when the server is gone.
+        """
+        def attempt():
+            found = self._get('/servers/%s' % server_id, missing_ok=True)
+            if found is None:
+                return False
+            server = found['server']
+            if server['status'] not in statuses and (
+                    server.get(TASK_STATE) not in task_states):
+                self._call('POST', '/servers/%s/action' % server_id,
+                           json={action: None})
+            return True
+
+        return service_user.retrying(self._adapter, attempt,
+                                     service_user.Busy)
 
     def delete_servers(self, server_ids, timeout=300, interval=1):
         """Delete servers and wait until they are gone."""
@@ -210,12 +239,16 @@ class NovaClient:
 
     def ensure_server_group(self, name, policy):
         """The id of the service user's server group ``name``, made once."""
-        for group in self._get('/os-server-groups')['server_groups']:
-            if group['name'] == name:
-                return group['id']
-        return self._call('POST', '/os-server-groups', json={
-            'server_group': {'name': name, 'policy': policy}})[
-                'server_group']['id']
+        def find():
+            for group in self._get('/os-server-groups')['server_groups']:
+                if group['name'] == name:
+                    return group['id']
+            return None
+
+        return self._ensure(find, lambda: self._call(
+            'POST', '/os-server-groups', once=True, json={
+                'server_group': {'name': name, 'policy': policy}})[
+                    'server_group']['id'])
 
     def delete_server_group(self, group_id):
         """Delete a server group (one that is gone is fine)."""
@@ -234,18 +267,15 @@ class NovaClient:
         ``<server name>-snapshot``; Nova shares an admin's snapshot with
         the server's project) and deletes the server once it is active.
         """
+        if on_end == 'shelve':
+            if self._act(server_id, 'shelve', SHELVED, SHELVING):
+                self._wait_for_server(server_id, SHELVED, timeout, interval)
+            return
         server = self._get('/servers/%s' % server_id, missing_ok=True)
         if server is None:
             return
-        server = server['server']
-        if on_end == 'shelve':
-            if server['status'] not in SHELVED:
-                self._call('POST', '/servers/%s/action' % server_id,
-                           json={'shelve': None}, ok=(409,))
-            self._wait_for_server(server_id, SHELVED, timeout, interval)
-            return
         if on_end == 'snapshot_delete':
-            self.snapshot_server(server, timeout, interval)
+            self.snapshot_server(server['server'], timeout, interval)
         self.delete_servers([server_id], timeout, interval)
 
     def snapshot_server(self, server, timeout=900, interval=1):
@@ -254,19 +284,33 @@ class NovaClient:
         ``server`` is the server's view; the image is named ``<server
         name>-snapshot``.
         """
-        images = self._images.find(instance_uuid=server['id'])
-        if images:
-            image_id = images[0]['id']
-        else:
-            image_id = self._call(
-                'POST', '/servers/%s/action' % server['id'],
-                json={'createImage': {'name': server['name'] + '-snapshot'}}
-            )['image_id']
+        def find():
+            images = self._images.find(instance_uuid=server['id'])
+            return images[0]['id'] if images else None
+
+        image_id = self._ensure(find, lambda: self._call(
+            'POST', '/servers/%s/action' % server['id'], once=True,
+            json={'createImage': {'name': server['name'] + '-snapshot'}}
+        )['image_id'])
         self._images.wait_active(image_id, timeout, interval)
+
+    def _ensure(self, find, create):
+        """What ``find()`` finds, else what ``create()`` makes.
+
+        A create that may have been carried out (or that Nova refused as
+        busy) is tried again with backoff, after looking again.
+        """
+        def attempt():
+            found = find()
+            return create() if found is None else found
+
+        return service_user.retrying(
+            self._adapter, attempt,
+            (service_user.Unanswered, service_user.Busy))
 
     @functools.cached_property
     def _images(self):
-        return image_client.ImageClient(self._conf)
+        return image_client.ImageClient(self._conf, self._transport)
 
     def _wait_for_server(self, server_id, statuses, timeout, interval):
         def ready(server):

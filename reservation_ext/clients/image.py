@@ -25,10 +25,14 @@ FAILED = ('killed', 'deleted', 'deactivated')
 
 
 class ImageClient:
-    """Image API calls of the reservation service user."""
+    """Image API calls of the reservation service user.
 
-    def __init__(self, conf):
-        self._adapter = service_user.adapter(conf, 'image')
+    :param transport: the ``requests.Session`` that sends the requests
+        (see :func:`.service_user.adapter`).
+    """
+
+    def __init__(self, conf, transport=None):
+        self._adapter = service_user.adapter(conf, 'image', transport)
 
     def find(self, **properties):
         """The images whose properties have these values."""

@@ -17,6 +17,10 @@ The engine and the lease API give the plugins the service user's clients
 clients that act in process instead. A client that is not given is the
 service user's, made at first use: the lease API may never call Nova for
 a volume plugin, and makes no Keystone session for it.
+
+The service user's clients send their requests through ``transport``
+(a ``requests.Session``) when one is given: the fault-injecting one of
+the tests, for instance.
 """
 
 import functools
@@ -28,8 +32,9 @@ from reservation_ext.clients import compute
 class PluginClients:
     """``nova`` and ``cinder``: the given clients or the service user's."""
 
-    def __init__(self, conf, nova=None, cinder=None):
+    def __init__(self, conf, nova=None, cinder=None, transport=None):
         self._conf = conf
+        self._transport = transport
         if nova is not None:
             self.nova = nova
         if cinder is not None:
@@ -38,9 +43,9 @@ class PluginClients:
     @functools.cached_property
     def nova(self):
         """The Nova client (:class:`.compute.NovaClient`)."""
-        return compute.NovaClient(self._conf)
+        return compute.NovaClient(self._conf, self._transport)
 
     @functools.cached_property
     def cinder(self):
         """The Cinder client (:class:`.block_storage.CinderClient`)."""
-        return block_storage.CinderClient(self._conf)
+        return block_storage.CinderClient(self._conf, self._transport)

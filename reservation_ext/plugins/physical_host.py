@@ -353,7 +353,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
     def _join(self, lease, reservation, hosts):
         """Move ``hosts`` from the free pool to the lease's aggregate.
 
-        Return the aggregate.
+        Return the aggregate. Each host joins before it leaves: a move
+        that fails half-way leaves it in both pools, not in none.
         """
         metadata = {compute_client.OWNER_KEY: lease['project_id'],
                     compute_client.RESERVATION_KEY: reservation['id']}
@@ -362,22 +363,22 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         freepool = self.nova.ensure_aggregate(
             self.conf.reservation.freepool_name)
         for host in hosts:
-            self.nova.remove_from_aggregate(freepool, host)
             self.nova.add_to_aggregate(aggregate, host)
+            self.nova.remove_from_aggregate(freepool, host)
         return aggregate
 
     def _leave(self, reservation, hosts):
         """Move ``hosts`` from the lease's aggregate to the free pool.
 
         A host that Nova does not know any more (whose joining failed) is
-        in neither.
+        in neither. Each host joins before it leaves, as in :meth:`_join`.
         """
         aggregate = self.nova.ensure_aggregate(reservation['id'])
         freepool = self.nova.ensure_aggregate(
             self.conf.reservation.freepool_name)
         for host in hosts:
-            self.nova.remove_from_aggregate(aggregate, host)
             self.nova.add_to_aggregate(freepool, host, missing_ok=True)
+            self.nova.remove_from_aggregate(aggregate, host)
 
     def before_end(self, ctx, lease, reservation):
         """``snapshot``: an image of every server on the hosts."""

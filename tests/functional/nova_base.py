@@ -135,12 +135,16 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         return self.admin_lease_api('POST', '/os-hosts',
                                     dict(capabilities, name=name))['host']
 
-    def run_engine(self, at):
-        """Run the due events as of ``at`` (UTC) with a real engine."""
+    def run_engine(self, at, clients=None):
+        """Run the due events as of ``at`` (UTC) with a real engine.
+
+        :param clients: the plugins' clients (by default the service
+            user's).
+        """
         clock = clock_mod.ManualClock(at)
         engine = runner.Engine(
-            conf_mod.CONF, clock, plugins_mod.load_plugins(conf_mod.CONF,
-                                                           clock),
+            conf_mod.CONF, clock, plugins_mod.load_plugins(
+                conf_mod.CONF, clock, clients),
             notifications.get_notifier(conf_mod.CONF))
         while engine.run_once():
             pass

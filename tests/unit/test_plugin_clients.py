@@ -16,6 +16,7 @@ and Cinder's contexts."""
 from unittest import mock
 
 from oslo_config import cfg
+import requests
 
 from reservation_ext.clients import plugin_clients
 from reservation_ext import clock
@@ -41,7 +42,14 @@ class PluginClientsTest(base.TestCase):
             clients = plugin_clients.PluginClients(cfg.CONF)
             nova_client.assert_not_called()
             self.assertIs(clients.nova, clients.nova)
-        nova_client.assert_called_once_with(cfg.CONF)
+        nova_client.assert_called_once_with(cfg.CONF, None)
+
+    def test_the_service_users_clients_send_through_a_given_transport(self):
+        transport = requests.Session()
+        clients = plugin_clients.PluginClients(cfg.CONF,
+                                               transport=transport)
+        for client in (clients.nova, clients.cinder):
+            self.assertIs(transport, client._adapter.session.session)
 
     def test_plugins_act_through_the_clients_they_are_built_with(self):
         nova, cinder = object(), object()

@@ -1,0 +1,366 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Lease lifecycles inside Nova's harness while Nova's answers fail.
+
+The engine's clients send their requests to the real Nova and image
+APIs through :class:`tests.faults.FaultyTransport`: refused and reset
+connections, read timeouts after Nova acted, 500, 503, and 409 on busy
+servers. The engine runs with a clock the test moves on by more than the
+longest retry backoff, as often as an event may be tried.
+
+What must hold (:meth:`FaultsTestCase.assertNothingOrphaned`): every
+lease ends (TERMINATED) or is in ERROR with the reason shown in the
+lease, and no event is left pending; once the failed leases are deleted,
+no aggregate, server, flavor or server group is left without a lease,
+every reservable host is in the free pool alone, and a snapshot is made
+once.
+"""
+
+import collections
+import datetime
+import json
+
+import sqlalchemy as sa
+from testtools import content
+
+from db import models
+from reservation_ext.clients import plugin_clients
+from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext import context
+from reservation_ext import exceptions
+from reservation_ext.leases import notifications
+from reservation_ext.leases import service as lease_service
+from reservation_ext.leases import states
+from reservation_ext import plugins as plugins_mod
+from reservation_ext import validation
+from tests import faults
+from tests.functional import nova_base
+
+SEED = 16
+RATE = 0.3
+SECOND = datetime.timedelta(seconds=1)
+HOUR = datetime.timedelta(hours=1)
+# Longer than the engine's longest backoff between two tries of an event
+# (event_retry_backoff * 2 ** (event_max_attempts - 2), 16 s by default).
+RETRY_STEP = datetime.timedelta(seconds=64)
+RESERVABLE = ('compute-1', 'compute-2', 'compute-3')
+LEASED_HOST = 'compute-3'
+FREEPOOL = 'freepool'
+LEASE_KEY = 'reservation:lease_id'
+# How often the owner asks to delete a lease while Nova fails.
+DELETE_ATTEMPTS = 10
+FINISHED = (states.LeaseStatus.TERMINATED, states.LeaseStatus.ERROR)
+# What the one-server leases leave of their server when they end.
+LEFT_BY = {'snapshot_delete': (), 'delete': (),
+           'shelve': ('SHELVED', 'SHELVED_OFFLOADED')}
+
+
+class FaultsTestCase(nova_base.NovaTestCase):
+    """Three reservable hosts; leases from ``start`` to ``end``."""
+
+    def setUp(self):
+        super().setUp()
+        # Retried fast: the figures are about outcomes, not waiting.
+        self.flags(connect_retries=3, status_code_retries=3,
+                   connect_retry_delay=0.01, status_code_retry_delay=0.01,
+                   group=conf_mod.CLIENT_GROUP)
+        self.now = datetime.datetime.utcnow().replace(microsecond=0)
+        self.start = self.now + HOUR
+        self.end = self.start + HOUR
+        for host in RESERVABLE:
+            self.add_reservable_host(host)
+        self.flavor = self._create_flavor(memory_mb=3840, vcpu=1, disk=1,
+                                          ephemeral=0)
+
+    def drive(self, at, transport):
+        """Run the events due at ``at`` and every retry of them."""
+        clients = plugin_clients.PluginClients(conf_mod.CONF,
+                                               transport=transport)
+        for attempt in range(conf_mod.CONF.reservation.event_max_attempts):
+            self.run_engine(at + attempt * RETRY_STEP, clients)
+
+    # The leases, one of each type.
+
+    def host_lease(self, name='hosts'):
+        return self.lease_api('POST', '/leases', {
+            'name': name, 'start_date': nova_base.lease_date(self.start),
+            'end_date': nova_base.lease_date(self.end),
+            'reservations': [{'resource_type': 'physical:host', 'min': 1,
+                              'max': 1, 'hosts': [LEASED_HOST]}]})['lease']
+
+    def server_lease(self, name, on_end):
+        """The lease of a RESERVED server booted with the hints."""
+        api = self.user_api(nova_base.OWNER)
+        server = api.post_server({
+            'server': self._build_server(name=name, flavor_id=self.flavor,
+                                         networks='none'),
+            'os:scheduler_hints': {
+                'reserved': 'True', 'lease_params': json.dumps({
+                    'start': validation.format_date(self.start),
+                    'end': validation.format_date(self.end),
+                    'on_end': on_end})}})
+        server = self._wait_for_state_change(server, 'RESERVED')
+        return self.lease('/' + server[LEASE_KEY])
+
+    def capacity_lease(self, name='capacity'):
+        return self.lease_api('POST', '/leases', {
+            'name': name,
+            'start_date': nova_base.lease_date(self.start),
+            'end_date': nova_base.lease_date(self.end),
+            'reservations': [{'resource_type': 'virtual:instance',
+                              'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,
+                              'amount': 1, 'affinity': 'True'}]})['lease']
+
+    def every_type(self, suffix=''):
+        """A lease of every type; ``{lease id: lease}``.
+
+        ``suffix`` ends the names of the leases and servers.
+        """
+        leases = [self.host_lease('hosts' + suffix),
+                  self.capacity_lease('capacity' + suffix)] + [
+            self.server_lease('vm-%s%s' % (on_end, suffix), on_end)
+            for on_end in LEFT_BY]
+        return {lease['id']: lease for lease in leases}
+
+    def lease(self, path):
+        return self.lease_api('GET', '/leases' + path)['lease']
+
+    # What must hold.
+
+    def assertShowsItsState(self, lease):
+        """ACTIVE with its resources in Nova, or ERROR with a reason."""
+        if lease['status'] == states.LeaseStatus.ERROR:
+            self.assertTrue(lease['status_reason'], lease)
+            return
+        self.assertEqual(states.LeaseStatus.ACTIVE, lease['status'],
+                         lease)
+        [reservation] = lease['reservations']
+        if reservation['resource_type'] == 'physical:host':
+            self.assertEqual([LEASED_HOST], self.aggregate(
+                reservation['id'])['hosts'])
+            self.assertNotIn(LEASED_HOST, self.aggregate(FREEPOOL)['hosts'])
+        elif reservation.get('server_id'):
+            self.assertEqual('ACTIVE', self.admin_api.get_server(
+                reservation['server_id'])['status'])
+        else:
+            self.assertEqual(200, self.admin_api.api_get(
+                '/os-server-groups/%s' % reservation['server_group_id'],
+                check_response_status=False).status)
+            self.assertEqual(200, self.admin_api.api_get(
+                '/flavors/%s' % reservation['flavor_id'],
+                check_response_status=False).status)
+
+    def assertFinished(self, lease_ids):
+        """Each lease TERMINATED or ERROR with a reason; none pending.
+
+        Return ``{status: count}``.
+        """
+        outcomes = {}
+        for lease_id in lease_ids:
+            lease = self.lease('/' + lease_id)
+            self.assertIn(lease['status'], FINISHED, lease)
+            if lease['status'] == states.LeaseStatus.ERROR:
+                self.assertTrue(lease['status_reason'], lease)
+            outcomes[lease['status']] = outcomes.get(lease['status'], 0) + 1
+        with self.database.engine.connect() as conn:
+            pending = conn.execute(sa.select(models.Event.__table__).where(
+                models.Event.__table__.c.status.not_in(
+                    states.EventStatus.FINISHED))).all()
+        self.assertEqual([], pending)
+        return outcomes
+
+    def delete_failed(self, lease_ids, transport=None):
+        """The leases in ERROR deleted, until they are gone.
+
+        Through the lease API, or with a lease service whose clients
+        send through ``transport``: a delete that fails leaves the lease
+        in ERROR with the reason, and is asked again.
+        """
+        failed = [lease_id for lease_id in lease_ids
+                  if self.lease('/' + lease_id)['status'] ==
+                  states.LeaseStatus.ERROR]
+        if transport is None:
+            for lease_id in failed:
+                self.lease_api('DELETE', '/leases/' + lease_id)
+            return
+        clients = plugin_clients.PluginClients(conf_mod.CONF,
+                                               transport=transport)
+        service = lease_service.LeaseService(
+            conf_mod.CONF, clock_mod.SYSTEM, plugins_mod.load_plugins(
+                conf_mod.CONF, clock_mod.SYSTEM, clients),
+            notifications.get_notifier(conf_mod.CONF))
+        for lease_id in failed:
+            for _attempt in range(DELETE_ATTEMPTS):
+                try:
+                    service.delete(context.get_admin_context(), lease_id)
+                    break
+                except exceptions.PluginError:
+                    shown = self.lease('/' + lease_id)
+                    self.assertEqual(states.LeaseStatus.ERROR,
+                                     shown['status'])
+                    self.assertIn('Deleting the lease failed: ',
+                                  shown['status_reason'])
+            self.lease_api('GET', '/leases/' + lease_id, expect=404)
+
+    def orphans(self):
+        """What Nova holds without a lease that says so, described.
+
+        Leases that failed must have been deleted: any aggregate but the
+        free pool, server group or reservation flavor is an orphan, as is
+        a reservable host in no pool or in two, and a server without a
+        lease or in another state than its lease's end left it.
+        """
+        leases = {lease['id']: lease for lease in self.lease_api(
+            'GET', '/leases')['leases']}
+        found = []
+        pools = collections.defaultdict(list)
+        for aggregate in self.admin_api.api_get('/os-aggregates').body[
+                'aggregates']:
+            if aggregate['name'] != FREEPOOL:
+                found.append('aggregate %s' % aggregate['name'])
+            for host in aggregate['hosts']:
+                pools[host].append(aggregate['name'])
+        found += ['host %s in the pools %s' % (host, pools[host])
+                  for host in RESERVABLE if len(pools[host]) != 1]
+        for server in self.admin_api.get_servers(
+                search_opts={'all_tenants': 1}):
+            lease = leases.get(server.get(LEASE_KEY))
+            if lease is None or server['status'] not in LEFT_BY.get(
+                    lease['reservations'][0]['on_end'], ()):
+                found.append('server %s (%s) of lease %s' % (
+                    server['id'], server['status'], server.get(LEASE_KEY)))
+        found += ['server group %s' % group['name'] for group in
+                  self.admin_api.api_get('/os-server-groups?all_projects='
+                                         'True').body['server_groups']]
+        found += ['flavor %s' % reservation['id']
+                  for lease in leases.values()
+                  for reservation in lease['reservations']
+                  if reservation.get('flavor_id') == reservation['id'] and
+                  self.admin_api.api_get(
+                      '/flavors/%s' % reservation['id'],
+                      check_response_status=False).status != 404]
+        return found
+
+    def assertNothingOrphaned(self):
+        self.assertEqual([], self.orphans())
+
+    def one_server(self, leases, on_end):
+        """The lease (as shown now) of the server that ends by ``on_end``."""
+        [lease_id] = [lease_id for lease_id, lease in leases.items()
+                      if lease['reservations'][0].get('server_id') and
+                      lease['reservations'][0]['on_end'] == on_end]
+        return self.lease('/' + lease_id)
+
+    def assertOneSnapshot(self, lease):
+        """A snapshot_delete lease that ended left one image."""
+        [reservation] = lease['reservations']
+        images = [image for image in self.glance.images.values()
+                  if image['properties'].get('instance_uuid') ==
+                  reservation['server_id']]
+        self.assertEqual(1, len(images), images)
+
+
+class NovaFaultsTest(FaultsTestCase):
+
+    def test_every_lease_ends_or_shows_why_while_nova_fails_30_percent(self):
+        leases = self.every_type()
+        transport = faults.FaultyTransport(SEED, RATE)
+        self.drive(self.start + SECOND, transport)
+        for lease_id in leases:
+            self.assertShowsItsState(self.lease('/' + lease_id))
+        self.drive(self.end + SECOND, transport)
+        outcomes = self.assertFinished(leases)
+        figures = dict(transport.summary(), outcomes=outcomes)
+        self.addDetail('figures', content.text_content(json.dumps(figures)))
+        self.assertGreater(figures['faults_total'], 10)
+        snapshot = self.one_server(leases, 'snapshot_delete')
+        if snapshot['status'] == states.LeaseStatus.TERMINATED:
+            self.assertOneSnapshot(snapshot)
+        self.delete_failed(leases, transport)
+        self.assertNothingOrphaned()
+
+    def test_a_lease_goes_to_error_with_the_reason_when_nova_stays_down(self):
+        lease = self.host_lease()
+        down = faults.FaultyTransport(SEED, rate=1.0, kinds=('503',))
+        self.drive(self.start + SECOND, down)
+        shown = self.lease('/' + lease['id'])
+        self.assertEqual(states.LeaseStatus.ERROR, shown['status'])
+        self.assertRegex(shown['status_reason'],
+                         '^on_start: Nova refused GET .*: 503 ')
+        self.assertEqual(sorted(RESERVABLE),
+                         sorted(self.aggregate(FREEPOOL)['hosts']))
+        # The end tries to clean up; Nova is still down.
+        self.drive(self.end + SECOND, down)
+        ended = self.lease('/' + lease['id'])
+        self.assertEqual(states.LeaseStatus.ERROR, ended['status'])
+        self.assertRegex(ended['status_reason'],
+                         '^on_end: Nova refused GET .*: 503 ')
+        self.assertFinished([lease['id']])
+        self.delete_failed([lease['id']])
+        self.assertNothingOrphaned()
+
+    def test_the_end_cleans_up_after_a_start_that_failed(self):
+        lease = self.host_lease()
+        self.drive(self.start + SECOND, faults.FaultyTransport(
+            SEED, rate=1.0, kinds=('refused',),
+            where=lambda method, url, body: 'remove_host' in (body or {})))
+        self.assertEqual(states.LeaseStatus.ERROR,
+                         self.lease('/' + lease['id'])['status'])
+        self.drive(self.end + SECOND, faults.FaultyTransport(SEED, 0))
+        self.assertEqual({states.LeaseStatus.TERMINATED: 1},
+                         self.assertFinished([lease['id']]))
+        self.assertNothingOrphaned()
+
+    def test_a_host_whose_move_failed_half_way_stays_in_a_pool(self):
+        lease = self.host_lease()
+        # Nova takes no host out of an aggregate.
+        down = faults.FaultyTransport(
+            SEED, rate=1.0, kinds=('503',),
+            where=lambda method, url, body: 'remove_host' in (body or {}))
+        self.drive(self.start + SECOND, down)
+        shown = self.lease('/' + lease['id'])
+        self.assertEqual(states.LeaseStatus.ERROR, shown['status'])
+        self.assertIn('/action remove_host: 503', shown['status_reason'])
+        # It joined the lease's aggregate before leaving the free pool.
+        self.assertEqual([LEASED_HOST], self.aggregate(
+            shown['reservations'][0]['id'])['hosts'])
+        self.assertIn(LEASED_HOST, self.aggregate(FREEPOOL)['hosts'])
+        self.delete_failed([lease['id']])
+        self.assertNothingOrphaned()
+
+    def test_actions_that_timed_out_after_nova_acted_are_not_repeated(self):
+        leases = {lease['id']: lease for lease in (
+            self.capacity_lease(),
+            self.server_lease('vm-snapshot_delete', 'snapshot_delete'),
+            self.server_lease('vm-shelve', 'shelve'))}
+        # Each POST fails the first time: it times out after Nova acted
+        # (the server group, the server's start, its snapshot...), or
+        # Nova answers that the server is busy.
+        timeouts = faults.FaultyTransport(
+            SEED, rate=1.0, kinds=('timeout', '409'),
+            where=faults.first_time(
+                lambda method, url, body: method == 'POST'))
+        self.drive(self.start + SECOND, timeouts)
+        for lease_id in leases:
+            self.assertEqual(states.LeaseStatus.ACTIVE,
+                             self.lease('/' + lease_id)['status'])
+        self.drive(self.end + SECOND, timeouts)
+        self.assertEqual({states.LeaseStatus.TERMINATED: 3},
+                         self.assertFinished(leases))
+        self.addDetail('figures', content.text_content(json.dumps(
+            timeouts.summary())))
+        self.assertGreater(timeouts.counts['timeout'], 3)
+        self.assertGreater(timeouts.counts['409'], 0)
+        self.assertOneSnapshot(self.one_server(leases, 'snapshot_delete'))
+        self.assertNothingOrphaned()
