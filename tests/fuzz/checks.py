@@ -34,7 +34,8 @@ INTERNALS = ('Traceback', 'os-hypervisors', 'refused GET', 'refused POST',
 _FIELD_FIRST = re.compile(r'^\S[^\n]*?: \S', re.DOTALL)
 # How Nova and Cinder name a field in their own 400s.
 _SERVICE_WORDS = ('field', 'attribute', 'parameter', 'must be', 'Invalid ',
-                  'invalid', 'is not', 'required', 'Malformed request body')
+                  'invalid', 'is not', 'required', 'Malformed request body',
+                  'was unexpected')
 
 
 class Tally:
