@@ -132,8 +132,15 @@ class ReservationController(wsgi.Controller):
         return self._lease_service
 
     @wsgi.extends
-    def create(self, req, body):
-        """Answer a reserved create; leave any other to Cinder."""
+    def create(self, req, body=None):
+        """Answer a reserved create; leave any other to Cinder.
+
+        Without a body Cinder would fail its own call with a message that
+        names nothing: the 400 says what is missing.
+        """
+        if body is None:
+            raise webob.exc.HTTPBadRequest(
+                explanation='body: is required (a JSON object)')
         yield self._create_reserved(req, body)
 
     @wsgi.extends
@@ -228,6 +235,9 @@ class ReservationController(wsgi.Controller):
     def _create_reserved(self, req, body):
         """The 202 of a reserved create, or None when not reserved."""
         ctx = req.environ['cinder.context']
+        # Cinder's own check of the body before anything here reads it
+        # (Cinder checks again the creates it serves itself).
+        self._check_volume_body(req, body=body)
         hints = _hints(req, copy.deepcopy(body))
         volume_id = str(uuid.uuid4())
         rctx = rctx_mod.from_service_context(ctx)
@@ -243,8 +253,9 @@ class ReservationController(wsgi.Controller):
             return None
         # Cinder's rule of a create, which its create flow would ask.
         ctx.authorize(volume_policy.CREATE_POLICY)
-        self._check_volume_body(req, body=body)
         fields = _volume_fields(body['volume'])
+        fields['availability_zone'] = _availability_zone(
+            self.volume_api, fields['availability_zone'])
         volume_type = _volume_type(ctx, fields.get('volume_type'))
         with _http_errors():
             view = self.lease_service.create_parsed(
@@ -401,11 +412,38 @@ def _volume_fields(volume):
     fields = {key: volume.get(key) for key in
               ('name', 'description', 'volume_type', 'metadata')}
     fields['size'] = int(volume['size'])
-    fields['availability_zone'] = (
-        volume.get('availability_zone') or
-        cfg.CONF.default_availability_zone or
-        cfg.CONF.storage_availability_zone)
+    fields['availability_zone'] = volume.get('availability_zone')
     return fields
+
+
+def _availability_zone(api, requested):
+    """The zone of a reserved volume, checked now as Cinder's create would.
+
+    The volume is created at the lease's start; an unknown zone must be
+    Cinder's 400 at the reservation (with the zone fallback Cinder
+    configures), not a failure at start.
+    """
+    default = (cfg.CONF.default_availability_zone or
+               cfg.CONF.storage_availability_zone)
+    zone = requested or default
+    # A zone added since Cinder's cache was filled is found on refresh.
+    if zone in _zones(api, refresh=False) or zone in _zones(api,
+                                                            refresh=True):
+        return zone
+    if cfg.CONF.allow_availability_zone_fallback:
+        return default
+    raise webob.exc.HTTPBadRequest(
+        explanation="availability_zone: Availability zone '%s' is invalid."
+                    % zone)
+
+
+def _zones(api, refresh):
+    """The availability zones Cinder creates volumes in (as its API's)."""
+    zones = {zone['name'] for zone in api.list_availability_zones(
+        enable_cache=True, refresh_cache=refresh)}
+    if cfg.CONF.storage_availability_zone:
+        zones.add(cfg.CONF.storage_availability_zone)
+    return zones
 
 
 def _volume_type(ctx, name_or_id):

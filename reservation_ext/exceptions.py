@@ -43,7 +43,11 @@ class InvalidInput(ReservationError):
     message = 'Invalid input.'
 
     def __init__(self, field, reason):
-        super().__init__('%s: %s' % (field, reason))
+        # A field the user named unreadably (empty, blanks around,
+        # control characters) is quoted.
+        readable = field and field == field.strip() and field.isprintable()
+        shown = field if readable else repr(field)
+        super().__init__('%s: %s' % (shown, reason))
         self.field = field
         self.reason = reason
 
@@ -114,6 +118,14 @@ class QuotaExceeded(Forbidden):
         self.resource = resource
         self.limit = limit
         self.usage = usage
+
+
+class ServiceUnavailable(ReservationError):
+    """A service the request needs (Nova, Cinder) failed (503)."""
+
+    code = 503
+    message = ('A service that reservations depend on failed; please '
+               'retry later.')
 
 
 class EnforcementUnavailable(ReservationError):

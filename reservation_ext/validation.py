@@ -10,13 +10,19 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Validation of user input: request shapes, dates, durations, names, keys,
-lease windows.
+"""Validation of user input: JSON bodies, request shapes, dates,
+durations, names, keys, lease windows.
 
-JSON Schema (:func:`check_schema`) checks the shape of a request: keys,
-types, choices. The functions below it check what a schema cannot say
-(dates, durations, names, integers sent as text, windows) and return the
-normalized value. Every error is
+:func:`load_json` reads a JSON text that a user sent: no deeper than
+:data:`MAX_DEPTH`, no ``NaN`` or ``Infinity``, text that is Unicode
+(no lone surrogates). JSON Schema (:func:`check_schema`) checks the
+shape of a request: keys, types, choices. The functions below it check
+what a schema cannot say (dates, durations, names, integers sent as
+text, windows) and return the
+normalized value. Every integer of a checked value, and every integer
+sent as text, fits the leases DB's integer columns (:data:`MAX_INTEGER`);
+digits are ASCII ``0-9`` only (``str.isdigit`` and ``int`` also take
+``'١٢'`` and ``'²'``). Every error is
 :class:`reservation_ext.exceptions.InvalidInput` naming the field as the
 user wrote it. Times are naive UTC datetimes, as everywhere else.
 
@@ -30,6 +36,7 @@ the minute: a date in the current minute is not in the past.
 
 import contextlib
 import datetime
+import json
 import re
 import uuid
 
@@ -39,6 +46,13 @@ from oslo_utils import strutils
 from reservation_ext import exceptions
 
 NAME_MAX_LENGTH = 80
+# The deepest JSON a request may send: Blazar's bodies are 4 levels deep
+# (capability queries a few more); deeper ones would only exhaust the
+# recursion of the code that reads them.
+MAX_DEPTH = 32
+# The integer columns of the leases DB are 32 bits on every backend.
+MAX_INTEGER = 2 ** 31 - 1
+MIN_INTEGER = -2 ** 31
 
 # The format Blazar names in its errors about dates.
 BLAZAR_DATE_FORMAT = '%Y-%m-%d %H:%M'
@@ -49,15 +63,20 @@ TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
 
 # Blazar's "CCYY-MM-DD hh:mm" (leniently: one-digit month, day and hour,
 # optional seconds and fraction), also with a "T" and an ISO 8601 offset.
+# re.ASCII: \d is 0-9 only.
 _DATE_RE = re.compile(
     r'(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})[ T]'
     r'(?P<hour>\d{1,2}):(?P<minute>\d{2})'
     r'(?::(?P<second>\d{2})(?:\.(?P<fraction>\d{1,6}))?)?'
-    r'(?P<offset>Z|[+-]\d{2}:?\d{2})?')
+    r'(?P<offset>Z|[+-]\d{2}:?\d{2})?', re.ASCII)
 
 _DURATION_RE = re.compile(
     r'(?:(?P<days>\d+)d)?(?:(?P<hours>\d+)h)?'
-    r'(?:(?P<minutes>\d+)m)?(?:(?P<seconds>\d+)s)?')
+    r'(?:(?P<minutes>\d+)m)?(?:(?P<seconds>\d+)s)?', re.ASCII)
+
+_DIGITS_RE = re.compile(r'[0-9]+')
+# int() of text also takes blanks around, a sign and underscores.
+_INTEGER_RE = re.compile(r'[+-]?[0-9]+')
 
 _CONTROL_RE = re.compile(r'[\x00-\x1f\x7f-\x9f]')
 
@@ -86,6 +105,107 @@ def nullable(schema):
     return dict(schema, type=types + ['null'])
 
 
+def load_json(text, field=''):
+    """The value of the JSON ``text`` a user sent (:func:`check_json`).
+
+    :param field: the JSON's name in a request, as :func:`check_schema`'s
+        (errors name ``body`` when there is none).
+    :raises InvalidInput: naming ``field`` when ``text`` is not JSON.
+    """
+    text = _utf8(text, field)
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise too_deep(field_name([], field))
+    except ValueError as exc:
+        raise exceptions.InvalidInput(field_name([], field),
+                                      'is not valid JSON: %s' % exc)
+    check_json(value, field)
+    return value
+
+
+def readable_json(raw):
+    """The JSON value of a request body, or None when it is not JSON.
+
+    For a service's own edge (nova-api, cinder-api) that answers invalid
+    JSON itself but fails on JSON it cannot walk.
+
+    :raises InvalidInput: naming ``body``, for JSON nested deeper than
+        :data:`MAX_DEPTH`, bytes that are not UTF-8, lone surrogates.
+    """
+    text = _utf8(raw, '')
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise too_deep('body')
+    except ValueError:
+        return None
+    check_json(value)
+    return value
+
+
+def _utf8(raw, field):
+    """``raw`` as text; bytes must be UTF-8 (``json.loads`` would also
+    take UTF-16 and UTF-32, which the services' own readers do not)."""
+    if not isinstance(raw, bytes):
+        return raw
+    try:
+        return raw.decode('utf-8')
+    except UnicodeDecodeError:
+        raise exceptions.InvalidInput(field_name([], field),
+                                      'is not UTF-8 text')
+
+
+def check_json(value, field=''):
+    """Raise InvalidInput unless a decoded JSON ``value`` is fit to read.
+
+    At most :data:`MAX_DEPTH` levels of lists and objects, and only
+    Unicode text in keys and strings (JSON's ``\\ud800`` escapes decode
+    to lone surrogates, which no database stores). The error names the
+    offending field.
+    """
+    pending = [(value, [], 0)]
+    while pending:
+        value, path, depth = pending.pop()
+        if isinstance(value, (dict, list)):
+            if depth >= MAX_DEPTH:
+                raise too_deep(field_name(path, field))
+            items = (value.items() if isinstance(value, dict)
+                     else enumerate(value))
+            for key, item in items:
+                _check_text(key, path, field)
+                pending.append((item, path + [key], depth + 1))
+        else:
+            _check_text(value, path, field)
+
+
+def _check_text(value, path, field):
+    if isinstance(value, str) and not _is_unicode(value):
+        raise exceptions.InvalidInput(
+            field_name(path, field),
+            'is not Unicode text (it has a lone surrogate)')
+
+
+def _is_unicode(text):
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def too_deep(field):
+    """InvalidInput for JSON nested deeper than :data:`MAX_DEPTH`."""
+    return exceptions.InvalidInput(
+        field, 'is nested too deeply (at most %d levels of lists and '
+        'objects)' % MAX_DEPTH)
+
+
+def _no_constant(name):
+    # json accepts NaN, Infinity and -Infinity, which JSON does not have.
+    raise ValueError('%s is not a JSON number' % name)
+
+
 def check_schema(value, schema, field=''):
     """Raise InvalidInput unless ``value`` matches the JSON Schema.
 
@@ -94,7 +214,8 @@ def check_schema(value, schema, field=''):
     the offending key for an unknown or missing key; ``field`` itself
     (``body`` when none is given) when the value as a whole is wrong. Of
     several errors, the first one closest to the top is reported:
-    unknown and missing keys before the values of the others.
+    unknown and missing keys before the values of the others. Every
+    integer in ``value`` must also fit the DB (:data:`MAX_INTEGER`).
     """
     errors = list(_VALIDATOR(schema).iter_errors(value))
     if errors:
@@ -102,6 +223,31 @@ def check_schema(value, schema, field=''):
         name, reason = _describe(error)
         raise exceptions.InvalidInput(
             field_name(list(error.path) + name, field), reason)
+    _check_integers(value, field)
+
+
+def _check_integers(value, field):
+    """InvalidInput for the first integer beyond the DB's, by its field."""
+    pending = [(value, [])]
+    while pending:
+        value, path = pending.pop()
+        if isinstance(value, dict):
+            pending.extend((item, path + [key])
+                           for key, item in value.items())
+        elif isinstance(value, list):
+            pending.extend((item, path + [index])
+                           for index, item in enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool):
+            _check_range(value, field_name(path, field))
+
+
+def _check_range(number, field):
+    if number > MAX_INTEGER:
+        raise exceptions.InvalidInput(field,
+                                      'must be at most %d' % MAX_INTEGER)
+    if number < MIN_INTEGER:
+        raise exceptions.InvalidInput(field,
+                                      'must be at least %d' % MIN_INTEGER)
 
 
 def field_name(path, field=''):
@@ -243,7 +389,7 @@ def _to_timedelta(value):
     if isinstance(value, int):
         return datetime.timedelta(seconds=value)
     value = value.strip()
-    if value.isdigit():
+    if _DIGITS_RE.fullmatch(value):
         return datetime.timedelta(seconds=int(value))
     match = _DURATION_RE.fullmatch(value)
     if not value or not match:
@@ -309,20 +455,39 @@ def parse_boolean(value, field):
 
 
 def parse_integer(value, field, minimum=0):
-    """The integer ``value`` names (an int or a string of digits).
+    """The integer ``value`` names (an int or a string of ASCII digits).
 
-    :raises InvalidInput: it is no integer, or less than ``minimum``.
+    :raises InvalidInput: it is no integer, less than ``minimum`` or more
+        than :data:`MAX_INTEGER`.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
+    if isinstance(value, str) and _INTEGER_RE.fullmatch(value.strip()):
+        try:
+            value = int(value)
+        except ValueError:
+            # More digits than Python converts (sys.get_int_max_str_digits).
+            raise exceptions.InvalidInput(field,
+                                          'must be at most %d' % MAX_INTEGER)
+    if isinstance(value, bool) or not isinstance(value, int):
         raise exceptions.InvalidInput(field, 'must be an integer')
-    try:
-        number = int(value)
-    except ValueError:
-        raise exceptions.InvalidInput(field, 'must be an integer')
-    if number < minimum:
+    if value < minimum:
         raise exceptions.InvalidInput(field,
                                       'must be at least %d' % minimum)
-    return number
+    _check_range(value, field)
+    return value
+
+
+def database_id(text):
+    """The integer id ``text`` spells in ASCII digits, or None.
+
+    None too for a number no row can have (beyond :data:`MAX_INTEGER`):
+    a path such as ``/v1/os-hosts/<id>`` then names nothing, rather than
+    failing in the DB.
+    """
+    text = str(text)
+    short = len(text) <= len(str(MAX_INTEGER))
+    if _DIGITS_RE.fullmatch(text) and short and int(text) <= MAX_INTEGER:
+        return int(text)
+    return None
 
 
 def resource_uuid(value, field, kind, reserve_command):

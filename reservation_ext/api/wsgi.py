@@ -21,11 +21,12 @@ becomes its status code with Blazar's error body
 
     {"error_code": 404, "error_message": "...", "error_name": "NotFound"}
 
-and anything else is logged and answered with a generic 500.
+but a :class:`~reservation_ext.exceptions.PluginError` (Nova or Cinder
+failed a call) is logged and answered with a generic 503, and anything
+else is logged and answered with a generic 500: neither shows internals.
 """
 
 import functools
-import json
 
 from oslo_log import log as logging
 import routes
@@ -124,12 +125,21 @@ class Request(webob.Request):
         return context.RequestContext.from_environ(self.environ)
 
     def read_json(self):
-        """The JSON body, or InvalidInput naming ``body``."""
-        try:
-            return json.loads(self.body)
-        except ValueError as exc:
-            raise exceptions.InvalidInput('body', 'is not valid JSON: %s'
-                                          % exc)
+        """The JSON body (:func:`validation.load_json`), or InvalidInput."""
+        return validation.load_json(self.body)
+
+    def check_text(self):
+        """InvalidInput unless the path and the query string are UTF-8.
+
+        webob decodes them when first read, wherever that is: read them
+        here, before any handler does.
+        """
+        for field, read in (('path', lambda: self.path_info),
+                            ('query string', lambda: self.GET)):
+            try:
+                read()
+            except UnicodeDecodeError:
+                raise exceptions.InvalidInput(field, 'is not UTF-8 text')
 
     def flag(self, name):
         """The boolean query parameter ``name`` (default false)."""
@@ -158,6 +168,11 @@ class App:
         try:
             handler, service, path_args = self._route(req)
             status, body = handler(service, req, **path_args)
+        except exceptions.PluginError as exc:
+            # What Nova or Cinder said is for the operator's log, not the
+            # user: the call's path and answer are internals.
+            LOG.error('%s %s failed: %s', req.method, req.path, exc.message)
+            return _error_response(exceptions.ServiceUnavailable())
         except exceptions.ReservationError as exc:
             return _error_response(exc)
         except Exception:
@@ -167,6 +182,7 @@ class App:
 
     def _route(self, req):
         """The handler of ``req``, its service and the path's arguments."""
+        req.check_text()
         # The path as webob decodes it (UTF-8) rather than the environ's
         # latin-1 PATH_INFO; the environ for the method conditions.
         match = self._map.match(req.path_info, req.environ)

@@ -254,8 +254,9 @@ def _check_unused(session, host_id, now):
 def _get_row(session, host_id):
     """The host by id or hypervisor hostname, or NotFound."""
     condition = HOSTS.c.hypervisor_hostname == str(host_id)
-    if str(host_id).isdigit():
-        condition = sa.or_(condition, HOSTS.c.id == int(host_id))
+    row_id = validation.database_id(host_id)
+    if row_id is not None:
+        condition = sa.or_(condition, HOSTS.c.id == row_id)
     row = session.execute(sa.select(HOSTS).where(condition)).first()
     if row is None:
         raise exceptions.NotFound(kind='Host', id=host_id)

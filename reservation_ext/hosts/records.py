@@ -72,7 +72,12 @@ def bulk_load(connection, hosts):
 
 
 def as_number(text):
-    """``text`` as a finite float, or None when it is not one."""
+    """``text`` as a finite float, or None when it is not one.
+
+    Only ASCII numbers: ``float`` also reads ``'١٢'`` as 12.
+    """
+    if not text.isascii():
+        return None
     try:
         number = float(text)
     except ValueError:

@@ -13,17 +13,25 @@
 """JSON Schemas of the ``/v1/os-hosts`` request bodies (Blazar v1).
 
 Every key of a host create or update but ``name`` is an extra capability:
-a string or a number (``null`` removes it in an update).
+a string of at most 255 characters (its column's) or a number (``null``
+removes it in an update). ``name`` is what Nova's hypervisor search takes
+(Nova's ``fqdn``), so that Nova never refuses the name we pass on.
 """
 
-_CAPABILITY = {'type': ['string', 'number', 'boolean'],
-               'description': 'a string or a number (an extra capability)'}
+_CAPABILITY = {'type': ['string', 'number', 'boolean'], 'maxLength': 255,
+               'description': 'a string of at most 255 characters or a '
+                              'number (an extra capability)'}
 
 CREATE = {
     'type': 'object',
     'properties': {
-        'name': {'type': 'string', 'minLength': 1,
-                 'description': 'a host name'},
+        # Nova's parameter_types.fqdn, which its hypervisor search checks
+        # (with \Z: Python's $ also matches before a final newline).
+        'name': {'type': 'string', 'minLength': 1, 'maxLength': 255,
+                 'pattern': r'^[a-zA-Z0-9._-]*\Z',
+                 'description': 'a host name, an id or a hypervisor '
+                                'hostname: letters, digits, "-", "." and '
+                                '"_", at most 255 characters'},
     },
     'additionalProperties': _CAPABILITY,
     'required': ['name'],

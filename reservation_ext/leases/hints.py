@@ -26,7 +26,6 @@ raises ``InvalidInput`` naming the field as the user wrote it
 (``reserved``, ``lease_params``, ``lease_params.start``, ...).
 """
 
-import json
 
 from oslo_utils import strutils
 
@@ -126,11 +125,7 @@ def _params(value, on_end_choices):
     if value is None:
         return None
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise exceptions.InvalidInput(LEASE_PARAMS,
-                                          'is not valid JSON: %s' % exc)
+        value = validation.load_json(value, LEASE_PARAMS)
     validation.check_schema(value, params_schema(on_end_choices),
                             LEASE_PARAMS)
     return value

@@ -66,7 +66,6 @@ from nova.compute import task_states
 from nova import context as nova_context
 from nova import exception as nova_exc
 from oslo_log import log as logging
-from oslo_serialization import jsonutils
 import webob
 import webob.dec
 
@@ -177,6 +176,7 @@ class ServerReservations:
         if not isinstance(server, dict):
             return self.application
         hints = _hints(body)
+        _check_kept(hints)
         preemptible.check_hint(hints)
         response = self.capacity.boot(req, server, hints,
                                       _reservation_context(req))
@@ -354,10 +354,12 @@ def filter_factory(global_conf, **local_conf):
 
 
 def _json(req):
-    try:
-        return jsonutils.loads(req.body)
-    except ValueError:
-        return None
+    """The JSON body, or None when it is not JSON (Nova answers that).
+
+    :raises InvalidInput: a body that nobody can read (too deep, lone
+        surrogates, not UTF-8), which would fail Nova's own parsing.
+    """
+    return validation.readable_json(req.body)
 
 
 def _action_name(action):
@@ -372,6 +374,29 @@ def _hints(body):
         if isinstance(body.get(key), dict):
             return body[key]
     return {}
+
+
+# The hints this middleware reads.
+OWN_HINTS = (lease_hints.RESERVED, lease_hints.LEASE_PARAMS,
+             lease_hints.PROPOSAL, lease_hints.RESERVATION, preemptible.HINT)
+
+
+def _check_kept(hints):
+    """400 for a hint of ours that Nova could not keep, naming it.
+
+    Nova keeps every hint as a list of strings: an object (``lease_params``
+    as JSON rather than its text), a nested list or a null would fail
+    Nova's request spec after the lease was made.
+    """
+    for key in OWN_HINTS:
+        if key not in hints:
+            continue
+        value = hints[key]
+        values = value if isinstance(value, list) else [value]
+        if any(item is None or isinstance(item, (dict, list))
+               for item in values):
+            raise exceptions.InvalidInput(
+                key, 'must be a string (lease_params: its JSON text)')
 
 
 def _check_reservable(server, hints, deferred):

@@ -54,6 +54,7 @@ from sqlalchemy.sql import visitors
 
 from db import models
 from reservation_ext import exceptions
+from reservation_ext import validation
 from reservation_ext.hosts import records as host_records
 
 HOSTS = models.ComputeHost.__table__
@@ -142,10 +143,7 @@ def compile(query, field):
     if isinstance(query, str):
         if not query.strip():
             return sa.true()
-        try:
-            query = json.loads(query)
-        except ValueError:
-            raise exceptions.InvalidInput(field, 'is not valid JSON') from None
+        query = validation.load_json(query, field)
     if not query:
         return sa.true()
     if isinstance(query, list):

@@ -646,7 +646,7 @@ def _conditions(values):
             HOSTS.c.availability_zone == values['availability_zone'])
     if values['hosts']:
         names = [str(host) for host in values['hosts']]
-        ids = [int(name) for name in names if name.isdigit()]
+        ids = {validation.database_id(name) for name in names} - {None}
         conditions.append(sa.or_(HOSTS.c.hypervisor_hostname.in_(names),
                                  HOSTS.c.service_name.in_(names),
                                  HOSTS.c.id.in_(ids)))

@@ -22,6 +22,12 @@ from reservation_ext.hosts import inventory
 from tests import base
 
 
+NAME_REASON = ('must be a host name, an id or a hypervisor hostname: '
+               'letters, digits, "-", "." and "_", at most 255 characters')
+CAPABILITY_REASON = ('must be a string of at most 255 characters or a '
+                     'number (an extra capability)')
+
+
 class HostRequestTest(base.TestCase):
 
     def setUp(self):
@@ -40,9 +46,10 @@ class HostRequestTest(base.TestCase):
         for body, field, reason in [
                 ([], 'body', 'must be an object'),
                 ({}, 'name', 'Missing parameter name'),
-                ({'name': ''}, 'name', 'must be a host name'),
+                ({'name': ''}, 'name', NAME_REASON),
+                ({'name': 'compute 1'}, 'name', NAME_REASON),
                 ({'name': 'compute-1', 'gpu': ['a']}, 'gpu',
-                 'must be a string or a number (an extra capability)'),
+                 CAPABILITY_REASON),
                 ({'name': 'compute-1', 'vcpus': 8}, 'vcpus',
                  'is a property of the host, not an extra capability'),
         ]:
@@ -50,9 +57,8 @@ class HostRequestTest(base.TestCase):
         self.nova.find_hypervisor.assert_not_called()
 
     def test_bad_updates_name_the_field(self):
-        self.assertInvalid('gpu', 'must be a string or a number (an extra '
-                           'capability)', self.inventory.update, '1',
-                           {'gpu': {}})
+        self.assertInvalid('gpu', CAPABILITY_REASON, self.inventory.update,
+                           '1', {'gpu': {}})
         self.assertInvalid('service_name', 'is a property of the host, not '
                            'an extra capability', self.inventory.update, '1',
                            {'service_name': None})

@@ -15,6 +15,7 @@
 import datetime
 
 from reservation_ext import exceptions
+from reservation_ext.hosts import schemas as host_schemas
 from reservation_ext import validation
 from tests import base
 
@@ -312,3 +313,127 @@ class FormatDateTest(base.TestCase):
         value = D(2017, 12, 26, 12, 0, 0, 123456)
         self.assertEqual(value, validation.parse_date(
             validation.format_date(value), 'end_date', NOW))
+
+
+class LoadJSONTest(_Assertions, base.TestCase):
+    """JSON a user sent: read once, no deeper than anyone can walk."""
+
+    def test_a_body_at_the_depth_limit_is_read(self):
+        depth = validation.MAX_DEPTH
+        text = '[' * depth + ']' * depth
+        self.assertEqual(depth, text.count('['))
+        value = validation.load_json(text)
+        for _ in range(depth - 1):
+            value = value[0]
+        self.assertEqual([], value)
+
+    def test_a_body_one_level_too_deep_names_where(self):
+        depth = validation.MAX_DEPTH + 1
+        exc = self.assertInvalid(
+            'a' + '.a' * (validation.MAX_DEPTH - 1), validation.load_json,
+            '{"a": ' * depth + '1' + '}' * depth)
+        self.assertIn('nested too deeply', exc.reason)
+
+    def test_thousands_of_levels_are_a_bad_request(self):
+        for text in ('[' * 50000 + ']' * 50000,
+                     '{"a": ' * 50000 + '1' + '}' * 50000):
+            self.assertInvalid('body', validation.load_json, text)
+
+    def test_the_field_of_a_nested_json_text(self):
+        self.assertInvalid('lease_params', validation.load_json,
+                           '[' * 5000 + ']' * 5000, 'lease_params')
+        self.assertInvalid('lease_params', validation.load_json, '{',
+                           'lease_params')
+
+    def test_nan_and_infinity_are_not_json(self):
+        for text in ('NaN', '[Infinity]', '{"a": -Infinity}'):
+            exc = self.assertInvalid('body', validation.load_json, text)
+            self.assertIn('not valid JSON', exc.reason)
+
+    def test_lone_surrogates_are_not_text(self):
+        self.assertInvalid('body', validation.load_json, '"\\ud800"')
+        self.assertInvalid('name', validation.load_json,
+                           '{"name": "a\\udfffb"}')
+        self.assertInvalid('reservations[0]', validation.load_json,
+                           '{"reservations": [{"\\ud800": 1}]}')
+        self.assertEqual({'name': '\U0001f642'}, validation.load_json(
+            '{"name": "\\ud83d\\ude42"}'))
+
+    def test_bytes_that_are_not_utf8(self):
+        self.assertInvalid('body', validation.load_json, b'{"a": "\xc3"}')
+
+
+class IntegerRangeTest(_Assertions, base.TestCase):
+    """Integers a user sends fit the DB's columns; digits are ASCII."""
+
+    def test_check_schema_names_an_integer_too_large(self):
+        exc = self.assertInvalid(
+            'reservations[0].min', validation.check_schema,
+            {'reservations': [{'min': 2 ** 31}]}, {'type': 'object'})
+        self.assertEqual('must be at most 2147483647', exc.reason)
+        self.assertInvalid('count', validation.check_schema,
+                           {'count': -2 ** 31 - 1}, {'type': 'object'})
+        validation.check_schema({'min': 2 ** 31 - 1, 'max': -2 ** 31,
+                                 'b': True, 'f': 1e300}, {'type': 'object'})
+
+    def test_parse_integer_takes_ascii_digits_only(self):
+        for value in ('١٢', '²', '１２', '1_000', '12a', '', ' ', 1.5):
+            self.assertInvalid('min', validation.parse_integer, value, 'min')
+        self.assertEqual(7, validation.parse_integer(' 7 ', 'min'))
+        self.assertEqual(2 ** 31 - 1,
+                         validation.parse_integer(str(2 ** 31 - 1), 'min'))
+
+    def test_parse_integer_beyond_the_db(self):
+        for value in (2 ** 31, str(2 ** 31), '9' * 5000):
+            exc = self.assertInvalid('max', validation.parse_integer, value,
+                                     'max')
+            self.assertEqual('must be at most 2147483647', exc.reason)
+
+    def test_durations_and_dates_in_other_digits(self):
+        for value in ('²', '١٢', '١h', '²d'):
+            exc = self.assertInvalid('duration', validation.parse_duration,
+                                     value, 'duration')
+            self.assertIn('invalid duration', exc.reason)
+        self.assertInvalid('start_date', validation.parse_date,
+                           '٢٠٢٧-٠١-١٠ ١٠:٠٠', 'start_date', NOW)
+        self.assertInvalid('start_date', validation.parse_date,
+                           '2027-01-10 ١٠:00', 'start_date', NOW)
+
+    def test_database_id(self):
+        self.assertEqual(12, validation.database_id('12'))
+        self.assertEqual(12, validation.database_id(12))
+        for text in ('١٢', '²', str(2 ** 31), '9' * 400, '-1', ' 1', ''):
+            self.assertIsNone(validation.database_id(text))
+
+
+class UnreadableFieldTest(base.TestCase):
+
+    def test_a_field_with_no_readable_name_is_quoted(self):
+        for field in ('', ' ', '\n', 'a\x00b', ' 0', 'x '):
+            exc = exceptions.InvalidInput(field, 'unknown key')
+            self.assertEqual('%r: unknown key' % field, exc.message)
+        self.assertEqual('reservations[0].min: bad',
+                         exceptions.InvalidInput('reservations[0].min',
+                                                 'bad').message)
+
+
+class HostNameTest(_Assertions, base.TestCase):
+    """Host names as Nova's hypervisor search takes them."""
+
+    def test_names_nova_refuses_are_a_bad_request_naming_the_field(self):
+        for name in ('compute 1', 'compute-1/x', 'compute-1\n', '../x',
+                     'ü', 'a?b=1', 'x' * 256, ''):
+            exc = self.assertInvalid('name', validation.check_schema,
+                                     {'name': name}, host_schemas.CREATE)
+            self.assertNotIn('os-hypervisors', exc.message)
+
+    def test_names_nova_takes(self):
+        for name in ('compute-1', 'host_2.example.org',
+                     '1b4a6a28-0f8a-4b48-8c76-f2f2b0bb8ab3', '3'):
+            validation.check_schema({'name': name, 'gpu': 'true'},
+                                    host_schemas.CREATE)
+
+    def test_capability_values_fit_their_column(self):
+        self.assertInvalid('gpu', validation.check_schema,
+                           {'name': 'compute-1', 'gpu': 'x' * 256},
+                           host_schemas.CREATE)
