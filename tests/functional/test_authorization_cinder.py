@@ -21,42 +21,18 @@ admin's), and Cinder's own keystone context. A request without a token
 is refused by keystonemiddleware itself.
 
 Cinder's harness runs in a child process of its own, as
-:mod:`tests.functional.test_cinder_extension` explains.
+:mod:`tests.cinder_child` explains.
 """
 
-import os
-import subprocess
-import sys
+from tests import cinder_child
 
-from tests import base
-from tests.functional import test_cinder_extension
-
-IN_CINDER = os.environ.get(test_cinder_extension.CHILD_ENV) == '1'
+IN_CINDER = cinder_child.IN_CINDER
 
 
-class CinderHarness(base.TestCase):
+class CinderHarness(cinder_child.CinderHarness):
     """Run the Cinder rows in a process of their own."""
 
-    def setUp(self):
-        if IN_CINDER:
-            # Before the configuration is parsed: keystonemiddleware's
-            # options, registered in the child, would need values.
-            self.skipTest('the child runs the tests themselves')
-        super().setUp()
-
-    def test_in_cinder_harness(self):
-        top = os.path.dirname(os.path.dirname(os.path.dirname(
-            os.path.abspath(__file__))))
-        child = subprocess.run(
-            [sys.executable, '-c',
-             test_cinder_extension.CHILD_MAIN % __name__],
-            cwd=top, env=dict(os.environ,
-                              **{test_cinder_extension.CHILD_ENV: '1'}),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            timeout=600)
-        self.assertEqual(0, child.returncode, child.stdout[-20000:])
-        self.assertIn('\nOK', child.stdout)
-
+    module = __name__
 
 if IN_CINDER:
     import datetime

@@ -12,51 +12,19 @@
 
 """Volume reservation inside Cinder's own functional harness.
 
-Cinder monkey patches its process with eventlet and its configuration
-clashes with Nova's, so the test runner's worker (which runs Nova's
-harness and multiprocessing pools) must not import it. Imported there,
-this module defines one test that runs the module again in a child
-process with ``RESERVATION_CINDER_HARNESS=1``; imported in that child, it
-defines the tests themselves, on :class:`cinder_base.CinderTestCase`.
+The tests run in a child process of their own (see
+:mod:`tests.cinder_child`), on :class:`cinder_base.CinderTestCase`.
 """
 
-import os
-import subprocess
-import sys
+from tests import cinder_child
 
-from tests import base
-
-CHILD_ENV = 'RESERVATION_CINDER_HARNESS'
-IN_CINDER = os.environ.get(CHILD_ENV) == '1'
-# Cinder's harness first: it monkey patches the child with eventlet,
-# before the tests package would switch Nova to native threads (which it
-# leaves alone in a process that has eventlet already).
-CHILD_MAIN = ('import sys; import cinder.tests.functional; '
-              'from testtools import run; '
-              'run.main(["testtools.run", "%s"], sys.stdout)')
+IN_CINDER = cinder_child.IN_CINDER
 
 
-class CinderHarness(base.TestCase):
-    """Run the Cinder-side tests of a module in a process of their own.
-
-    The tests of ``module`` (this one unless a subclass says otherwise),
-    defined there when :data:`IN_CINDER`.
-    """
+class CinderHarness(cinder_child.CinderHarness):
+    """Run this module's tests in Cinder's harness, in a child process."""
 
     module = __name__
-
-    def test_in_cinder_harness(self):
-        if IN_CINDER:
-            self.skipTest('the child runs the tests themselves')
-        top = os.path.dirname(os.path.dirname(os.path.dirname(
-            os.path.abspath(__file__))))
-        child = subprocess.run(
-            [sys.executable, '-c', CHILD_MAIN % self.module],
-            cwd=top, env=dict(os.environ, **{CHILD_ENV: '1'}),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            timeout=600)
-        self.assertEqual(0, child.returncode, child.stdout[-20000:])
-        self.assertIn('\nOK', child.stdout)
 
 
 if IN_CINDER:

@@ -20,20 +20,19 @@ lease ends (its volume created at the start, deleted at the end,
 uploaded to one image first for ``snapshot_delete``) or is in ERROR with
 the reason; once the failed leases are deleted no volume is left.
 
-Cinder's harness runs in a child process, as in
-:mod:`tests.functional.test_cinder_extension`.
+Cinder's harness runs in a child process (:mod:`tests.cinder_child`).
 """
 
-from tests.functional import test_cinder_extension as cinder_tests
+from tests import cinder_child
 
 
-class CinderFaultsHarness(cinder_tests.CinderHarness):
+class CinderFaultsHarness(cinder_child.CinderHarness):
     """Run this module's tests in Cinder's harness, in a child process."""
 
     module = __name__
 
 
-if cinder_tests.IN_CINDER:
+if cinder_child.IN_CINDER:
     import datetime
     import json
 

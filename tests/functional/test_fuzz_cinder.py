@@ -29,18 +29,19 @@ zone was accepted.
 
 import testtools.content
 
-from tests import base
 from tests import cinder_child
 
-CHILD_ENV = 'RESERVATION_CINDER_FUZZ'
-IN_CINDER = cinder_child.inside(CHILD_ENV)
+IN_CINDER = cinder_child.IN_CINDER
 
 
-class CinderHarness(base.TestCase):
+class CinderHarness(cinder_child.CinderHarness):
     """Run the Cinder-side fuzz of this module in a process of its own."""
 
+    module = __name__
+
     def test_in_cinder_harness(self):
-        output = cinder_child.run(self, __name__, CHILD_ENV)
+        super().test_in_cinder_harness()
+        output = self.child_output
         summary = '\n'.join(line for line in output.splitlines()
                             if 'generated requests' in line)
         self.addDetail('fuzz', testtools.content.text_content(summary))
@@ -48,9 +49,6 @@ class CinderHarness(base.TestCase):
 
 
 if IN_CINDER:
-    # The child runs the tests themselves.
-    del CinderHarness
-
     from hypothesis import given
     from hypothesis import strategies as st
     import sqlalchemy as sa
