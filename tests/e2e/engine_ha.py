@@ -54,6 +54,7 @@ from reservation_ext.sandbox import config
 
 KINDS = ('host', 'server', 'capacity', 'volume')
 SAMPLE_INTERVAL = 0.2
+RECENT = datetime.timedelta(seconds=2)
 # Hang guards, not performance expectations.
 LEASE_TIMEOUT = 300
 STOP_TIMEOUT = 60
@@ -171,7 +172,7 @@ def write_engine_conf(layout, claim_timeout, poll_interval):
     path = layout.path('engine-ha.conf')
     with open(path, 'w') as conf:
         conf.write('[reservation]\nevent_claim_timeout = %d\n'
-                   'event_poll_interval = %s\nevent_batch_size = 2\n'
+                   'event_poll_interval = %s\nevent_batch_size = 1\n'
                    'event_retry_backoff = 0.5\n'
                    % (claim_timeout, poll_interval))
     return path
@@ -294,6 +295,7 @@ class EventSampler:
         self.engine = sa.create_engine(db_url)
         self.started_pids = started_pids
         self.first_seen = {}
+        self._last_sample = datetime.datetime.min + RECENT
         self._stretch_from = {}
         self.longest_stretch = collections.Counter()
         self._stop = threading.Event()
@@ -308,10 +310,14 @@ class EventSampler:
         pids = self.started_pids()
         seen = utcnow()
         with self.engine.connect() as conn:
+            # The unfinished events, and those finished since the last
+            # sample (with a margin): their final claim may be new.
             rows = conn.execute(sa.text(
                 "SELECT id, lease_id, event_type, time, status, claimed_by, "
                 "claim_expires_at, retry_at FROM events WHERE status NOT IN "
-                "('DONE', 'ERROR') OR claimed_by IS NOT NULL")).all()
+                "('DONE', 'ERROR') OR updated_at >= :since"),
+                {'since': self._last_sample - RECENT}).all()
+        self._last_sample = seen
         for row in rows:
             if row.claimed_by is not None:
                 self.first_seen.setdefault((row.id, row.claimed_by), seen)
