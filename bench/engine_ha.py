@@ -48,18 +48,18 @@ PROBLEMS_SHOWN = 20
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--lifecycles', type=int, default=1000)
+    parser.add_argument('--lifecycles', type=int, default=400)
     parser.add_argument('--engines', type=int, default=3)
-    parser.add_argument('--kill-probability', type=float, default=0.1)
+    parser.add_argument('--kill-probability', type=float, default=0.02)
     parser.add_argument('--parallel', type=int, default=12)
-    parser.add_argument('--window', type=float, default=10)
-    parser.add_argument('--claim-timeout', type=int, default=8)
+    parser.add_argument('--window', type=float, default=4)
+    parser.add_argument('--claim-timeout', type=int, default=10)
     parser.add_argument('--poll-interval', type=float, default=0.5)
     parser.add_argument('--hosts', type=int, default=4)
     parser.add_argument('--db-url', help='the sandbox leases DB')
     parser.add_argument('--sandbox-dir',
                         help='a running sandbox started with --engines 0')
-    parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--seed', type=int, default=7)
     return parser.parse_args()
 
 

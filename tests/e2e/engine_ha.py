@@ -37,6 +37,7 @@ Shared by ``tests/e2e/test_engine_ha.py`` (the CI size) and
 """
 
 import collections
+import contextlib
 import datetime
 import itertools
 import json
@@ -555,8 +556,19 @@ class Workload:
         self.leases_db.dispose()
 
 
+@contextlib.contextmanager
+def _database(url):
+    """A SQLAlchemy engine on ``url``, disposed of afterwards."""
+    engine = sa.create_engine(url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
 def _db(layout, name):
-    return sa.create_engine(layout.sqlite_url(name))
+    """A sandbox service's own database (``nova_cell1``, ``cinder``...)."""
+    return _database(layout.sqlite_url(name))
 
 
 def _query(engine, statement, **params):
@@ -570,12 +582,9 @@ def nova_cinder_baseline(layout):
     ``(aggregates Placement knows, volume quotas Cinder committed)``
     before a run, so that a sandbox may serve several runs.
     """
-    placement, cinder = _db(layout, 'placement'), _db(layout, 'cinder')
-    try:
-        return (_aggregates_known(placement), _volume_commits(cinder))
-    finally:
-        placement.dispose()
-        cinder.dispose()
+    with _db(layout, 'placement') as placement, \
+            _db(layout, 'cinder') as cinder:
+        return _aggregates_known(placement), _volume_commits(cinder)
 
 
 def _aggregates_known(placement):
@@ -631,11 +640,8 @@ def _aggregate_problems(layout, workload, host_leases, reservation_ids,
                 reservation_ids.values()):
             problems.append('aggregate %s is left with hosts %s' % (
                 aggregate['name'], aggregate['hosts']))
-    placement = _db(layout, 'placement')
-    try:
+    with _db(layout, 'placement') as placement:
         known = _aggregates_known(placement)
-    finally:
-        placement.dispose()
     counts['aggregates_created'] = known - known_before
     if known - known_before != len(host_leases):
         problems.append('Placement knows %d new aggregates for %d host '
@@ -646,8 +652,7 @@ def _aggregate_problems(layout, workload, host_leases, reservation_ids,
 def _server_problems(layout, server_leases, counts):
     """One server per lease, built once on a host, deleted at the end."""
     problems = []
-    cell = _db(layout, 'nova_cell1')
-    try:
+    with _db(layout, 'nova_cell1') as cell:
         for lifecycle in server_leases:
             rows = _query(cell, 'SELECT deleted FROM instances WHERE uuid = '
                           ':uuid', uuid=lifecycle['server_id'])
@@ -666,8 +671,6 @@ def _server_problems(layout, server_leases, counts):
         names = _query(cell, "SELECT display_name FROM instances WHERE "
                        "deleted = 0")
         problems += ['server %s is left' % name for name, in names]
-    finally:
-        cell.dispose()
     return problems
 
 
@@ -699,8 +702,7 @@ def _volume_problems(layout, volume_leases, counts, committed_before):
     committed reservation of one volume per lease.
     """
     problems = []
-    cinder = _db(layout, 'cinder')
-    try:
+    with _db(layout, 'cinder') as cinder:
         for lifecycle in volume_leases:
             rows = _query(cinder, 'SELECT deleted, launched_at FROM volumes '
                           'WHERE id = :id', id=lifecycle['volume_id'])
@@ -713,15 +715,10 @@ def _volume_problems(layout, volume_leases, counts, committed_before):
         if committed != len(volume_leases):
             problems.append('Cinder committed %d volume quotas for %d '
                             'volume leases' % (committed, len(volume_leases)))
-    finally:
-        cinder.dispose()
     return problems
 
 
 def reservation_ids(layout):
     """``{lease id: reservation id}`` of the leases DB."""
-    engine = sa.create_engine(layout.leases_db_url)
-    try:
+    with _database(layout.leases_db_url) as engine:
         return dict(_query(engine, 'SELECT lease_id, id FROM reservations'))
-    finally:
-        engine.dispose()
