@@ -29,8 +29,9 @@ Shared by ``tests/e2e/test_engine_ha.py`` (the CI size) and
   (``POST /servers`` with the ``reserved`` hint, built at the start),
   ``capacity`` (``virtual:instance`` with ``amount``, a private flavor and
   an anti-affinity server group) and ``volume`` (``POST /volumes`` with
-  the ``reserved`` hint). A create that finds no room (409) is tried
-  again with a later window.
+  the ``reserved`` hint). A create that finds no room (409), or that
+  took so long that its start passed (400), is tried again with a later
+  window.
 - :func:`nova_cinder_findings` reads what Nova, Cinder and Placement
   hold afterwards, from their APIs and their own databases, and lists
   every action that did not take effect exactly once.
@@ -65,6 +66,8 @@ LEAD = 4
 NO_ROOM_RETRY = 1.0
 # A hang guard: a 409 that persists is not a lack of room for a while.
 NO_ROOM_TRIES = 120
+# The 400 of a create slower than LEAD (a busy machine): the start passed.
+START_PASSED = 'Start date must be later than current date'
 LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         'killing_engine.py')
 COMPUTE_VERSION = {'OpenStack-API-Version': 'compute 2.37'}
@@ -148,6 +151,7 @@ def _figures(layout, settings, workload, engines, sampler, baseline,
         'outcomes': collections.Counter(
             status for status, _ in outcomes.values()),
         'no_room_retries': workload.no_room,
+        'slow_create_retries': workload.slow_creates,
         'nova_cinder': counts,
         'events': len(lateness),
         'stuck': len(stuck),
@@ -421,6 +425,7 @@ class Workload:
         self.leases_db = sa.create_engine(layout.leases_db_url)
         self.lifecycles = []
         self.no_room = 0
+        self.slow_creates = 0
         self.failures = []
         self._lock = threading.Lock()
 
@@ -471,6 +476,10 @@ class Workload:
             start = utcnow() + datetime.timedelta(seconds=LEAD)
             end = start + datetime.timedelta(seconds=self.window)
             response = getattr(self, '_create_' + kind)(name, start, end)
+            if response.status_code == 400 and START_PASSED in response.text:
+                with self._lock:
+                    self.slow_creates += 1
+                continue
             if response.status_code != 409:
                 break
             with self._lock:
