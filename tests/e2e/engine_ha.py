@@ -293,7 +293,10 @@ class EventSampler:
     - ``stuck()``: the longest stretch in which it was due and nobody's
       (not yet claimed, or its claim expired) while an engine was idle (a
       started engine holding no live claim): what the engines' protocol
-      must keep within ``event_claim_timeout + event_poll_interval``.
+      must keep within ``event_claim_timeout + event_poll_interval``. An
+      engine reclaiming preemptible capacity, running plugins' pending
+      work or starved of CPU holds no claim either, so the measure errs
+      towards stuck.
     """
 
     def __init__(self, db_url, started_pids):
