@@ -23,6 +23,9 @@ A volume create with the hints ``reserved`` and ``lease_params`` (see
 instead of Cinder's create; bad hints are a 400 and an unfit window a
 409, with nothing created. Every volume view of a leased volume carries
 ``reservation:lease_id``. Deleting a leased volume deletes its lease.
+Cinder's own actions on a reserved volume are 409 (after Cinder's 404
+for a project that does not see it and Cinder's rule of the action: 403
+for a reader); it can be shown, updated and deleted.
 The engine drives the reservation through two actions,
 ``os-reservation-start`` and ``os-reservation-end``, for its service user
 or an administrator (rules ``reservation:volumes:start`` and ``:end``).
@@ -46,6 +49,7 @@ from cinder.api import validation
 from cinder import context as cinder_context
 from cinder import exception as cinder_exc
 from cinder import objects
+from cinder import policies as cinder_policies
 from cinder.policies import volumes as volume_policy
 from cinder import utils
 from cinder.volume import api as volume_api
@@ -67,6 +71,7 @@ from reservation_ext.leases import hints as lease_hints
 from reservation_ext.leases import notifications
 from reservation_ext.leases import requests as lease_requests
 from reservation_ext.leases import service as lease_service
+from reservation_ext import operation_rules
 from reservation_ext.plugins import virtual_volume
 from reservation_ext import policy
 
@@ -76,6 +81,8 @@ HINTS_KEY = 'OS-SCH-HNT:scheduler_hints'
 # Sources of a volume's data; a reserved volume starts empty.
 _SOURCES = ('snapshot_id', 'source_volid', 'imageRef', 'image_id',
             'backup_id', 'consistencygroup_id', 'group_id')
+_ACTION_RULES = operation_rules.OperationRules(cinder_policies.list_rules(),
+                                               '/volumes/{volume_id}')
 
 
 class InProcessCinder:
@@ -104,6 +111,10 @@ class ReservationController(wsgi.Controller):
         self.clock = clock
         self.volume_api = volume_api.API()
         self._lease_service = None
+        # Cinder's own actions, each refused on a reserved volume.
+        self.wsgi_extensions = list(self.wsgi_extensions) + [
+            ('_refuse_on_reserved', action)
+            for action in _ACTION_RULES.actions()]
 
     @property
     def lease_service(self):
@@ -141,6 +152,33 @@ class ReservationController(wsgi.Controller):
     def delete(self, req, id):
         """Delete a leased volume with its lease; others are Cinder's."""
         yield self._delete_leased(req, id)
+
+    def _refuse_on_reserved(self, req, id, body):
+        """Refuse Cinder's own actions on a reserved volume."""
+        yield self._reserved_refusal(req, id, body)
+
+    def _reserved_refusal(self, req, volume_id, body):
+        """409 for a reserved volume's action, or None to let Cinder act.
+
+        Cinder answers for a volume the caller does not see (404, as for
+        one that does not exist), and Cinder's rule of the action refuses
+        a reader (403) first. Cinder's own ``reserved`` status (of an
+        attachment being made) would let some actions through on a
+        volume that has no backend yet.
+        """
+        ctx = req.environ['cinder.context']
+        volume, lease_id = self._seen_volume(ctx, volume_id)
+        if (volume is None or lease_id is None or
+                volume.status != reserved_volumes.RESERVED):
+            return None
+        action = next(iter(body)) if len(body) == 1 else None
+        rule = _ACTION_RULES.rule('POST', '/action', action)
+        if rule is not None:
+            ctx.authorize(rule, target_obj=volume)
+        raise webob.exc.HTTPConflict(explanation=(
+            'Volume %s is reserved: it is created when lease %s starts; '
+            'until then it can only be shown, updated or deleted.'
+            % (volume_id, lease_id)))
 
     @wsgi.response(202)
     @wsgi.action('os-reservation-start')
@@ -203,6 +241,8 @@ class ReservationController(wsgi.Controller):
                     self.lease_service.proposal_window, rctx))
         if lease is None:
             return None
+        # Cinder's rule of a create, which its create flow would ask.
+        ctx.authorize(volume_policy.CREATE_POLICY)
         self._check_volume_body(req, body=body)
         fields = _volume_fields(body['volume'])
         volume_type = _volume_type(ctx, fields.get('volume_type'))
@@ -246,11 +286,9 @@ class ReservationController(wsgi.Controller):
         deleted once Cinder accepted.
         """
         ctx = req.environ['cinder.context']
-        try:
-            volume = self.volume_api.get(ctx, volume_id)
-        except cinder_exc.VolumeNotFound:
+        volume, lease_id = self._seen_volume(ctx, volume_id)
+        if volume is None:
             return None
-        lease_id = reserved_volumes.lease_ids([volume_id]).get(volume_id)
         if volume.status == reserved_volumes.RESERVED:
             ctx.authorize(volume_policy.DELETE_POLICY, target_obj=volume)
             if lease_id is None:
@@ -265,6 +303,19 @@ class ReservationController(wsgi.Controller):
         else:
             return None
         return webob.Response(status=202)
+
+    def _seen_volume(self, ctx, volume_id):
+        """``(volume, lease_id)`` as Cinder shows them to ``ctx``.
+
+        ``(None, None)`` for a volume Cinder does not show the caller, so
+        that Cinder answers (404, as for one that does not exist);
+        ``lease_id`` is None for a volume without a lease.
+        """
+        try:
+            volume = self.volume_api.get(ctx, volume_id)
+        except cinder_exc.VolumeNotFound:
+            return None, None
+        return volume, reserved_volumes.lease_ids([volume_id]).get(volume_id)
 
     def _delete_lease_of_deleted(self, ctx, lease_id, volume_id):
         try:

@@ -226,6 +226,11 @@ class ComputeHost(TimestampMixin, Base):
     # resource provider generation): a writer that read generation G only
     # commits if the host is still at G, so no host is double-booked.
     generation = sa.Column(sa.Integer, nullable=False, default=0)
+    # Set by the engine's host monitor while the host's nova-compute
+    # service is down or disabled (reservable is false meanwhile): when it
+    # was found so, and which ('down' or 'disabled').
+    failed_at = sa.Column(sa.DateTime, nullable=True)
+    failure = sa.Column(sa.String(16), nullable=True)
 
 
 class HostCapability(Base):
@@ -331,6 +336,12 @@ class HostAllocation(Base):
     # A seat of an instance-capacity reservation: the server that took it,
     # or the claim of the boot taking it (reservation_ext.planning.seats).
     server_id = sa.Column(sa.String(36), nullable=True)
+    # A booking of a started reservation moved off a failed host
+    # (reservation_ext.engine.host_monitor): the failed host, while the
+    # Nova side of the move (the lease aggregate) is still to be done, and
+    # until when an engine holds the claim to do it.
+    moved_from = sa.Column(sa.Integer, nullable=True)
+    move_claimed_until = sa.Column(sa.DateTime, nullable=True)
 
 
 class Event(TimestampMixin, Base):

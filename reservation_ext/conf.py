@@ -146,6 +146,28 @@ reservation_opts = [
                     'of ended host reservations (on_end recycle) until '
                     'their instances are gone. No new instance lands on '
                     'its hosts.'),
+    cfg.BoolOpt('host_monitor', default=False,
+                help='Watch the nova-compute services of the reservable '
+                     'hosts (GET /os-services?binary=nova-compute) from '
+                     'the engine. A host whose service is down or disabled '
+                     'becomes unreservable, and the reservations that hold '
+                     'it get a replacement host when one matches and is '
+                     'free, or their lease is marked degraded; when the '
+                     'service is up and enabled again the host is '
+                     'reservable again and degraded clears. As Blazar\'s '
+                     'enable_polling_monitor.'),
+    cfg.IntOpt('host_monitor_interval', default=60, min=0,
+               help='Seconds between two reads of the nova-compute '
+                    'services by one engine when host_monitor is set; 0 '
+                    'reads them every engine poll. As Blazar\'s '
+                    'polling_interval.'),
+    cfg.IntOpt('healing_interval', default=60, min=0,
+               help='Minutes ahead: the bookings on a failed host that '
+                    'start within this time (or have started) are healed '
+                    'now; later ones when their time comes, so that a '
+                    'host that comes back meanwhile keeps them. 0 heals '
+                    'every booking of the failed host at once. As '
+                    'Blazar\'s healing_interval.'),
 ]
 
 CONF = cfg.CONF

@@ -282,6 +282,17 @@ class NovaClient:
             lambda server: 'Server %s was not %s within %d s (status %s).'
             % (server_id, ' or '.join(statuses), timeout, server['status']))
 
+    def compute_services(self):
+        """The nova-compute services: ``[{'host', 'state', 'status'}]``.
+
+        ``state`` is ``up`` or ``down``, ``status`` ``enabled`` or
+        ``disabled``, as ``GET /os-services`` shows them.
+        """
+        services = self._get('/os-services',
+                             params={'binary': 'nova-compute'})['services']
+        return [{key: service[key] for key in ('host', 'state', 'status')}
+                for service in services]
+
     def find_aggregate(self, name):
         """The aggregate called ``name``, or None."""
         for aggregate in self._get('/os-aggregates')['aggregates']:

@@ -14,5 +14,7 @@
 
 :mod:`.runner` claims due lease events in the leases DB, runs them
 through the resource plugins and records the outcomes; any number of
-engines share one DB and each event runs once.
+engines share one DB and each event runs once. :mod:`.reclaim` stops
+preemptible servers in the way of bookings; :mod:`.host_monitor` finds
+failed reservable hosts and heals the bookings on them.
 """

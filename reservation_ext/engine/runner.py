@@ -47,7 +47,9 @@ own bookings first. Then every poll runs each plugin's
 :meth:`~reservation_ext.plugins.base.ResourcePlugin.run_pending`: work
 that is due outside of the lease events (a host reservation's grace
 period that ended, hosts that recycle), which the plugin claims in the DB
-by its own rules.
+by its own rules. Last, with ``[reservation] host_monitor``, the host
+monitor (:mod:`reservation_ext.engine.host_monitor`) heals the bookings
+on failed hosts.
 """
 
 import collections
@@ -64,6 +66,7 @@ from db import models
 from reservation_ext.clients import plugin_clients
 from reservation_ext import context
 from reservation_ext.enforcement import enforcer
+from reservation_ext.engine import host_monitor
 from reservation_ext.engine import reclaim
 from reservation_ext.leases import notifications
 from reservation_ext.leases import states
@@ -212,13 +215,18 @@ class Engine:
     :param reclaimer: the
         :class:`~reservation_ext.engine.reclaim.Reclaimer` of preemptible
         capacity (by default one acting through the plugins' clients)
+    :param monitor: the
+        :class:`~reservation_ext.engine.host_monitor.HostMonitor` of the
+        reservable hosts (by default one acting through the plugins'
+        clients; idle unless ``[reservation] host_monitor``)
     :param checkpoint: ``checkpoint(point, event)``, called at each of
         :data:`CHECKPOINTS` with the event concerned (the first of the
         batch for :data:`RECORDING`); by default it does nothing
     """
 
     def __init__(self, conf, clock, plugins, notifier, engine_id=None,
-                 enforcement=None, reclaimer=None, checkpoint=None):
+                 enforcement=None, reclaimer=None, monitor=None,
+                 checkpoint=None):
         self.conf = conf.reservation
         self.clock = clock
         self.plugins = plugins
@@ -226,6 +234,8 @@ class Engine:
         self.enforcement = enforcement or enforcer.disabled(conf)
         self.reclaimer = reclaimer or reclaim.Reclaimer(
             conf, clock, _clients(conf, plugins), notifier)
+        self.monitor = monitor or host_monitor.HostMonitor(
+            conf, clock, plugins, _clients(conf, plugins), notifier)
         self.engine_id = engine_id or '%s:%d' % (socket.gethostname(),
                                                  os.getpid())
         self.checkpoint = checkpoint or _no_checkpoint
@@ -258,7 +268,16 @@ class Engine:
         """
         ctx = context.get_admin_context()
         return (self._run_events(ctx) + self._reclaim(ctx) +
-                self._run_pending(ctx))
+                self._run_pending(ctx) + self._watch_hosts(ctx))
+
+    def _watch_hosts(self, ctx):
+        try:
+            return self.monitor.run(ctx)
+        except Exception:
+            # Nova or the DB failed: the next poll reads the services again.
+            LOG.exception('Engine %s: the host monitor failed',
+                          self.engine_id)
+            return 0
 
     def _reclaim(self, ctx):
         try:

@@ -42,7 +42,8 @@ PROPERTIES = models.HostProperty.__table__
 VIEW_COLUMNS = ('id', 'hypervisor_hostname', 'hypervisor_type',
                 'hypervisor_version', 'vcpus', 'cpu_info', 'memory_mb',
                 'local_gb', 'service_name', 'availability_zone',
-                'reservable', 'created_at', 'updated_at')
+                'reservable', 'created_at', 'updated_at', 'failure',
+                'failed_at')
 # Keys of Blazar's host view that are always null here: Blazar has no host
 # status yet, and this service acts as its service user, not through a
 # trust of the host's operator.
@@ -280,7 +281,9 @@ def _host_view(row):
     view = dict.fromkeys(NULL_KEYS)
     view.update((column, getattr(row, column)) for column in VIEW_COLUMNS)
     view['id'] = str(row.id)
-    for stamp in ('created_at', 'updated_at'):
+    # failure: 'down' or 'disabled' while the engine's host monitor finds
+    # the host's nova-compute so (since failed_at), else null.
+    for stamp in ('created_at', 'updated_at', 'failed_at'):
         view[stamp] = validation.format_timestamp(view[stamp])
     return view
 

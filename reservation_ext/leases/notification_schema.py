@@ -35,7 +35,7 @@ version (same rules).
 
 import json
 
-PAYLOAD_VERSION = '1.0'
+PAYLOAD_VERSION = '1.1'
 
 DATE_PATTERN = r'^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$'
 TIMESTAMP_PATTERN = r'^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$'
@@ -116,8 +116,20 @@ RESERVATION = {
         'resource_id': _text('the reserved resource (server, volume) or '
                              'the reservation id', nullable=True),
         'status': _text('pending, active, deleted or error'),
-        'missing_resources': {'type': 'boolean'},
-        'resources_changed': {'type': 'boolean'},
+        'missing_resources': {
+            'type': 'boolean',
+            'description': 'a booking on a failed host found no '
+                           'replacement: the reservation has less than it '
+                           'asked for'},
+        'resources_changed': {
+            'type': 'boolean',
+            'description': 'a booking of the started reservation moved '
+                           'to a replacement host'},
+        'failed_hosts': {
+            'type': 'array', 'items': {'type': 'string'},
+            'description': 'hypervisor hostnames of the failed hosts '
+                           '(nova-compute down or disabled) the reservation '
+                           'still holds (since 1.1)'},
         'created_at': _timestamp('when the reservation was made'),
         'updated_at': _timestamp('when it last changed', nullable=True),
         'resources': {

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 
 from db import models
 from reservation_ext import exceptions
+from reservation_ext.planning import healing
 from reservation_ext import validation
 
 LEASES = models.Lease.__table__
@@ -96,14 +97,21 @@ def reservation_views(session, plugins, lease_ids):
     """``{lease_id: [view, ...]}`` of the leases' reservations.
 
     Each view has its plugin's fields (``get_details``): it is what the
-    API shows and what the plugins get.
+    API shows and what the plugins get. Beside Blazar's fields,
+    ``failed_hosts`` lists the hypervisor hostnames of the failed hosts
+    (nova-compute down or disabled) that the reservation still holds: the
+    bookings not healed yet, or for which no replacement was free
+    (``missing_resources``).
     """
     grouped = _grouped(session, RESERVATIONS, lease_ids,
                        (RESERVATIONS.c.created_at, RESERVATIONS.c.id))
     rows = [row for group in grouped.values() for row in group]
     details = _details(session, plugins, rows)
+    failed = healing.on_failed_hosts(session, [row.id for row in rows])
     return {lease_id: [{**details.get(row.id, {}),
-                        **_reservation_view(row)} for row in group]
+                        **_reservation_view(row),
+                        'failed_hosts': failed.get(row.id, [])}
+                       for row in group]
             for lease_id, group in grouped.items()}
 
 

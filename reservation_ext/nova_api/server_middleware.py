@@ -42,7 +42,9 @@ reserve_all_instances``
     reservation) carry ``reservation:lease_id``; those waiting for
     their start show ``"status": "RESERVED"``.
 Any other change to a RESERVED server
-    409, except its delete.
+    409, except its delete; first, as for any server, Nova's 404 for a
+    project that does not see it and Nova's rule of the call (403 for a
+    reader), see :mod:`.server_access`.
 ``DELETE /servers/{id}``
     Nova deletes the server, then its lease is deleted (or its seat of
     an instance-capacity reservation freed).
@@ -84,6 +86,7 @@ from reservation_ext.leases.states import LeaseStatus
 from reservation_ext.nova_api import capacity_boots
 from reservation_ext.nova_api import held_builds
 from reservation_ext.nova_api import host_room
+from reservation_ext.nova_api import server_access
 from reservation_ext.nova_api import server_records
 from reservation_ext.planning import preemptible
 from reservation_ext import plugins
@@ -140,6 +143,7 @@ class ServerReservations:
         self.clock = clock
         db_api.configure(conf)
         held_builds.install()
+        server_access.install()
         self.nova = InProcessNova()
         clients = plugin_clients.PluginClients(conf, nova=self.nova)
         self.lease_service = lease_service.LeaseService(
@@ -262,13 +266,21 @@ class ServerReservations:
             return self.application
         leased = server_records.leased_server(
             _reservation_context(req), server_id)
-        if leased is not None and leased.reserved:
-            raise exceptions.Conflict(
-                'Server %s is reserved: it is built when lease %s starts at '
-                '%s; until then it can only be shown or deleted.' % (
-                    server_id, leased.lease_id,
-                    validation.format_date(leased.start_date)))
-        return self.application
+        if leased is None or not leased.reserved:
+            return self.application
+        ctx = req.environ['nova.context']
+        instance = server_access.visible_server(self.nova.compute_api, ctx,
+                                                server_id)
+        if instance is None:
+            # Nova answers, as for any server it does not show the caller.
+            return self.application
+        server_access.authorize_change(ctx, instance, req.method, sub,
+                                       _action_name(action))
+        raise exceptions.Conflict(
+            'Server %s is reserved: it is built when lease %s starts at '
+            '%s; until then it can only be shown or deleted.' % (
+                server_id, leased.lease_id,
+                validation.format_date(leased.start_date)))
 
     def _delete(self, req, server_id):
         rctx = _reservation_context(req)
@@ -346,6 +358,13 @@ def _json(req):
         return jsonutils.loads(req.body)
     except ValueError:
         return None
+
+
+def _action_name(action):
+    """The name of a server action's body, as Nova dispatches it."""
+    if isinstance(action, dict) and len(action) == 1:
+        return next(iter(action))
+    return None
 
 
 def _hints(body):

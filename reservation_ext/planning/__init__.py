@@ -18,6 +18,7 @@ or instance slices with Placement-style generation checks;
 :mod:`.host_capacity` says how much of a host servers may use, as
 Placement counts it;
 :mod:`.volume_capacity` books reservable block storage GB;
+:mod:`.healing` moves bookings off failed hosts to free replacements;
 :mod:`.pool_snapshot` is the scheduler's view of the host pools, reloaded
 when their generation moves. Nothing here calls Nova or Cinder.
 """

@@ -296,6 +296,18 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
     return placed
 
 
+def slice_rooms(session, start, end, size, busy, usable=AS_IS,
+                conditions=(), tightest=False):
+    """``{host_id: (generation, room)}`` of the hosts a slice fits on.
+
+    As :func:`allocate_slices` searches them, for a caller that books
+    with :func:`bump_generations` itself (the healing of
+    :mod:`reservation_ext.planning.healing`).
+    """
+    return _slice_rooms(session, start, end, size, busy, usable,
+                        conditions, tightest)
+
+
 def _slice_rooms(session, start, end, size, busy, usable, conditions,
                  tightest=False):
     """``{host_id: (generation, room)}`` of the hosts one slice fits on.
@@ -565,6 +577,15 @@ def _host_ids(session, reservation_id):
     return session.execute(
         sa.select(ALLOCATIONS.c.host_id).distinct()
         .where(ALLOCATIONS.c.reservation_id == reservation_id)).scalars().all()
+
+
+def bump_generations(session, hosts):
+    """Bump ``(host_id, generation)`` hosts as read, all or none.
+
+    What every booking does; :class:`ConcurrentUpdate` when another
+    writer changed one of them since.
+    """
+    _bump_generations(session, hosts)
 
 
 def _bump_generations(session, hosts):

@@ -19,9 +19,9 @@ type's fields in lease views, and acts on Nova or Cinder when the engine
 runs the lease's events.
 
 Engine actions (:meth:`on_start`, :meth:`before_end`, :meth:`on_end`,
-:meth:`on_delete`, :meth:`run_pending`) run outside any DB transaction and
-must be idempotent: an engine may die half-way and another engine runs the
-same action again.
+:meth:`on_delete`, :meth:`run_pending`, :meth:`on_heal`) run outside any
+DB transaction and must be idempotent: an engine may die half-way and
+another engine runs the same action again.
 Raise :class:`reservation_ext.exceptions.PluginError` (or any exception) on
 failure; the engine retries with backoff and records the reason.
 
@@ -204,6 +204,26 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         is work). By default there is none.
         """
         return 0
+
+    def heal_request(self, reservation):
+        """What replaces the reservation's bookings on a failed host.
+
+        A :class:`~reservation_ext.planning.healing.Request` (the request's
+        conditions and sizes) with which the engine's host monitor looks
+        for a free replacement host, or None when the type cannot move
+        its bookings: the reservation then misses what the failed host
+        held, and its lease is degraded. By default None.
+        """
+        return None
+
+    def on_heal(self, ctx, lease, reservation, moves):
+        """Show Nova the moved bookings of a started reservation.
+
+        ``moves``: ``(failed, replacement)`` compute service hosts, one
+        pair per booking moved. Called outside any transaction after the
+        move was committed, again by a later poll if it fails: it must be
+        idempotent. By default nothing.
+        """
 
     def on_delete(self, ctx, lease, reservation):
         """Clean up when a lease is deleted (its rows go afterwards).

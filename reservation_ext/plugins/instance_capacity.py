@@ -66,6 +66,7 @@ from db import models
 from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import capabilities
+from reservation_ext.planning import healing
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from reservation_ext.planning import seats
@@ -207,6 +208,21 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
                 session, reservation['id'], lease['start_date'], busy,
                 host_capacity.from_nova_conf(self.conf))
             raise base.blocked_extension(exc, latest, lease)
+
+    def heal_request(self, reservation):
+        """A replacement seat: the same size, matching host, affinity kept.
+
+        Seats of an affinity reservation move together onto one host; an
+        anti-affinity seat moves to a host without another of its seats.
+        A server on a moved seat stays on the failed host until the
+        operator evacuates it (the seat holds its room on the new host).
+        """
+        return healing.Request(
+            conditions=(capabilities.compile(
+                reservation['resource_properties'], 'resource_properties'),),
+            usable=host_capacity.from_nova_conf(self.conf),
+            together=reservation['affinity'] is True,
+            apart=reservation['affinity'] is False)
 
     def on_start(self, ctx, lease, reservation):
         with db_api.context_manager.reader.using(ctx) as session:

@@ -84,6 +84,7 @@ from reservation_ext import exceptions
 from reservation_ext.leases import hints
 from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import capabilities
+from reservation_ext.planning import healing
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
@@ -331,6 +332,23 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             session.execute(sa.update(REQUESTS).where(
                 REQUESTS.c.reservation_id == reservation['id']).values(
                     aggregate_id=aggregate['id']))
+
+    def heal_request(self, reservation):
+        """A replacement matches the reservation's request."""
+        return healing.Request(conditions=tuple(
+            self._changed_request(reservation, {})['conditions']))
+
+    def on_heal(self, ctx, lease, reservation, moves):
+        """The lease's aggregate takes the replacements, not the failed.
+
+        The failed hosts go back to the free pool, where they wait until
+        Nova's service is back (they are unreservable meanwhile). Their
+        instances stay where they are: evacuating them is the operator's
+        call (``openstack server evacuate``).
+        """
+        self._join(lease, reservation,
+                   [replacement for _failed, replacement in moves])
+        self._leave(reservation, [failed for failed, _replacement in moves])
 
     def _join(self, lease, reservation, hosts):
         """Move ``hosts`` from the free pool to the lease's aggregate.

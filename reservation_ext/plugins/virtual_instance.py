@@ -55,17 +55,21 @@ each method here hands such requests and reservations over.
 import functools
 import math
 
+from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import models
 from reservation_ext import exceptions
 from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.planning import healing
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
 from reservation_ext.plugins import instance_capacity
 from reservation_ext import validation
+
+LOG = logging.getLogger(__name__)
 
 RESOURCE_TYPE = 'virtual:instance'
 REQUESTS = models.InstanceReservation.__table__
@@ -295,6 +299,27 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 self.busy(ignore_reservation=reservation['id']),
                 host_capacity.from_nova_conf(self.conf))
             raise base.blocked_extension(exc, latest or None, lease)
+
+    def heal_request(self, reservation):
+        """A slice of the server's size on any reservable host.
+
+        A built server stays on its failed host: only its booking moves,
+        so that the room is there when the operator evacuates it
+        (``openstack server evacuate --host <the booking's host>``); a
+        server still waiting for its start is built on the new host.
+        """
+        if instance_capacity.is_capacity(reservation):
+            return self.capacity.heal_request(reservation)
+        return healing.Request(usable=host_capacity.from_nova_conf(self.conf))
+
+    def on_heal(self, ctx, lease, reservation, moves):
+        if instance_capacity.is_capacity(reservation):
+            return self.capacity.on_heal(ctx, lease, reservation, moves)
+        for failed, replacement in moves:
+            LOG.warning('Server %s of lease %s stays on failed host %s; its '
+                        'booking moved to %s, where an evacuation may put '
+                        'it', reservation['server_id'], lease['id'], failed,
+                        replacement)
 
     def on_start(self, ctx, lease, reservation):
         if instance_capacity.is_capacity(reservation):

@@ -149,7 +149,7 @@ class BillingNotificationsTest(nova_base.NovaTestCase):
         _, created = self.expect('lease.create', 'PENDING')
         self.assertEventTime(now, clock_mod.SYSTEM.now(), created)
         self.assertEqual(payloads.as_view(created), lease)
-        self.assertEqual('1.0', created['payload_version'])
+        self.assertEqual('1.1', created['payload_version'])
         self.assertEqual(('owner-project', 'user-owner-project'),
                          (created['project_id'], created['user_id']))
         self.assertResources(hosts, created)

@@ -283,7 +283,9 @@ if IN_CINDER:
             self.assertEqual({}, self.images.images)
 
         def wait_for(self, status, volume_id):
-            for _ in range(100):
+            # A hang guard: uploading the fake GiB takes seconds on a busy
+            # machine.
+            for _ in range(600):
                 if self.api.get_volume(volume_id)['status'] == status:
                     return
                 time.sleep(0.1)

@@ -46,7 +46,7 @@ LEASE_KEYS = {'id', 'name', 'start_date', 'end_date', 'status',
               'events', 'projects'}
 RESERVATION_KEYS = {'id', 'lease_id', 'status', 'missing_resources',
                     'resources_changed', 'resource_id', 'resource_type',
-                    'created_at', 'updated_at'}
+                    'created_at', 'updated_at', 'failed_hosts'}
 EVENT_KEYS = {'id', 'lease_id', 'status', 'event_type', 'time',
               'created_at', 'updated_at'}
 

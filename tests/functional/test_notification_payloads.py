@@ -101,7 +101,7 @@ class _PayloadTests:
         [(event_type, payload)] = self.sent()
         self.assertEqual('lease.create', event_type)
         self.assertEqual(view, payloads.as_view(payload))
-        self.assertEqual(('1.0', '2027-01-10T09:00:00.000000',
+        self.assertEqual(('1.1', '2027-01-10T09:00:00.000000',
                           '2027-01-12T08:00:00.000000', 'p1', 'u1'),
                          (payload['payload_version'], payload['event_time'],
                           payload['before_end_date'], payload['project_id'],

@@ -1,0 +1,421 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The engine's host monitor: failed reservable hosts, their bookings healed.
+
+With ``[reservation] host_monitor`` set, every engine poll (at most every
+``host_monitor_interval`` seconds per engine) does, as Blazar's polling
+monitor:
+
+1. Detect: read the nova-compute services (``GET
+   /os-services?binary=nova-compute``). A reservable host whose service
+   is ``down`` or ``disabled`` fails: one conditional UPDATE sets its
+   ``failed_at`` and ``failure`` and makes it unreservable ``WHERE
+   failed_at IS NULL``; a failed host whose service is up and enabled
+   recovers ``WHERE failed_at IS NOT NULL``. Any number of engines may
+   read the same services; each change is made once, by the engine whose
+   UPDATE matched. A host Nova does not list is left as it is.
+2. Heal (every poll while a booking is due): each reservation (pending or
+   active, of a pending or active lease) with bookings on failed hosts
+   that start within ``healing_interval`` minutes gets, in one writer
+   transaction, a replacement for each booking that its plugin's
+   :meth:`~reservation_ext.plugins.base.ResourcePlugin.heal_request`
+   finds free (:mod:`reservation_ext.planning.healing`: the move is the
+   booking's claim, the planner's compare-and-swap the replacement's).
+   A started reservation that got one has ``resources_changed``; one that
+   did not has ``missing_resources``, and its lease ``degraded``.
+3. Act on Nova for the moves of started reservations, outside the
+   transaction: the plugin's ``on_heal`` (a host lease's aggregate takes
+   the replacement, the failed host goes back to the free pool). The
+   moved rows keep ``moved_from`` under the claim ``move_claimed_until``
+   until that is done; a claim that expired (its engine died) is taken
+   over by the next poll of any engine.
+4. Clear: a reservation none of whose bookings is on a failed host any
+   more (the host came back, or a later poll found a replacement) loses
+   ``missing_resources``, and a lease with no such reservation
+   ``degraded``, with conditional UPDATEs.
+
+Each lease whose booking moved or whose ``degraded`` changed is sent
+``lease.update`` (the lease view after the change, as every lease
+notification). ``degraded`` follows ``missing_resources`` alone: a
+started reservation that got its replacement (``resources_changed``) has
+all it asked for, so its lease is not degraded, and ``degraded`` clears
+when the host comes back, as the reservation keeps its replacement.
+"""
+
+import datetime
+
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import exceptions
+from reservation_ext.leases import notifications
+from reservation_ext.leases import states
+from reservation_ext.leases import views
+from reservation_ext.planning import healing
+from reservation_ext.planning import planner
+
+LOG = logging.getLogger(__name__)
+
+HOSTS = models.ComputeHost.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+RESERVATIONS = models.Reservation.__table__
+LEASES = models.Lease.__table__
+
+DOWN = 'down'
+DISABLED = 'disabled'
+# The lease and reservation statuses whose bookings are healed; a lease
+# in another (starting, updating, ...) waits for a later poll.
+_HEALED_LEASES = (states.LeaseStatus.PENDING, states.LeaseStatus.ACTIVE)
+_HEALED_RESERVATIONS = (states.ReservationStatus.PENDING,
+                        states.ReservationStatus.ACTIVE)
+
+
+def failure_of(service):
+    """``down``, ``disabled`` or None (up and enabled) for a service view."""
+    if service['state'] != 'up':
+        return DOWN
+    if service['status'] != 'enabled':
+        return DISABLED
+    return None
+
+
+def changes(hosts, services):
+    """Which hosts fail and which recover, from Nova's services.
+
+    :param hosts: ``{service_name: failed}`` of the reservable hosts
+        (``failed``: the failure recorded now, or None).
+    :param services: Nova's nova-compute services (``host``, ``state``,
+        ``status``).
+    :returns: ``(failing, recovered)``: ``{service_name: failure}`` of the
+        hosts that fail now, and the service names of those that are back.
+    """
+    failing, recovered = {}, []
+    for service in services:
+        name = service['host']
+        if name not in hosts:
+            continue
+        failure = failure_of(service)
+        if failure and not hosts[name]:
+            failing[name] = failure
+        elif failure is None and hosts[name]:
+            recovered.append(name)
+    return failing, sorted(recovered)
+
+
+class HostMonitor:
+    """Detects failed reservable hosts and heals the bookings on them.
+
+    :param conf: a ConfigOpts with the ``[reservation]`` options.
+    :param clock: the source of "now" (:mod:`reservation_ext.clock`).
+    :param plugins: ``{resource_type: ResourcePlugin}``.
+    :param clients: the plugins' clients; ``clients.nova`` reads the
+        services (at first use only).
+    :param notifier: from
+        :func:`reservation_ext.leases.notifications.get_notifier`.
+    """
+
+    def __init__(self, conf, clock, plugins, clients, notifier):
+        self.conf = conf.reservation
+        self.clock = clock
+        self.plugins = plugins
+        self.clients = clients
+        self.notifier = notifier
+        self._next_check = None
+
+    def run(self, ctx):
+        """One poll: detect (when due), heal, act on Nova, clear.
+
+        :returns: how many hosts changed state, reservations were healed
+            or marked, moves were finished and leases cleared.
+        """
+        if not self.conf.host_monitor:
+            return 0
+        done = self._detect(ctx) if self._check_due() else 0
+        notices = set()
+        done += self._heal(ctx, notices)
+        done += self._finish_moves(ctx)
+        done += self._clear(ctx, notices)
+        self._notify(ctx, notices)
+        return done
+
+    def _check_due(self):
+        now = self.clock.now()
+        if self._next_check is not None and now < self._next_check:
+            return False
+        self._next_check = now + datetime.timedelta(
+            seconds=self.conf.host_monitor_interval)
+        return True
+
+    def _detect(self, ctx):
+        """Record the hosts that failed or came back; return how many."""
+        with db_api.context_manager.reader.using(ctx) as session:
+            hosts = dict(session.execute(
+                sa.select(HOSTS.c.service_name, HOSTS.c.failure)).all())
+        if not hosts:
+            return 0
+        failing, recovered = changes(hosts,
+                                     self.clients.nova.compute_services())
+        if not failing and not recovered:
+            return 0
+        now = self.clock.now()
+        changed = 0
+        with db_api.writer(ctx, self.clock) as session:
+            for name, failure in sorted(failing.items()):
+                changed += self._change(
+                    session, name, HOSTS.c.failed_at.is_(None),
+                    failed_at=now, failure=failure, reservable=False)
+            for name in recovered:
+                changed += self._change(
+                    session, name, HOSTS.c.failed_at.is_not(None),
+                    failed_at=None, failure=None, reservable=True)
+        return changed
+
+    def _change(self, session, name, unchanged, **values):
+        """One host's change, made by the engine whose UPDATE matched."""
+        result = session.execute(
+            sa.update(HOSTS).where(HOSTS.c.service_name == name, unchanged)
+            .values(updated_at=self.clock.now(), **values))
+        if result.rowcount:
+            LOG.warning('Reservable host %s: %s', name,
+                        'nova-compute is %s' % values['failure']
+                        if values['failure'] else 'nova-compute is back')
+        return result.rowcount
+
+    def _heal(self, ctx, notices):
+        """Heal each reservation with due bookings; return how many."""
+        now = self.clock.now()
+        with db_api.context_manager.reader.using(ctx) as session:
+            due = session.execute(
+                sa.select(RESERVATIONS.c.id, RESERVATIONS.c.lease_id)
+                .distinct()
+                .join(ALLOCATIONS,
+                      ALLOCATIONS.c.reservation_id == RESERVATIONS.c.id)
+                .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+                .where(*healing.due(now, self.conf.healing_interval),
+                       RESERVATIONS.c.status.in_(_HEALED_RESERVATIONS),
+                       LEASES.c.status.in_(_HEALED_LEASES))
+                .order_by(RESERVATIONS.c.id)).all()
+        healed = 0
+        for reservation_id, lease_id in due:
+            try:
+                outcome = self._heal_reservation(ctx, reservation_id,
+                                                 lease_id)
+            except Exception:
+                # Nothing was written: a later poll tries again.
+                LOG.exception('Healing reservation %s failed',
+                              reservation_id)
+                continue
+            if outcome is not None:
+                healed += 1
+                self._act(ctx, *outcome)
+                notices.add(lease_id)
+        return healed
+
+    @db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
+    def _heal_reservation(self, ctx, reservation_id, lease_id):
+        """Move the due bookings of one reservation; mark what is missing.
+
+        :returns: None when nothing changed, else ``(lease, reservation,
+            moves)`` with the moves that Nova must see (a started
+            reservation's).
+        """
+        now = self.clock.now()
+        with db_api.writer(ctx, self.clock) as session:
+            lease, reservation = _read(session, self.plugins, lease_id,
+                                       reservation_id)
+            due = healing.bookings(session, reservation_id, now,
+                                   self.conf.healing_interval)
+            if reservation is None or not due:
+                return None
+            plugin = views.plugin_for(self.plugins,
+                                      reservation['resource_type'])
+            request = plugin.heal_request(reservation)
+            started = reservation['status'] == states.ReservationStatus.ACTIVE
+            moves, missing = [], [booking.host_id for booking in due]
+            if request is not None:
+                moves, missing = healing.replace(
+                    session, reservation_id, due, request,
+                    planner.Busy(now, self.conf.cleaning_time),
+                    self._claim_until() if started else None)
+            changed = _flag(session, RESERVATIONS, reservation_id,
+                            resources_changed=bool(moves and started),
+                            missing_resources=bool(missing))
+            if missing:
+                changed |= _flag(session, LEASES, lease_id, degraded=True)
+                LOG.warning('Reservation %s of lease %s: no free host '
+                            'replaces failed host(s) %s; the lease is '
+                            'degraded', reservation_id, lease_id,
+                            sorted(set(missing)))
+            if not (moves or changed):
+                return None
+            for move in moves:
+                LOG.info('Reservation %s: booking %s moved from failed host '
+                         '%s to host %s', reservation_id, move.allocation_id,
+                         move.from_host, move.to_host)
+            return lease, reservation, moves if started else []
+
+    def _claim_until(self):
+        return self.clock.now() + datetime.timedelta(
+            seconds=self.conf.event_claim_timeout)
+
+    def _act(self, ctx, lease, reservation, moves):
+        """The Nova side of a started reservation's moves, then recorded.
+
+        A failure leaves the rows claimed: the claim expires and
+        :meth:`_finish_moves` of a later poll does it again.
+        """
+        if not moves:
+            return
+        try:
+            self._on_heal(ctx, lease, reservation,
+                          [(move.from_host, move.to_host) for move in moves])
+        except Exception:
+            LOG.exception('Reservation %s: acting on Nova for its moved '
+                          'bookings failed; a later poll retries it',
+                          reservation['id'])
+            return
+        self._moved(ctx, [move.allocation_id for move in moves])
+
+    def _on_heal(self, ctx, lease, reservation, host_pairs):
+        """Call the plugin's ``on_heal`` with service names."""
+        ids = {host for pair in host_pairs for host in pair}
+        with db_api.context_manager.reader.using(ctx) as session:
+            names = dict(session.execute(
+                sa.select(HOSTS.c.id, HOSTS.c.service_name)
+                .where(HOSTS.c.id.in_(ids))).all())
+        plugin = views.plugin_for(self.plugins, reservation['resource_type'])
+        plugin.on_heal(ctx, lease, reservation, [
+            (names[failed], names[replacement])
+            for failed, replacement in host_pairs])
+
+    def _moved(self, ctx, allocation_ids):
+        with db_api.writer(ctx, self.clock) as session:
+            session.execute(
+                sa.update(ALLOCATIONS)
+                .where(ALLOCATIONS.c.id.in_(allocation_ids))
+                .values(moved_from=None, move_claimed_until=None))
+
+    def _finish_moves(self, ctx):
+        """Take over the Nova side of moves whose claim expired."""
+        now = self.clock.now()
+        expired = sa.and_(ALLOCATIONS.c.moved_from.is_not(None),
+                          ALLOCATIONS.c.move_claimed_until < now)
+        with db_api.context_manager.reader.using(ctx) as session:
+            if not session.scalar(sa.select(sa.exists().where(expired))):
+                return 0
+        with db_api.writer(ctx, self.clock) as session:
+            claimed = _each_matched(
+                session, ALLOCATIONS, expired,
+                move_claimed_until=self._claim_until())
+            by_reservation = {}
+            for row in session.execute(
+                    sa.select(ALLOCATIONS.c.id, ALLOCATIONS.c.reservation_id,
+                              ALLOCATIONS.c.moved_from, ALLOCATIONS.c.host_id)
+                    .where(ALLOCATIONS.c.id.in_(claimed))):
+                by_reservation.setdefault(row.reservation_id, []).append(
+                    healing.Move(row.id, row.moved_from, row.host_id))
+            targets = {}
+            for reservation_id, moves in by_reservation.items():
+                lease_id = session.scalar(
+                    sa.select(RESERVATIONS.c.lease_id)
+                    .where(RESERVATIONS.c.id == reservation_id))
+                targets[reservation_id] = _read(
+                    session, self.plugins, lease_id, reservation_id)
+        for reservation_id, moves in by_reservation.items():
+            self._act(ctx, *targets[reservation_id], moves)
+        return len(by_reservation)
+
+    def _clear(self, ctx, notices):
+        """Clear missing_resources and degraded that no failure keeps."""
+        unmissing = sa.and_(
+            RESERVATIONS.c.missing_resources,
+            ~sa.exists().where(
+                ALLOCATIONS.c.reservation_id == RESERVATIONS.c.id,
+                ALLOCATIONS.c.host_id.in_(healing.failed_hosts()),
+                ALLOCATIONS.c.end_date > self.clock.now()))
+        undegraded = sa.and_(LEASES.c.degraded, ~sa.exists().where(
+            RESERVATIONS.c.lease_id == LEASES.c.id,
+            RESERVATIONS.c.missing_resources))
+        with db_api.context_manager.reader.using(ctx) as session:
+            if not session.scalar(sa.select(
+                    sa.exists().where(unmissing) |
+                    sa.exists().where(undegraded))):
+                return 0
+        with db_api.writer(ctx, self.clock) as session:
+            session.execute(sa.update(RESERVATIONS).where(unmissing)
+                            .values(missing_resources=False))
+            cleared = _each_matched(session, LEASES, undegraded,
+                                    degraded=False)
+        for lease_id in cleared:
+            LOG.info('Lease %s is no longer degraded', lease_id)
+        notices.update(cleared)
+        return len(cleared)
+
+    def _notify(self, ctx, lease_ids):
+        """``lease.update`` with the view of each of ``lease_ids``."""
+        if not lease_ids or not self.notifier.is_enabled():
+            return
+        with db_api.context_manager.reader.using(ctx) as session:
+            payloads = notifications.read_payloads(
+                session, self.plugins,
+                views.lease_views_by_id(session, self.plugins, lease_ids))
+        now = self.clock.now()
+        for payload in payloads:
+            notifications.notify(self.notifier, ctx,
+                                 notifications.LEASE_UPDATE, payload, now)
+
+
+def _read(session, plugins, lease_id, reservation_id):
+    """``(lease, reservation)`` as the plugins get them; None if gone."""
+    rows = session.execute(sa.select(LEASES).where(
+        LEASES.c.id == lease_id)).all()
+    if not rows:
+        return None, None
+    lease = views.lease_dicts(session, rows)[lease_id]
+    reservation = next(
+        (view for view in views.reservation_views(
+            session, plugins, [lease_id]).get(lease_id, [])
+         if view['id'] == reservation_id), None)
+    return lease, reservation
+
+
+def _flag(session, table, row_id, **flags):
+    """Set the true ``flags`` of a row that has them false; return if any.
+
+    Only raises flags: clearing is :meth:`HostMonitor._clear`'s.
+    """
+    raised = False
+    for name, value in flags.items():
+        if value:
+            raised |= bool(session.execute(
+                sa.update(table).where(table.c.id == row_id,
+                                       ~table.c[name])
+                .values(**{name: True})).rowcount)
+    return raised
+
+
+def _each_matched(session, table, condition, **values):
+    """Update the rows matching ``condition``; the ids this one updated.
+
+    Row by row with the condition checked again, so that of two engines
+    each row is one's (UPDATE ... RETURNING is not on every backend).
+    """
+    updated = []
+    for row_id in session.scalars(
+            sa.select(table.c.id).where(condition)).all():
+        if session.execute(sa.update(table).where(
+                table.c.id == row_id, condition).values(**values)).rowcount:
+            updated.append(row_id)
+    return updated
