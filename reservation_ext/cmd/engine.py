@@ -15,7 +15,9 @@
     reservation-engine --config-file F [--config-file G ...]
 
 Runs until SIGTERM or SIGINT, then finishes the current batch and exits.
-Any number of engines may run against the same leases DB.
+Any number of engines may run against the same leases DB. A DB outage
+is logged at every poll and does not end the process; the engine carries
+on when the DB answers again.
 """
 
 import signal
@@ -36,8 +38,13 @@ PROG = 'reservation-engine'
 LOG = logging.getLogger(__name__)
 
 
-def main(argv=None):
-    """Parse ``argv``, set up logging and the DB, run until signalled."""
+def main(argv=None, checkpoint=None):
+    """Parse ``argv``, set up logging and the DB, run until signalled.
+
+    :param checkpoint: the engine's checkpoint (see
+        :class:`reservation_ext.engine.runner.Engine`); the HA tests pass
+        one that kills the process
+    """
     conf = conf_mod.CONF
     logging.register_options(conf)
     conf(sys.argv[1:] if argv is None else argv, project='reservation-ext',
@@ -57,7 +64,8 @@ def main(argv=None):
     engine = runner.Engine(conf, clock.SYSTEM,
                            plugins.load_plugins(conf, clock.SYSTEM),
                            notifications.get_notifier(conf),
-                           enforcement=enforcer.from_conf(conf, clock.SYSTEM))
+                           enforcement=enforcer.from_conf(conf, clock.SYSTEM),
+                           checkpoint=checkpoint)
     LOG.info('Engine %s started', engine.engine_id)
     engine.run(stop)
     LOG.info('Engine %s stopped', engine.engine_id)

@@ -36,6 +36,12 @@ are idempotent). An engine only starts an event while at least half of the
 claim timeout is left, and records its outcomes at least every poll
 interval; the events it did not start go back to UNDONE.
 
+The engine calls its ``checkpoint`` (given when it is built; by default
+nothing) at the points where dying matters: :data:`CLAIMED` once a claim
+is committed, :data:`PLUGIN_ACTION` before each plugin action, and
+:data:`RECORDING` before the outcomes are committed. The HA tests build
+engines whose checkpoint kills the process there (``kill -9``).
+
 After the events, every poll stops the preemptible servers in the way of
 the bookings that start within the lead time
 (:mod:`reservation_ext.engine.reclaim`); a lease's start does so for its
@@ -96,6 +102,17 @@ _STEPS = {
                                LeaseStatus.TERMINATED,
                                ReservationStatus.DELETED),
 }
+
+# Where an engine calls its checkpoint (see the module doc).
+CLAIMED = 'claimed'
+PLUGIN_ACTION = 'plugin_action'
+RECORDING = 'recording'
+CHECKPOINTS = (CLAIMED, PLUGIN_ACTION, RECORDING)
+
+
+def _no_checkpoint(point, event):
+    """The default checkpoint: carry on."""
+
 
 # The outcome of one event: ``reason`` is None on success; ``notices``
 # the further lease events that the plugins said it began.
@@ -204,10 +221,14 @@ class Engine:
         :class:`~reservation_ext.engine.host_monitor.HostMonitor` of the
         reservable hosts (by default one acting through the plugins'
         clients; idle unless ``[reservation] host_monitor``)
+    :param checkpoint: ``checkpoint(point, event)``, called at each of
+        :data:`CHECKPOINTS` with the event concerned (the first of the
+        batch for :data:`RECORDING`); by default it does nothing
     """
 
     def __init__(self, conf, clock, plugins, notifier, engine_id=None,
-                 enforcement=None, reclaimer=None, monitor=None):
+                 enforcement=None, reclaimer=None, monitor=None,
+                 checkpoint=None):
         self.conf = conf.reservation
         self.clock = clock
         self.plugins = plugins
@@ -219,6 +240,7 @@ class Engine:
             conf, clock, plugins, _clients(conf, plugins), notifier)
         self.engine_id = engine_id or '%s:%d' % (socket.gethostname(),
                                                  os.getpid())
+        self.checkpoint = checkpoint or _no_checkpoint
 
     def run(self, stop_event):
         """Process events until ``stop_event`` (a threading.Event) is set.
@@ -272,7 +294,9 @@ class Engine:
         batch = self._claim(ctx)
         if batch is None:
             return 0
+        self.checkpoint(CLAIMED, batch.events[0])
         outcomes = self._execute(ctx, batch)
+        self.checkpoint(RECORDING, batch.events[0])
         self._notify(ctx, self._record(ctx, batch, outcomes),
                      {o.event['id']: o.notices for o in outcomes})
         return len(outcomes)
@@ -379,6 +403,7 @@ class Engine:
             for reservation in reservations:
                 plugin = views.plugin_for(self.plugins,
                                           reservation['resource_type'])
+                self.checkpoint(PLUGIN_ACTION, event)
                 notices += getattr(plugin, step.action)(
                     ctx, lease, reservation) or ()
         except Exception as e:

@@ -13,7 +13,7 @@
 """reservation-sandbox: an all-in-one cloud with reservation-ext enabled.
 
     reservation-sandbox [--state-dir DIR] [--hosts N] [--db-url URL]
-                        [--notify-url URL]
+                        [--notify-url URL] [--engines N]
 
 Starts on 127.0.0.1, with SQLite and without a message broker, and
 supervises four child processes (each logs to ``DIR/logs/<name>.log``):
@@ -25,7 +25,9 @@ supervises four child processes (each logs to ``DIR/logs/<name>.log``):
   ReservationFilter and N fake compute hosts;
 - ``cinder`` (:mod:`reservation_ext.sandbox.cinder`): cinder-api with the
   reservation extension, scheduler and volume service with a fake driver;
-- ``engine``: ``reservation-engine`` polling every second.
+- ``engine``: ``reservation-engine`` polling every second (``--engines``
+  N runs N of them, ``engine-1`` ... ``engine-N``; 0 runs none, for tests
+  that run their own engines with ``DIR/nova.conf``).
 
 The ports are free ones, bound here before any child starts and inherited
 by the children. Once every API answers it writes ``DIR/openrc`` and
@@ -98,7 +100,12 @@ def parse_args(argv):
                              "service at this URL, which speaks Blazar's "
                              "protocol (ExternalServiceFilter; "
                              "[enforcement] external_service_base_endpoint)")
+    parser.add_argument('--engines', type=int, default=1,
+                        help='number of reservation-engine processes; 0 '
+                             'for none (default: %(default)s)')
     args = parser.parse_args(argv)
+    if args.engines < 0:
+        parser.error('--engines must be at least 0')
     if args.hosts < 1:
         parser.error('--hosts must be at least 1')
     if args.proposal_ttl < 1:
@@ -228,9 +235,10 @@ class ServiceChild(Child):
 class Sandbox:
     """The child processes of one sandbox, started and stopped in order."""
 
-    def __init__(self, layout, sockets):
+    def __init__(self, layout, sockets, engines=1):
         self.layout = layout
         self.sockets = sockets
+        self.engines = engines
         self.children = []
 
     def start(self):
@@ -250,9 +258,12 @@ class Sandbox:
             sock.close()
         keystone.wait_ready(deadline, others=[nova, cinder])
         nova.go()
-        self._start(Child(self.layout, 'engine', [
-            sys.executable, '-m', 'reservation_ext.cmd.engine',
-            '--config-file', self.layout.path('nova.conf')]))
+        for number in range(1, self.engines + 1):
+            self._start(Child(
+                self.layout, 'engine' if self.engines == 1 else
+                'engine-%d' % number,
+                [sys.executable, '-m', 'reservation_ext.cmd.engine',
+                 '--config-file', self.layout.path('nova.conf')]))
         nova.wait_ready(deadline, others=self.children)
         cinder.wait_ready(deadline, others=self.children)
         check_apis(self.layout)
@@ -342,7 +353,7 @@ def main(argv=None):
         layout, sockets = prepare(args)
         print('starting the sandbox in %s (logs in %s)' % (
             layout.state_dir, layout.path('logs')), flush=True)
-        sandbox = Sandbox(layout, sockets)
+        sandbox = Sandbox(layout, sockets, args.engines)
         sandbox.start()
         config.write_openrc(layout)
         print_summary(layout)

@@ -342,6 +342,35 @@ class EngineTestMixin:
                 models.Event.lease_id == lease_id,
                 models.Event.event_type == event_type).values(**values))
 
+    def test_checkpoints_follow_the_claim_precede_each_action_and_the_record(
+            self):
+        lease_id, reservation_id = create_lease()
+        seen = []
+
+        def checkpoint(point, event):
+            _, events, _ = get_lease(lease_id)
+            seen.append((point, event['event_type'],
+                         events[EventType.START_LEASE]['status'],
+                         len(test_plugins.read_journal())))
+
+        engine = runner.Engine(
+            self.conf, self.clock, plugins.load_plugins(self.conf, self.clock),
+            notifications.get_notifier(self.conf), engine_id='test',
+            checkpoint=checkpoint)
+        self.clock.set(T0)
+        self.assertEqual(1, engine.run_once())
+        # The journal has attempt_on_start, then on_start once it is done.
+        self.assertEqual(
+            [(runner.CLAIMED, EventType.START_LEASE, EventStatus.IN_PROGRESS,
+              0),
+             (runner.PLUGIN_ACTION, EventType.START_LEASE,
+              EventStatus.IN_PROGRESS, 0),
+             (runner.RECORDING, EventType.START_LEASE,
+              EventStatus.IN_PROGRESS, 2)], seen)
+        self.assertEqual(EventStatus.DONE,
+                         get_lease(lease_id)[1][EventType.START_LEASE][
+                             'status'])
+
     def test_expired_claim_is_taken_over(self):
         lease_id, reservation_id = create_lease(status=LeaseStatus.STARTING)
         self.clock.set(T0)
