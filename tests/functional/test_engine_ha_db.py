@@ -12,7 +12,7 @@
 
 """An engine that loses its database carries on when the database returns.
 
-A ``reservation-engine`` process reaches PostgreSQL through
+A ``reservation-engine`` process reaches PostgreSQL or MariaDB through
 a loopback TCP proxy that the test cuts: every open connection is closed
 and new ones are closed as soon as they are accepted, as when the
 database restarts or the network drops. Meanwhile due leases are written
@@ -169,3 +169,8 @@ class _DatabaseOutageMixin:
 class PostgreSQLOutageTest(_DatabaseOutageMixin, multi._MultiEngineMixin,
                            base.PostgreSQLTestCase):
     DEFAULT_PORT = 5432
+
+
+class MySQLOutageTest(_DatabaseOutageMixin, multi._MultiEngineMixin,
+                      base.MySQLTestCase):
+    DEFAULT_PORT = 3306
