@@ -1,7 +1,7 @@
 # Sourced by ./run-tests and ./run-sandbox: (re)build .venv, with the
 # pinned OpenStack release, the project (editable) with its [sandbox]
-# extra, and the test requirements, when it is missing or when what it
-# was built from changed.
+# and [dashboard] extras, and the test requirements, when it is missing
+# or when what it was built from changed.
 # Needs only python3. Sets $venv.
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,6 +25,6 @@ if [[ ! -x $venv/bin/stestr ||
     # -qq: errors only; a machine's pip.conf may name package locations
     # that do not exist, and pip warns about each of them for every package.
     (cd "$top" && "$venv/bin/pip" install -qq --disable-pip-version-check \
-        -c upper-constraints.txt -e '.[sandbox]' -r test-requirements.txt)
+        -c upper-constraints.txt -e '.[sandbox,dashboard]' -r test-requirements.txt)
     built_from > "$stamp"
 fi

@@ -57,8 +57,10 @@ HOST = '127.0.0.1'
 REGION = 'RegionOne'
 DOMAIN = 'Default'
 DOMAIN_ID = 'default'
-# The HTTP services, each on its own port.
+# The HTTP services, each on its own port; the dashboard's only with
+# --dashboard.
 SERVICES = ('keystone', 'nova', 'placement', 'image', 'cinder')
+DASHBOARD = 'dashboard'
 USERS = {'admin': 'admin', 'demo': 'member'}
 # The scheduler filters: Nova's defaults, then ours.
 ENABLED_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
@@ -140,8 +142,8 @@ class Layout:
             return cls(**json.load(f))
 
     def save(self):
-        _write(self.path('sandbox.json'),
-               json.dumps(dataclasses.asdict(self), indent=2))
+        write_file(self.path('sandbox.json'),
+                   json.dumps(dataclasses.asdict(self), indent=2))
 
     def path(self, *parts):
         return os.path.join(self.state_dir, *parts)
@@ -154,6 +156,13 @@ class Layout:
 
     def url(self, service):
         return 'http://%s:%d' % (HOST, self.ports[service])
+
+    @property
+    def dashboard_url(self):
+        """Horizon's URL, or None without ``--dashboard``."""
+        if DASHBOARD not in self.ports:
+            return None
+        return self.url(DASHBOARD) + '/'
 
     @property
     def auth_url(self):
@@ -186,7 +195,8 @@ def _ini(sections):
     return '\n'.join(lines)
 
 
-def _write(path, text, mode=0o600):
+def write_file(path, text, mode=0o600):
+    """Write ``text`` to ``path``, readable by its owner only."""
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode),
               'w') as f:
         f.write(text)
@@ -215,7 +225,7 @@ def _client(layout):
 
 
 def write_keystone_conf(layout):
-    _write(layout.path('keystone.conf'), _ini({
+    write_file(layout.path('keystone.conf'), _ini({
         'database': [('connection', layout.sqlite_url('keystone'))],
         'token': [('provider', 'fernet')],
         'fernet_tokens': [('key_repository', layout.path('fernet-keys'))],
@@ -229,7 +239,7 @@ def write_keystone_conf(layout):
 def write_nova_conf(layout):
     nova_state = layout.path('nova')
     os.makedirs(nova_state, exist_ok=True)
-    _write(layout.path('nova.conf'), _ini({
+    write_file(layout.path('nova.conf'), _ini({
         'DEFAULT': [
             ('host', 'sandbox'),
             ('my_ip', HOST),
@@ -318,7 +328,7 @@ def _oslo_limit(layout):
 def write_cinder_conf(layout):
     cinder_state = layout.path('cinder')
     os.makedirs(cinder_state, exist_ok=True)
-    _write(layout.path('cinder.conf'), _ini({
+    write_file(layout.path('cinder.conf'), _ini({
         'DEFAULT': [
             ('host', 'sandbox'),
             ('my_ip', HOST),
@@ -345,7 +355,7 @@ def write_cinder_conf(layout):
 
 
 def write_placement_conf(layout):
-    _write(layout.path('placement.conf'), _ini({
+    write_file(layout.path('placement.conf'), _ini({
         'api': [('auth_strategy', 'keystone')],
         'placement_database': [('connection',
                                 layout.sqlite_url('placement')),
@@ -358,7 +368,7 @@ def write_openrc(layout):
     """``openrc`` (admin) and ``openrc-demo`` (member of demo)."""
     for user in USERS:
         name = 'openrc' if user == 'admin' else 'openrc-' + user
-        _write(layout.path(name), ''.join(
+        write_file(layout.path(name), ''.join(
             'export %s=%s\n' % item for item in openrc_vars(layout, user)))
 
 

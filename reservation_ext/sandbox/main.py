@@ -13,7 +13,7 @@
 """reservation-sandbox: an all-in-one cloud with reservation-ext enabled.
 
     reservation-sandbox [--state-dir DIR] [--hosts N] [--db-url URL]
-                        [--notify-url URL] [--engines N]
+                        [--notify-url URL] [--engines N] [--dashboard]
 
 Starts on 127.0.0.1, with SQLite and without a message broker, and
 supervises four child processes (each logs to ``DIR/logs/<name>.log``):
@@ -27,7 +27,10 @@ supervises four child processes (each logs to ``DIR/logs/<name>.log``):
   reservation extension, scheduler and volume service with a fake driver;
 - ``engine``: ``reservation-engine`` polling every second (``--engines``
   N runs N of them, ``engine-1`` ... ``engine-N``; 0 runs none, for tests
-  that run their own engines with ``DIR/nova.conf``).
+  that run their own engines with ``DIR/nova.conf``);
+- ``dashboard``, with ``--dashboard``
+  (:mod:`reservation_ext.sandbox.dashboard`): Horizon with
+  blazar-dashboard, logged in to through the sandbox's Keystone.
 
 The ports are free ones, bound here before any child starts and inherited
 by the children. Once every API answers it writes ``DIR/openrc`` and
@@ -56,6 +59,7 @@ import time
 
 from db import migration
 from reservation_ext.sandbox import config
+from reservation_ext.sandbox.dashboard import settings as dashboard_settings
 
 START_TIMEOUT = 300
 STOP_TIMEOUT = 30
@@ -100,6 +104,9 @@ def parse_args(argv):
                              "service at this URL, which speaks Blazar's "
                              "protocol (ExternalServiceFilter; "
                              "[enforcement] external_service_base_endpoint)")
+    parser.add_argument('--dashboard', action='store_true',
+                        help='also serve Horizon with blazar-dashboard '
+                             '(needs reservation-ext[dashboard])')
     parser.add_argument('--engines', type=int, default=1,
                         help='number of reservation-engine processes; 0 '
                              'for none (default: %(default)s)')
@@ -254,6 +261,11 @@ class Sandbox:
         cinder = self._start(ServiceChild(
             self.layout, 'cinder', 'reservation_ext.sandbox.cinder',
             {'cinder': self.sockets['cinder']}))
+        if config.DASHBOARD in self.sockets:
+            self._start(ServiceChild(
+                self.layout, config.DASHBOARD,
+                'reservation_ext.sandbox.dashboard',
+                {config.DASHBOARD: self.sockets[config.DASHBOARD]}))
         for sock in self.sockets.values():
             sock.close()
         keystone.wait_ready(deadline, others=[nova, cinder])
@@ -264,8 +276,10 @@ class Sandbox:
                 'engine-%d' % number,
                 [sys.executable, '-m', 'reservation_ext.cmd.engine',
                  '--config-file', self.layout.path('nova.conf')]))
-        nova.wait_ready(deadline, others=self.children)
-        cinder.wait_ready(deadline, others=self.children)
+        for child in (nova, cinder) + tuple(
+                child for child in self.children
+                if child.name == config.DASHBOARD):
+            child.wait_ready(deadline, others=self.children)
         check_apis(self.layout)
 
     def _start(self, child):
@@ -303,12 +317,22 @@ def check_apis(layout):
         if response.status_code != 200:
             raise SandboxFailed('%s %s answered %d: %s' % (
                 service_type, path, response.status_code, response.text))
+    if layout.dashboard_url:
+        login = layout.dashboard_url + 'auth/login/'
+        response = session.get(login, authenticated=False, raise_exc=False)
+        if response.status_code != 200:
+            raise SandboxFailed('the dashboard\'s %s answered %d: %s' % (
+                login, response.status_code, response.text[-2000:]))
 
 
 def prepare(args):
     """Reset DIR, bind the ports, write the configuration, migrate."""
+    if args.dashboard:
+        dashboard_settings.check_installed()
     reset_state_dir(args.state_dir)
-    sockets = {service: listen() for service in config.SERVICES}
+    services = config.SERVICES + ((config.DASHBOARD,) if args.dashboard
+                                  else ())
+    sockets = {service: listen() for service in services}
     layout = config.Layout(
         state_dir=args.state_dir, hosts=args.hosts,
         ports={name: sock.getsockname()[1]
@@ -321,6 +345,8 @@ def prepare(args):
     config.write_nova_conf(layout)
     config.write_placement_conf(layout)
     config.write_cinder_conf(layout)
+    if args.dashboard:
+        dashboard_settings.write(layout)
     migration.upgrade(layout.leases_db_url)
     return layout, sockets
 
@@ -332,6 +358,9 @@ def print_summary(layout):
     lines += ['%-12s %d vCPUs, %d MB RAM, %d GB disk' % (
         (host,) + config.host_size(host)) for host in config.host_names(
             layout)]
+    if layout.dashboard_url:
+        lines.append('dashboard    %s (log in as admin or demo)' %
+                     layout.dashboard_url)
     lines += ['image        %s (%s)' % (config.IMAGE_ID, config.IMAGE_NAME),
               'credentials  . %s (admin), . %s (demo)' % (
                   layout.path('openrc'), layout.path('openrc-demo')),
