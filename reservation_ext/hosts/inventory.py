@@ -20,6 +20,8 @@ instances stop landing on it. Removing a host is refused while a lease
 holds it now or later.
 """
 
+import json
+
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -82,7 +84,7 @@ class HostInventory:
             'vcpus': hypervisor['vcpus'],
             'memory_mb': hypervisor['memory_mb'],
             'local_gb': hypervisor['local_gb'],
-            'cpu_info': _text(hypervisor.get('cpu_info')),
+            'cpu_info': _cpu_info(hypervisor.get('cpu_info')),
             'reservable': True, 'generation': 0,
             'created_at': self.clock.now(),
         }
@@ -229,8 +231,14 @@ def _check_capabilities(capabilities):
             'characters)' % CAPABILITY_KEY_MAX_LENGTH)
 
 
-def _text(value):
-    return value if value is None or isinstance(value, str) else str(value)
+def _cpu_info(value):
+    """``cpu_info`` as Blazar stores it: JSON text (Nova's before 2.28).
+
+    Since microversion 2.28 Nova gives an object; blazar-dashboard's host
+    page parses the text as JSON.
+    """
+    return value if value is None or isinstance(value, str) else \
+        json.dumps(value, sort_keys=True)
 
 
 def _check_new(session, hostname):

@@ -15,7 +15,8 @@
 The sandbox runs with ``--dashboard``; a headless Chromium logs in as
 the demo user, leases a host through the Reservations > Leases panel,
 sees the lease ACTIVE in the list and on its detail page, and deletes it;
-the admin sees the reservable hosts and the host calendar with the lease.
+the admin sees the reservable hosts, one's details, and the host calendar
+with the lease.
 Every page is saved as a screenshot in ``$RESERVATION_SCREENSHOT_DIR``
 (default: a directory under the test's temporary directory) and must
 show no error banner (see :mod:`tests.e2e.browser`).
@@ -136,6 +137,15 @@ class TestDashboard(base.SandboxTestCase):
         names = {row.find_element('css selector', 'td a').text
                  for row in page.find_all('#hosts tbody tr')}
         self.assertEqual(set(RESERVABLE), names)
+        [link] = [row.find_element('css selector', 'td a')
+                  for row in page.find_all('#hosts tbody tr')
+                  if row.find_element('css selector', 'td a').text ==
+                  LEASED_HOST]
+        link.click()
+        page.wait_for('.detail')
+        # The CPU specs come from the host's cpu_info, parsed as JSON.
+        self.assertIn('x86_64', page.text())
+        page.settle('admin-host-detail')
 
     def see_the_host_calendar(self, reservation_id):
         page = self.browser

@@ -18,6 +18,7 @@ events. The engine's clock is moved to run the start and end events.
 """
 
 import datetime
+import json
 
 import sqlalchemy as sa
 
@@ -61,6 +62,15 @@ class HostReservationTest(nova_base.GpuHostsTestCase):
         freepool = self.aggregate('freepool')
         self.assertEqual(['compute-1', 'compute-2', 'compute-3'],
                          sorted(freepool['hosts']))
+
+    def test_a_hosts_cpu_info_is_json_text_as_in_blazar(self):
+        # blazar-dashboard's host page parses it with json.loads; Nova's
+        # API gives an object since microversion 2.28.
+        [host] = [host for host in self.admin_lease_api(
+            'GET', '/os-hosts')['hosts']
+            if host['hypervisor_hostname'] == 'compute-1']
+        self.assertIsInstance(host['cpu_info'], str)
+        self.assertIn('arch', json.loads(host['cpu_info']))
 
     def test_adding_a_host_nova_does_not_know_is_404(self):
         answer = self.admin_lease_api('POST', '/os-hosts',
