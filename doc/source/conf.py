@@ -23,8 +23,12 @@ through its entry points).
 """
 
 import os
+import sys
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+sys.path.insert(0, os.path.join(TOP, 'doc'))
+
+from shared_conf import *  # noqa: E402,F401,F403 (the theme and its settings)
 
 extensions = [
     'openstackdocstheme',
@@ -44,18 +48,5 @@ policy_generator_config_file = os.path.join(
 sample_policy_basename = '_static/reservation'
 
 project = 'reservation-ext'
-copyright = 'reservation-ext developers'
-master_doc = 'index'
-exclude_patterns = []
-pygments_style = 'native'
-
-html_theme = 'openstackdocs'
 html_static_path = ['_static']
-
-# openstackdocstheme: the repository it links to ("report a bug", the
-# source of each page).
-openstackdocs_repo_name = 'openstack/reservation-ext'
-openstackdocs_use_storyboard = False
-openstackdocs_auto_name = False
-openstackdocs_bug_project = 'reservation-ext'
 openstackdocs_bug_tag = 'doc'

@@ -18,22 +18,19 @@ note appears once it is committed, under the release whose tag first
 contains it (the notes after the last tag are the current series).
 """
 
+import os
+import sys
+
+sys.path.insert(0, os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), '..', '..', 'doc'))
+
+from shared_conf import *  # noqa: E402,F401,F403 (the theme and its settings)
+
 extensions = [
     'openstackdocstheme',
     'reno.sphinxext',
 ]
 
 project = 'reservation-ext Release Notes'
-copyright = 'reservation-ext developers'
-master_doc = 'index'
-exclude_patterns = []
-pygments_style = 'native'
-
-html_theme = 'openstackdocs'
 html_static_path = ['_static']
-
-openstackdocs_repo_name = 'openstack/reservation-ext'
-openstackdocs_use_storyboard = False
-openstackdocs_auto_name = False
-openstackdocs_bug_project = 'reservation-ext'
 openstackdocs_bug_tag = 'releasenotes'
