@@ -228,8 +228,10 @@ class Client:
             minutes=30 * self.rng.randrange(2 * hours[0], 2 * hours[1] + 1))
 
     def reservation(self, kind):
-        """A lease API reservation (``host``, ``capacity``, ``slice``
-        and ``volume`` of a proposals request)."""
+        """A lease API reservation of a proposals request.
+
+        Of kind ``host``, ``capacity``, ``slice`` or ``volume``.
+        """
         rng = self.rng
         if kind == 'host':
             count = rng.randint(1, 5)

@@ -48,9 +48,9 @@ if IN_CINDER:
 
     from reservation_ext import clock as clock_mod
     from reservation_ext import context
+    from reservation_ext.leases import proposals
     from reservation_ext import plugins as plugins_mod
     from reservation_ext import policy
-    from reservation_ext.leases import proposals
     from reservation_ext import validation
     from tests.authz import table
     from tests.functional import cinder_base

@@ -210,7 +210,9 @@ class FaultsTestCase(nova_base.NovaTestCase):
 
     @staticmethod
     def lease_service(transport, clock=clock_mod.SYSTEM):
-        """The lease API's service; its clients send through ``transport``.
+        """The lease API's service.
+
+        Its clients send through ``transport``.
         """
         clients = plugin_clients.PluginClients(conf_mod.CONF,
                                                transport=transport)
@@ -390,7 +392,9 @@ class LeaseUpdatesUnderFaultsTest(FaultsTestCase):
         self.outcomes = collections.Counter()
 
     def update(self, lease_id, reservation, at):
-        """Update one reservation of the lease at ``at``; count the outcome.
+        """Update one reservation of the lease at ``at``.
+
+        Count the outcome.
         """
         service = self.lease_service(self.transport,
                                      clock_mod.ManualClock(at))
