@@ -511,7 +511,9 @@ class HostInventoryUnderFaultsTest(nova_base.NovaTestCase):
         self.failures = collections.Counter()
 
     def until_done(self, action, *args):
-        """``action(ctx, *args)``, asked again while it fails; its result.
+        """``action(ctx, *args)``, asked again while it fails.
+
+        Returns its result.
         """
         for _attempt in range(self.ATTEMPTS):
             try:
