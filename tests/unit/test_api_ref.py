@@ -1,0 +1,84 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The API reference covers the API, and its samples are all checked.
+
+Every method and path of the lease API's URL map has a section
+(``.. rest_method::``) in ``api-ref/source``, and no section names a call
+the map lacks; every file of ``doc/api_samples`` is shown by the
+reference and is sent or compared by a samples test
+(``tests/functional/test_api_samples_*.py``, through
+:mod:`tests.api_samples`).
+"""
+
+import glob
+import os
+import re
+
+from reservation_ext.api import wsgi
+from tests import api_samples
+from tests import base
+
+TOP = api_samples.TOP
+SOURCE = os.path.join(TOP, 'api-ref', 'source')
+REST_METHOD = re.compile(r'^\.\. rest_method:: (\w+) (\S+)$', re.M)
+INCLUDE = re.compile(r'^\.\. literalinclude:: (\S+)$', re.M)
+# The lease API's paths as the reference writes them (the catalog's
+# reservation endpoint ends in /v1).
+LEASE_API = '/v1/'
+
+
+def _reference():
+    """The text of every source file of the reference, by path."""
+    texts = {}
+    for path in glob.glob(os.path.join(SOURCE, '*.inc')) + glob.glob(
+            os.path.join(SOURCE, '*.rst')):
+        with open(path) as source:
+            texts[path] = source.read()
+    return texts
+
+
+def _sample_files():
+    return sorted(os.path.relpath(path, api_samples.SAMPLES) for path in
+                  glob.glob(os.path.join(api_samples.SAMPLES, '*', '*.json')))
+
+
+class APIReferenceTest(base.TestCase):
+
+    def test_every_call_of_the_lease_api_has_a_section(self):
+        routes = sorted((method, path) for path, _service, methods in
+                        wsgi.ROUTE_DECLARATIONS for method in methods)
+        documented = sorted(
+            (method, path) for text in _reference().values()
+            for method, path in REST_METHOD.findall(text)
+            if path.startswith(LEASE_API))
+        self.assertEqual(routes, documented)
+
+    def test_every_sample_is_shown_by_the_reference(self):
+        shown = sorted(
+            os.path.relpath(os.path.normpath(os.path.join(
+                os.path.dirname(path), included)), api_samples.SAMPLES)
+            for path, text in _reference().items()
+            for included in INCLUDE.findall(text))
+        self.assertEqual(_sample_files(), shown)
+
+    def test_every_sample_is_sent_or_compared_by_a_test(self):
+        tests = ''
+        for path in glob.glob(os.path.join(
+                TOP, 'tests', 'functional', 'test_api_samples_*.py')):
+            with open(path) as source:
+                tests += source.read()
+        unchecked = [
+            sample for sample in _sample_files()
+            if "'%s'" % re.sub(r'-(req|resp)\.json$', '', sample)
+            not in tests]
+        self.assertEqual([], unchecked)
