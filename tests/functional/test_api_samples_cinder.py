@@ -68,8 +68,10 @@ if IN_CINDER:
                                'volumes/volume-create-reserved')['volume']
             path = '/volumes/' + volume['id']
             self.call('GET', path, 200, None, 'volumes/volume-show-reserved')
-            # The engine's calls at the lease's start and end, as an
-            # administrator.
+            # The lease API's call when the lease's size changes, then the
+            # engine's at the lease's start and end, as an administrator.
+            self.call('POST', path + '/action', 202,
+                      'volumes/volume-action-reservation-size')
             self.call('POST', path + '/action', 202,
                       'volumes/volume-action-reservation-start')
             self._poll_volume_while(volume['id'], ['reserved', 'creating'])
