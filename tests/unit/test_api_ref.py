@@ -30,8 +30,8 @@ from tests import base
 
 TOP = api_samples.TOP
 SOURCE = os.path.join(TOP, 'api-ref', 'source')
-REST_METHOD = re.compile(r'^\.\. rest_method:: (\w+) (\S+)$', re.M)
-INCLUDE = re.compile(r'^\.\. literalinclude:: (\S+)$', re.M)
+REST_METHOD = re.compile(r'^ *\.\. rest_method:: (\w+) (\S+)$', re.M)
+INCLUDE = re.compile(r'^ *\.\. literalinclude:: (\S+)$', re.M)
 # The lease API's paths as the reference writes them (the catalog's
 # reservation endpoint ends in /v1).
 LEASE_API = '/v1/'
