@@ -100,8 +100,9 @@ class Samples:
         return answer
 
     def _bind_ids(self, value, ids=None):
-        """``value`` with the UUIDs of ``ids`` (by default the bound
-        ones) replaced.
+        """``value`` with the UUIDs of ``ids`` replaced.
+
+        ``ids`` is by default the bound ones.
         """
         ids = self.bound if ids is None else ids
         if isinstance(value, dict):
@@ -125,8 +126,9 @@ class Samples:
         return value
 
     def _match(self, sample, answer, where, problems, key=None):
-        """``answer`` written with ``sample``'s placeholders where they
-        match; what does not match is added to ``problems``.
+        """``answer`` with ``sample``'s placeholders where they match.
+
+        What does not match is added to ``problems``.
         """
         if sample is None and GENERATE:
             return self._bind_ids(answer, self._samples_of)
@@ -137,7 +139,9 @@ class Samples:
                                    sorted(set(answer) - set(sample))))
             return {k: self._match(sample.get(k), answer[k],
                                    '%s.%s' % (where, k), problems, k)
-                    if k in sample else answer[k] for k in answer}
+                    if k in sample else self._bind_ids(answer[k],
+                                                       self._samples_of)
+                    for k in answer}
         if isinstance(sample, list) and isinstance(answer, list):
             if len(sample) != len(answer):
                 problems.append('%s: %d items in the sample, %d in the answer'
@@ -155,8 +159,9 @@ class Samples:
         return self._bind_ids(answer, self._samples_of)
 
     def _match_text(self, sample, answer):
-        """Whether ``answer`` is ``sample`` up to its UUIDs and dates;
-        binds the UUIDs when it is.
+        """Whether ``answer`` is ``sample`` up to its UUIDs and dates.
+
+        Binds the UUIDs when it is.
         """
         pattern, ids, at = [], [], 0
         for found in PLACEHOLDER.finditer(sample):
@@ -165,7 +170,8 @@ class Samples:
                 pattern.append('(%s)' % UUID)
                 ids.append(found.group(1))
             else:
-                pattern.append(re.sub(r'\d', r'\\d', found.group(2)))
+                pattern.append(re.sub(r'\d', r'\\d',
+                                      re.escape(found.group(2))))
             at = found.end()
         pattern.append(re.escape(sample[at:]))
         matched = re.fullmatch(''.join(pattern), answer)

@@ -49,8 +49,9 @@ if IN_CINDER:
                 self.volume.host: 'controller'})
 
         def call(self, method, path, status, request=None, response=None):
-            """Send ``request``'s sample; check the answer against
-            ``response``'s.
+            """Send ``request``'s sample; check the answer.
+
+            The answer is compared with ``response``'s sample.
             """
             body = (json.dumps(self.samples.request(request)) if request
                     else None)

@@ -46,8 +46,9 @@ class LeaseAPISamplesTest(base.DBTestCase):
         self.samples = api_samples.Samples(self)
 
     def call(self, method, path, status, request=None, response=None):
-        """Send ``request``'s sample as a project member; check the
-        answer against ``response``'s.
+        """Send ``request``'s sample as a project member.
+
+        The answer is compared with ``response``'s sample.
         """
         req = webob.Request.blank('/v1' + path, method=method, headers={
             'X-User-Id': 'user-owner-project',

@@ -44,8 +44,9 @@ class APISamplesTest(nova_base.NovaTestCase):
 
     def lease_call(self, method, path, status, request=None, response=None,
                    admin=False, project=nova_base.OWNER):
-        """Send a lease API call with the request sample ``request``;
-        check the answer against the response sample ``response``.
+        """Send a lease API call with the request sample ``request``.
+
+        The answer is compared with the response sample ``response``.
         """
         body = self.samples.request(request) if request else None
         if admin:

@@ -82,3 +82,51 @@ class APIReferenceTest(base.TestCase):
             if "'%s'" % re.sub(r'-(req|resp)\.json$', '', sample)
             not in tests]
         self.assertEqual([], unchecked)
+
+
+ID1 = '3a19937c-20e3-4104-9e9d-dcb1ee6d726a'
+ID2 = 'b0b2b459-bf30-45e2-a56e-d19f1cbba270'
+ID3 = '05726a34-01bc-48c7-b883-2298254f6273'
+
+
+class SampleComparisonTest(base.TestCase):
+    """What :class:`tests.api_samples.Samples` lets differ, and what not."""
+
+    def problems(self, sample, answer, samples=None):
+        found = []
+        (samples or api_samples.Samples(self))._match(
+            sample, answer, 'sample', found)
+        return found
+
+    def test_ids_and_dates_stand_for_any_of_their_kind(self):
+        sample = {'id': ID1, 'href': 'http://x/leases/' + ID1,
+                  'start_date': '2030-01-10T09:00:00.000000',
+                  'created_at': '2026-11-25 17:01:42', 'adminPass': 'a'}
+        answer = {'id': ID2, 'href': 'http://x/leases/' + ID2,
+                  'start_date': '2031-02-11T10:30:00.000000',
+                  'created_at': '2027-01-01 00:00:00', 'adminPass': 'b'}
+        self.assertEqual([], self.problems(sample, answer))
+
+    def test_every_other_value_key_and_length_must_be_equal(self):
+        sample = {'name': 'hpc-run', 'min': 1, 'hosts': [1], 'a': True,
+                  'start_date': '2030-01-10T09:00:00.000000'}
+        answer = {'name': 'hpc', 'min': '1', 'hosts': [1, 2], 'b': True,
+                  'start_date': '2030-01-10 09:00'}
+        self.assertEqual(5, len(self.problems(sample, answer)))
+
+    def test_one_id_of_the_samples_stands_for_one_id_of_the_answers(self):
+        samples = api_samples.Samples(self)
+        self.assertEqual([], self.problems([ID1], [ID2], samples))
+        # The same sample id for another id, another sample id for it.
+        self.assertEqual(1, len(self.problems([ID1], [ID3], samples)))
+        self.assertEqual(1, len(self.problems([ID3], [ID2], samples)))
+        self.assertEqual({'lease_id': ID2},
+                         samples._bind_ids({'lease_id': ID1}))
+
+    def test_aliases_apply_to_the_answer(self):
+        samples = api_samples.Samples(
+            self, aliases={'http://127.0.0.1:8774': 'http://example.com'})
+        self.assertEqual([], self.problems(
+            {'href': 'http://example.com/v2.1'},
+            samples._aliased({'href': 'http://127.0.0.1:8774/v2.1'}),
+            samples))
