@@ -13,8 +13,17 @@
 """Sphinx configuration of the API reference (``tox -e api-ref``).
 
 The samples it shows are the JSON files of ``doc/api_samples``, which the
-functional tests send and compare with the answers (tests/api_samples.py).
+functional tests send and compare with the answers
+(``tests/api_samples.py``), so the reference cannot drift from the code.
 """
+
+import os
+import sys
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+sys.path.insert(0, os.path.join(TOP, 'doc'))
+
+from shared_conf import *  # noqa: E402,F401,F403 (the theme and its settings)
 
 extensions = [
     'os_api_ref',
@@ -22,13 +31,6 @@ extensions = [
 ]
 
 project = 'reservation-ext API Reference'
-copyright = '2026, reservation-ext contributors'
-master_doc = 'index'
-html_theme = 'openstackdocs'
 html_theme_options = {
     'sidebar_mode': 'toc',
 }
-openstackdocs_repo_name = 'reservation-ext'
-openstackdocs_use_storyboard = False
-openstackdocs_auto_name = False
-pygments_style = 'native'

@@ -34,6 +34,7 @@ class CinderHarness(cinder_child.CinderHarness):
 
     module = __name__
 
+
 if IN_CINDER:
     import datetime
     import json
