@@ -144,7 +144,10 @@ class APISamplesTest(nova_base.NovaTestCase):
         path = '/servers/' + server['id']
         self.compute_call(user, 'GET', path, 200, None,
                           'servers/server-show-reserved')
-        # The engine's call at the lease's start, as an administrator.
+        # The lease API's call when a lease update changes the flavor,
+        # then the engine's at the lease's start, as an administrator.
+        self.compute_call(self.admin_api, 'POST', path + '/action', 202,
+                          'servers/server-action-reservation-flavor')
         self.compute_call(self.admin_api, 'POST', path + '/action', 202,
                           'servers/server-action-reservation-start')
         self._wait_for_state_change(server, 'ACTIVE')

@@ -14,9 +14,11 @@
 
 Every method and path of the lease API's URL map has a section
 (``.. rest_method::``) in ``api-ref/source``, and no section names a call
-the map lacks; every field of the lease API's response samples is a
-parameter of the reference; every file of ``doc/api_samples`` is shown
-by the reference and is sent or compared by a samples test
+the map lacks; every hint, action and field that reservation-ext adds to
+Nova's and Cinder's APIs, and every field of the lease API's response
+samples, is a parameter of the reference; every file of
+``doc/api_samples`` is shown by the reference and is sent or compared by
+a samples test
 (``tests/functional/test_api_samples_*.py``, through
 :mod:`tests.api_samples`).
 """
@@ -26,6 +28,8 @@ import os
 import re
 
 from reservation_ext.api import wsgi
+from reservation_ext.clients import compute as compute_client
+from reservation_ext.nova_api import server_middleware
 from tests import api_samples
 from tests import base
 
@@ -38,6 +42,9 @@ PARAMETER = re.compile(r'^ +- (\S+): \S+$', re.M)
 # The lease API's paths as the reference writes them (the catalog's
 # reservation endpoint ends in /v1).
 LEASE_API = '/v1/'
+# An action of the Cinder extension (cinder_ext imports Cinder, which
+# patches the process with eventlet: its source is read instead).
+CINDER_ACTION = re.compile(r"@wsgi\.action\('([^']+)'\)")
 # The samples of Nova's and Cinder's views, whose other fields are
 # theirs to document.
 COMPUTE_AND_VOLUME = ('servers', 'volumes')
@@ -94,6 +101,19 @@ class APIReferenceTest(base.TestCase):
                     sample.split('/')[0] not in COMPUTE_AND_VOLUME:
                 _collect_keys(api_samples.load(sample), fields)
         self.assertEqual([], sorted(fields - documented - capabilities))
+
+    def test_every_hint_and_action_added_to_nova_and_cinder_is_documented(
+            self):
+        documented = set()
+        for name in ('servers.inc', 'volumes.inc'):
+            with open(os.path.join(SOURCE, name)) as source:
+                documented.update(PARAMETER.findall(source.read()))
+        with open(os.path.join(TOP, 'cinder_ext', 'extension.py')) as source:
+            volume_actions = CINDER_ACTION.findall(source.read())
+        added = set(server_middleware.OWN_HINTS) | set(volume_actions) | {
+            compute_client.START_ACTION, compute_client.FLAVOR_ACTION,
+            server_middleware.LEASE_KEY}
+        self.assertEqual([], sorted(added - documented))
 
     def test_every_sample_is_shown_by_the_reference(self):
         shown = sorted(
