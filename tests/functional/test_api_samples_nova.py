@@ -43,17 +43,18 @@ class APISamplesTest(nova_base.NovaTestCase):
         self.samples = api_samples.Samples(self, aliases=ALIASES)
 
     def lease_call(self, method, path, status, request=None, response=None,
-                   admin=False, project=nova_base.OWNER):
+                   admin=False):
         """Send a lease API call with the request sample ``request``.
 
-        The answer is compared with the response sample ``response``.
+        The call is an administrator's when ``admin``, else a member's of
+        the owner project; the answer is compared with the response sample
+        ``response``.
         """
         body = self.samples.request(request) if request else None
         if admin:
             answer = self.admin_lease_api(method, path, body, expect=status)
         else:
-            answer = self.lease_api(method, path, body, project=project,
-                                    expect=status)
+            answer = self.lease_api(method, path, body, expect=status)
         if response:
             self.samples.check(response, answer)
         else:
