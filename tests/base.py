@@ -79,7 +79,10 @@ def bound_details(test):
     """Have ``test`` report at most DETAIL_LIMIT bytes of each detail.
 
     The details are cut when they are read, after the test: the part
-    kept is the last one, with a line saying how much went.
+    kept is the last one, with a line saying how much went. Call it
+    before the test uses any fixture: testtools copies a fixture's
+    details to the test in a cleanup of its own, which must run before
+    this one.
     """
     def bound():
         details = test.getDetails()
@@ -103,8 +106,8 @@ class TestCase(base.BaseTestCase):
     """Base of all tests: a parsed, clean CONF and a fresh policy."""
 
     def setUp(self):
-        super().setUp()
         bound_details(self)
+        super().setUp()
         self.useFixture(config_fixture.Config(cfg.CONF))
         policy_opts.set_defaults(cfg.CONF, **_POLICY_DEFAULTS)
         cfg.CONF([], project='reservation-ext', default_config_files=[])

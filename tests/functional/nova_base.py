@@ -80,6 +80,7 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     compute_driver = 'fake.SmallFakeDriver'
 
     def setUp(self):
+        test_base.bound_details(self)
         self.flags(api_paste_config=API_PASTE, group='wsgi')
         self.flags(available_filters=[
             'nova.scheduler.filters.all_filters',
@@ -94,7 +95,6 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.useFixture(fixtures.TestPlugins())
         self.database = self.useFixture(fixtures.Database())
         super().setUp()
-        test_base.bound_details(self)
         # Nova's harness makes SQLAlchemy deprecations in nova's own code
         # errors; SQLAlchemy 2.1 deprecates the noload() that nova uses
         # when it saves an instance in ERROR.
