@@ -34,6 +34,7 @@ class CinderHarness(cinder_child.CinderHarness):
 
     module = __name__
 
+
 if IN_CINDER:
     import datetime
     import json
@@ -43,8 +44,8 @@ if IN_CINDER:
 
     from reservation_ext import clock as clock_mod
     from reservation_ext import context
-    from reservation_ext import plugins as plugins_mod
     from reservation_ext.leases import proposals
+    from reservation_ext import plugins as plugins_mod
     from reservation_ext import validation
     from tests.authz import table
     from tests.functional import cinder_base
