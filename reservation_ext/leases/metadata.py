@@ -47,7 +47,7 @@ KEYS = (LEASE_ID, END)
 END_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
 _NOT_SET = ('is shown from the lease, not stored, and cannot be set or '
             'deleted; change the lease instead (openstack reservation '
-            'lease update or delete)')
+            'lease set or delete)')
 
 # What a view shows of a lease.
 Lease = collections.namedtuple('Lease', ('id', 'project_id', 'end_date'))
