@@ -41,9 +41,10 @@ reserve_all_instances``
     Leased servers (and those on the seats of an instance-capacity
     reservation) carry ``reservation:lease_id``, and in their
     ``metadata`` also ``reservation:end``, for who may show the lease
-    (see :mod:`reservation_ext.leases.metadata`; ``/servers/{id}/metadata``
-    is what Nova stores: the user's keys); those waiting for their start
-    show ``"status": "RESERVED"``. The leases DB is read once per page.
+    (see :mod:`reservation_ext.leases.metadata`), also in the server a
+    rename or rebuild answers with; ``/servers/{id}/metadata`` is what
+    Nova stores, the user's keys. Servers waiting for their start show
+    ``"status": "RESERVED"``. The leases DB is read once per page.
 Metadata that names ``reservation:lease_id`` or ``reservation:end``
     400 naming the key, before Nova sees the request: a create's or
     rebuild's ``metadata``, and ``/servers/{id}/metadata[/{key}]``.
@@ -245,8 +246,10 @@ class ServerReservations:
     # GET /servers, /servers/detail, /servers/{id}
 
     def _view(self, req):
+        """Nova's answer with the leases shown (a view, or a change's)."""
         response = req.get_response(self.application)
-        if response.status_int != 200:
+        if response.status_int not in (200, 202) or (
+                response.content_type != 'application/json'):
             return response
         body = response.json_body
         servers = body.get('servers') or [body.get('server') or {}]
@@ -279,7 +282,10 @@ class ServerReservations:
         leased = server_records.leased_server(
             _reservation_context(req), server_id)
         if leased is None or not leased.reserved:
-            return self.application
+            # A rename's and a rebuild's answers are server views too.
+            shows_server = ((req.method == 'PUT' and sub is None) or
+                            _action_name(action) == 'rebuild')
+            return self._view(req) if shows_server else self.application
         ctx = req.environ['nova.context']
         instance = server_access.visible_server(self.nova.compute_api, ctx,
                                                 server_id)

@@ -81,6 +81,16 @@ class LeaseMetadataTest(nova_base.NovaTestCase):
         [detailed] = self.api.get_servers()
         self.assertEqual((expected, lease_id),
                          (detailed['metadata'], detailed[LEASE_ID]))
+        # A rename and a rebuild answer with the server's view.
+        renamed = self.request('PUT', '/servers/%s' % server['id'],
+                               {'server': {'name': 'renamed'}})['server']
+        self.assertEqual(expected, renamed['metadata'])
+        rebuilt = self.request(
+            'POST', '/servers/%s/action' % server['id'],
+            {'rebuild': {'imageRef': server['image']['id'],
+                         'metadata': USERS}}, status=(202,))['server']
+        self.assertEqual(expected, rebuilt['metadata'])
+        self._wait_for_state_change(server, 'ACTIVE')
         # Nothing is stored: Nova's record, and its metadata API, have
         # the user's keys only.
         self.assertEqual(USERS, self._get_instance_metadata(server['id']))
