@@ -40,6 +40,7 @@ from reservation_ext.leases import notifications
 from reservation_ext import plugins as plugins_mod
 from reservation_ext import policy
 from reservation_ext.sandbox import image_api
+from tests import base as test_base
 from tests import fixtures
 from tests import nova_auth
 
@@ -93,6 +94,7 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.useFixture(fixtures.TestPlugins())
         self.database = self.useFixture(fixtures.Database())
         super().setUp()
+        test_base.bound_details(self)
         # Nova's harness makes SQLAlchemy deprecations in nova's own code
         # errors; SQLAlchemy 2.1 deprecates the noload() that nova uses
         # when it saves an instance in ERROR.
