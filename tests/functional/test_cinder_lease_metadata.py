@@ -37,12 +37,12 @@ if IN_CINDER:
     import time
 
     from oslo_config import cfg
-    import sqlalchemy as sa
 
     from reservation_ext import clock as clock_mod
     from reservation_ext.plugins import virtual_volume
     from reservation_ext import validation
     from tests.authz import table
+    from tests import fixtures
     from tests.functional import cinder_base
 
     ADMIN, MEMBER, READER, OTHER = table.PERSONAS[:4]
@@ -179,18 +179,10 @@ if IN_CINDER:
 
         def test_the_volume_list_reads_the_leases_db_once_per_page(self):
             volumes = [self.reserve('v%d' % k) for k in range(3)]
-            statements = []
-
-            def record(conn, cursor, statement, *args):
-                statements.append(statement)
-
-            sa.event.listen(self.database.engine, 'before_cursor_execute',
-                            record)
-            self.addCleanup(sa.event.remove, self.database.engine,
-                            'before_cursor_execute', record)
+            statements = self.useFixture(fixtures.Statements(
+                self.database.engine))
             listed = self.call(MEMBER, 'GET', '/volumes/detail')['volumes']
-            reads = [statement for statement in statements
-                     if 'volume_reservations' in statement]
+            reads = statements.reading('volume_reservations')
             self.assertEqual(1, len(reads), reads)
             self.assertEqual(
                 {volume['id']: self.expected(volume[LEASE_ID])

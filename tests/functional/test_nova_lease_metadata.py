@@ -23,10 +23,10 @@ import json
 
 from nova import context as nova_context
 from nova import objects
-import sqlalchemy as sa
 
 from reservation_ext import clock as clock_mod
 from reservation_ext import validation
+from tests import fixtures
 from tests.functional import nova_base
 
 SECOND = datetime.timedelta(seconds=1)
@@ -188,18 +188,10 @@ class LeaseMetadataTest(nova_base.NovaTestCase):
     def test_the_server_list_reads_the_leases_db_once_per_page(self):
         servers = [self._wait_for_state_change(
             self.leased(name='vm%d' % k), 'ACTIVE') for k in range(3)]
-        statements = []
-
-        def record(conn, cursor, statement, *args):
-            statements.append(statement)
-
-        sa.event.listen(self.database.engine, 'before_cursor_execute',
-                        record)
-        self.addCleanup(sa.event.remove, self.database.engine,
-                        'before_cursor_execute', record)
+        statements = self.useFixture(fixtures.Statements(
+            self.database.engine))
         listed = self.api.get_servers()
-        reads = [statement for statement in statements
-                 if 'instance_reservations' in statement]
+        reads = statements.reading('instance_reservations')
         self.assertEqual(1, len(reads), reads)
         self.assertEqual(
             {server['id']: self.expected(server[LEASE_ID])
