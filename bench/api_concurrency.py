@@ -63,7 +63,7 @@ def parse_args(argv):
     parser.add_argument('--workers', type=int, default=3)
     parser.add_argument('--hosts', type=int, default=50)
     parser.add_argument('--rounds', type=int, default=1)
-    parser.add_argument('--proposal-ttl', type=int, default=5)
+    parser.add_argument('--proposal-ttl', type=int, default=45)
     parser.add_argument('--seed', type=int, default=0)
     return parser.parse_args(argv)
 

@@ -106,7 +106,8 @@ def run(layout, clients, ops, workers=3, hosts=50, seed=0):
                 history = workload.run(cloud, engine, clients, ops, seed,
                                        base, unit)
                 seconds = time.monotonic() - started
-                history += _purge(cloud, engine, base, history, unit)
+                purge = _purge(cloud, engine, base, history, unit)
+                history += purge
             except Exception:
                 workers_.stop()
                 raise
@@ -117,8 +118,12 @@ def run(layout, clients, ops, workers=3, hosts=50, seed=0):
                 conn, options.cleaning_time, NOVA_RATIOS, NOVA_RESERVED,
                 options.volume_reservable_gb)
             violations = checker.history_violations(history, limits)
-            violations += checker.db_violations(conn, history, limits,
-                                                checker.utc_now())
+            # As the last request saw it: a proposal that expired after it
+            # is there until another proposals request deletes it.
+            violations += checker.db_violations(
+                conn, history, limits, datetime.datetime.fromtimestamp(
+                    purge[0].send, datetime.timezone.utc).replace(
+                        tzinfo=None))
         violations += checker.cloud_violations(history,
                                                *_servers_and_volumes(layout))
     finally:

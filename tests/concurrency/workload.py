@@ -15,7 +15,7 @@
 Each client is a thread of its own project (:mod:`.cloud`) that sends a
 seeded random sequence of requests over HTTP: lease creates (whole hosts
 and ``virtual:instance`` capacity with ``amount`` through the lease API,
-spread over its processes; one server through nova-api, booted with the
+one of its processes per client; one server through nova-api, booted with the
 ``reserved`` and ``lease_params`` hints in one of Nova's flavors; one
 volume through cinder-api, with the same hints), window updates and
 deletes of any of its leases through the lease API, and schedule
@@ -129,7 +129,6 @@ class Client:
         self.records = []
         # lease id -> kind, of the leases this client has.
         self.leases = {}
-        self._sent = 0
 
     # HTTP
 
@@ -163,10 +162,14 @@ class Client:
         return status, payload, send, receive
 
     def lease_api(self, path):
-        """The URL of ``path`` on the next of the lease API processes."""
+        """The URL of ``path`` on this client's lease API process.
+
+        The clients are spread over the processes, each keeping to one
+        (as a client's connection to a load balancer would), so that each
+        process's keystonemiddleware validates a token once.
+        """
         apis = self.cloud.lease_apis
-        self._sent += 1
-        return apis[(self.index + self._sent) % len(apis)] + path
+        return apis[self.index % len(apis)] + path
 
     def request(self, op, kind, method, url, body=None, headers=(),
                 **fields):
@@ -228,8 +231,10 @@ class Client:
             minutes=30 * self.rng.randrange(2 * hours[0], 2 * hours[1] + 1))
 
     def reservation(self, kind):
-        """A lease API reservation (``host``, ``capacity``, ``slice``
-        and ``volume`` of a proposals request)."""
+        """A lease API reservation of a proposals request.
+
+        Of kind ``host``, ``capacity``, ``slice`` or ``volume``.
+        """
         rng = self.rng
         if kind == 'host':
             count = rng.randint(1, 5)

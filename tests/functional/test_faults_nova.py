@@ -34,11 +34,13 @@ import sqlalchemy as sa
 from testtools import content
 
 from db import models
+from reservation_ext.clients import compute
 from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext import exceptions
+from reservation_ext.hosts import inventory
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
 from reservation_ext.leases import states
@@ -210,7 +212,9 @@ class FaultsTestCase(nova_base.NovaTestCase):
 
     @staticmethod
     def lease_service(transport, clock=clock_mod.SYSTEM):
-        """The lease API's service; its clients send through ``transport``.
+        """The lease API's service.
+
+        Its clients send through ``transport``.
         """
         clients = plugin_clients.PluginClients(conf_mod.CONF,
                                                transport=transport)
@@ -390,7 +394,9 @@ class LeaseUpdatesUnderFaultsTest(FaultsTestCase):
         self.outcomes = collections.Counter()
 
     def update(self, lease_id, reservation, at):
-        """Update one reservation of the lease at ``at``; count the outcome.
+        """Update one reservation of the lease at ``at``.
+
+        Count the outcome.
         """
         service = self.lease_service(self.transport,
                                      clock_mod.ManualClock(at))
@@ -481,3 +487,59 @@ class LeaseUpdatesUnderFaultsTest(FaultsTestCase):
             self.assertHostsAgree(lease['id'])
         self.assertFaultsMet()
         self.finish(lease['id'])
+
+
+class HostInventoryUnderFaultsTest(nova_base.NovaTestCase):
+    """os-hosts create and delete while a third of Nova's answers fail.
+
+    The inventory's Nova calls (the hypervisor, its zone, the free pool)
+    go through :class:`tests.faults.FaultyTransport`. A call that fails
+    for good is a ``PluginError`` (the lease API's 503), and asking again
+    completes it: after the first success a host is reservable and in the
+    free pool, or, once deleted, neither.
+    """
+
+    ATTEMPTS = 10
+
+    def setUp(self):
+        super().setUp()
+        self.transport = faults.FaultyTransport(SEED, RATE)
+        self.inventory = inventory.HostInventory(
+            conf_mod.CONF.reservation, clock_mod.SYSTEM,
+            compute.NovaClient(conf_mod.CONF, self.transport))
+        self.ctx = context.get_admin_context()
+        self.failures = collections.Counter()
+
+    def until_done(self, action, *args):
+        """``action(ctx, *args)``, asked again while it fails.
+
+        Returns its result.
+        """
+        for _attempt in range(self.ATTEMPTS):
+            try:
+                return action(self.ctx, *args)
+            except exceptions.PluginError:
+                self.failures[action.__name__] += 1
+        self.fail('%s failed %d times' % (action.__name__, self.ATTEMPTS))
+
+    def reservable(self):
+        """``{name: in the free pool}`` of the hosts the inventory has."""
+        pool = self.aggregate(FREEPOOL)
+        return {host['hypervisor_hostname']: host['service_name'] in (
+            pool['hosts'] if pool else [])
+            for host in self.inventory.list(self.ctx)}
+
+    def test_hosts_added_and_removed_while_nova_fails_end_consistent(self):
+        added = {}
+        for name in RESERVABLE:
+            added[name] = self.until_done(self.inventory.create,
+                                          {'name': name})['id']
+            self.assertEqual(True, self.reservable()[name])
+        for name in RESERVABLE:
+            self.until_done(self.inventory.delete, added[name])
+            self.assertNotIn(name, self.reservable())
+            self.assertNotIn(name, self.aggregate(FREEPOOL)['hosts'])
+        figures = dict(self.transport.summary(),
+                       failures=dict(self.failures))
+        self.addDetail('figures', content.text_content(json.dumps(figures)))
+        self.assertGreater(figures['faults_total'], 0)
