@@ -15,14 +15,16 @@
     python bench/api_concurrency.py [--db-url URL] [--clients 64]
         [--ops 50] [--workers 3] [--hosts 50] [--rounds 1] [--seed 0]
 
-The run of ``tests/functional/test_api_concurrency.py``, longer: lease
-API worker processes (nova-api's lease API pipeline) on one leases DB,
-``--clients`` concurrent clients of ``--ops`` requests each (creates,
-updates and deletes of host, instance and volume leases, schedule
-proposals and leases made from them), then the independent checker
-(:mod:`tests.concurrency.checker`). The DB is a temporary SQLite file
-unless ``--db-url`` names a scratch database (PostgreSQL, MariaDB): its
-tables are dropped and created again for each round.
+The run of ``tests/e2e/test_api_concurrency.py``, longer: a sandbox
+(``reservation-sandbox --engines 0``) and ``--workers`` more lease API
+processes on its nova.conf, ``--clients`` concurrent clients of
+``--ops`` requests each (creates through the lease API, nova-api and
+cinder-api, updates and deletes of host, instance and volume leases,
+schedule proposals and leases made from them), then the independent
+checker (:mod:`tests.concurrency.checker`). A sandbox per round. The
+leases DB is the sandbox's SQLite file unless ``--db-url`` names a
+scratch database (PostgreSQL, MariaDB): its tables are dropped before
+each round, and the sandbox creates them again.
 
 One JSON line per round: ``database``, ``clients``, ``workers``,
 ``hosts``, ``operations``, ``status`` (counts by HTTP status),
@@ -39,7 +41,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 
 import sqlalchemy as sa
 
@@ -47,8 +48,9 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The run is the functional test's (tests/concurrency), not a copy.
 sys.path.insert(0, TOP)
 
-from db import models  # noqa: E402
+from reservation_ext.sandbox import config  # noqa: E402
 from tests.concurrency import scenario  # noqa: E402
+from tests.e2e import base  # noqa: E402
 
 
 def parse_args(argv):
@@ -61,17 +63,18 @@ def parse_args(argv):
     parser.add_argument('--workers', type=int, default=3)
     parser.add_argument('--hosts', type=int, default=50)
     parser.add_argument('--rounds', type=int, default=1)
-    parser.add_argument('--proposal-ttl', type=int, default=5)
+    parser.add_argument('--proposal-ttl', type=int, default=45)
     parser.add_argument('--seed', type=int, default=0)
     return parser.parse_args(argv)
 
 
-def fresh_schema(url):
-    """Drop and create the leases DB's tables at ``url``."""
+def drop_tables(url):
+    """Drop every table of the database at ``url``, alembic's included."""
     engine = sa.create_engine(url)
     try:
-        models.Base.metadata.drop_all(engine)
-        models.Base.metadata.create_all(engine)
+        tables = sa.MetaData()
+        tables.reflect(engine)
+        tables.drop_all(engine)
     finally:
         engine.dispose()
 
@@ -83,13 +86,18 @@ def kinds(violations):
     return dict(collections.Counter(masked).most_common())
 
 
-def one_round(url, args, seed):
-    fresh_schema(url)
-    result = scenario.run(url, args.clients, args.ops, args.workers,
-                          args.hosts, args.proposal_ttl, seed)
+def one_round(args, seed):
+    options = ['--engines', '0', '--proposal-ttl', str(args.proposal_ttl)]
+    if args.db_url:
+        drop_tables(args.db_url)
+        options += ['--db-url', args.db_url]
+    with base.SandboxFixture(hosts=1, options=options) as sandbox:
+        layout = config.Layout.load(sandbox.state_dir)
+        result = scenario.run(layout, args.clients, args.ops, args.workers,
+                              args.hosts, seed)
     summary = result['summary']
     return dict(
-        database=sa.engine.make_url(url).get_backend_name(),
+        database=sa.engine.make_url(layout.leases_db_url).get_backend_name(),
         clients=args.clients, workers=args.workers, hosts=args.hosts,
         seed=seed, operations=summary['operations'],
         status=summary['status'], by_operation=summary['by_operation'],
@@ -103,12 +111,8 @@ def one_round(url, args, seed):
 
 def main(argv=None):
     args = parse_args(argv)
-    with tempfile.TemporaryDirectory() as directory:
-        url = args.db_url or 'sqlite:///' + os.path.join(
-            directory, 'reservation.sqlite')
-        for round_ in range(args.rounds):
-            print(json.dumps(one_round(url, args, args.seed + round_)),
-                  flush=True)
+    for round_ in range(args.rounds):
+        print(json.dumps(one_round(args, args.seed + round_)), flush=True)
 
 
 if __name__ == '__main__':

@@ -22,7 +22,11 @@ A volume create with the hints ``reserved`` and ``lease_params`` (see
 ``virtual:volume`` reservation and a volume in status ``reserved``,
 instead of Cinder's create; bad hints are a 400 and an unfit window a
 409, with nothing created. Every volume view of a leased volume carries
-``reservation:lease_id``. Deleting a leased volume deletes its lease.
+``reservation:lease_id``, and its ``metadata`` (``openstack volume show``'s
+``properties``) also ``reservation:end``, for who may show the lease (see
+:mod:`reservation_ext.leases.metadata`); a create, update or metadata
+call that would set or delete either key is a 400 naming it. Deleting a
+leased volume deletes its lease.
 Cinder's own actions on a reserved volume are 409 (after Cinder's 404
 for a project that does not see it and Cinder's rule of the action: 403
 for a reader); it can be shown, updated and deleted.
@@ -68,6 +72,7 @@ from reservation_ext import context as rctx_mod
 from reservation_ext.enforcement import enforcer
 from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
+from reservation_ext.leases import metadata as lease_metadata
 from reservation_ext.leases import notifications
 from reservation_ext.leases import requests as lease_requests
 from reservation_ext.leases import service as lease_service
@@ -76,7 +81,7 @@ from reservation_ext.plugins import virtual_volume
 from reservation_ext import policy
 
 LOG = logging.getLogger(__name__)
-LEASE_KEY = 'reservation:lease_id'
+LEASE_KEY = lease_metadata.LEASE_ID
 HINTS_KEY = 'OS-SCH-HNT:scheduler_hints'
 # Sources of a volume's data; a reserved volume starts empty.
 _SOURCES = ('snapshot_id', 'source_volid', 'imageRef', 'image_id',
@@ -141,19 +146,27 @@ class ReservationController(wsgi.Controller):
         if body is None:
             raise webob.exc.HTTPBadRequest(
                 explanation='body: is required (a JSON object)')
+        _check_metadata(body, 'volume')
         yield self._create_reserved(req, body)
 
     @wsgi.extends
+    def update(self, req, id, body=None):
+        """Keep our keys out of an update's metadata; show the lease."""
+        _check_metadata(body, 'volume')
+        resp_obj = yield None
+        _show_leases(req, [resp_obj.obj['volume']])
+
+    @wsgi.extends
     def show(self, req, resp_obj, id):
-        _add_lease_ids([resp_obj.obj['volume']])
+        _show_leases(req, [resp_obj.obj['volume']])
 
     @wsgi.extends
     def index(self, req, resp_obj):
-        _add_lease_ids(resp_obj.obj['volumes'])
+        _show_leases(req, resp_obj.obj['volumes'])
 
     @wsgi.extends
     def detail(self, req, resp_obj):
-        _add_lease_ids(resp_obj.obj['volumes'])
+        _show_leases(req, resp_obj.obj['volumes'])
 
     @wsgi.extends
     def delete(self, req, id):
@@ -273,7 +286,7 @@ class ReservationController(wsgi.Controller):
             with _http_errors():
                 self.lease_service.delete(rctx, view['id'])
             raise
-        return _volume_response(req, volume, view['id'])
+        return _volume_response(req, volume)
 
     # Cinder's own validation of a volume create, by microversion: the
     # decorators of cinder.api.v3.volumes.VolumeController.create.
@@ -339,6 +352,31 @@ class ReservationController(wsgi.Controller):
                         lease_id, volume_id, exc.message)
 
 
+class LeaseMetadataController(wsgi.Controller):
+    """``/volumes/{id}/metadata``: our keys are neither set nor deleted."""
+
+    @wsgi.extends
+    def create(self, req, volume_id, body=None):
+        _check_metadata(body, None)
+        yield None
+
+    @wsgi.extends
+    def update_all(self, req, volume_id, body=None):
+        _check_metadata(body, None)
+        yield None
+
+    @wsgi.extends
+    def update(self, req, volume_id, id, body=None):
+        _check_metadata_key(id)
+        _check_metadata(body, None)
+        yield None
+
+    @wsgi.extends
+    def delete(self, req, volume_id, id):
+        _check_metadata_key(id)
+        yield None
+
+
 class Reservation(extensions.ExtensionDescriptor):
     """Time-based reservation (leases) of volumes."""
 
@@ -348,7 +386,9 @@ class Reservation(extensions.ExtensionDescriptor):
 
     def get_controller_extensions(self):
         return [extensions.ControllerExtension(
-            self, 'volumes', ReservationController())]
+            self, 'volumes', ReservationController()),
+            extensions.ControllerExtension(
+                self, 'volume_metadata', LeaseMetadataController())]
 
 
 _HTTP_ERRORS = {400: webob.exc.HTTPBadRequest, 403: webob.exc.HTTPForbidden,
@@ -475,15 +515,45 @@ def _lease_id(body, action):
     return lease_id
 
 
-def _add_lease_ids(volumes):
-    leased = reserved_volumes.lease_ids([volume['id'] for volume in volumes])
+def _check_metadata(body, member):
+    """400 naming our key in a body's ``metadata`` (of ``member``).
+
+    A body Cinder cannot read is Cinder's to refuse.
+    """
+    if member is not None:
+        body = body.get(member) if isinstance(body, dict) else None
+    if isinstance(body, dict):
+        field = 'metadata' if member is None else member + '.metadata'
+        with _http_errors():
+            lease_metadata.check_not_set(body.get('metadata'), field)
+            if member is None:
+                lease_metadata.check_not_set(body.get('meta'), 'meta')
+
+
+def _check_metadata_key(key):
+    with _http_errors():
+        lease_metadata.check_not_set(key)
+
+
+def _show_leases(req, volumes):
+    """Show each volume's lease in its view, if the caller sees it.
+
+    One read of the leases DB for the page.
+    """
+    leases = reserved_volumes.leases([volume['id'] for volume in volumes])
+    viewer = lease_metadata.Viewer(req.environ['cinder.context'])
     for volume in volumes:
-        if volume['id'] in leased:
-            volume[LEASE_KEY] = leased[volume['id']]
+        lease = leases.get(volume['id'])
+        lease = lease if viewer.sees(lease) else None
+        if lease is not None:
+            volume[LEASE_KEY] = lease.id
+        if 'metadata' in volume:
+            volume['metadata'] = lease_metadata.shown(volume['metadata'],
+                                                      lease)
 
 
-def _volume_response(req, volume, lease_id):
+def _volume_response(req, volume):
     view = volume_views.ViewBuilder().detail(req, volume)
-    view['volume'][LEASE_KEY] = lease_id
+    _show_leases(req, [view['volume']])
     return webob.Response(status=202, body=jsonutils.dump_as_bytes(view),
                           content_type='application/json')

@@ -28,7 +28,7 @@ its volume, an image can.
 
 Which lease a volume belongs to is the leases DB's knowledge
 (``volume_reservations.volume_id``), read with one statement for any
-number of volumes.
+number of volumes (:func:`leases`).
 """
 
 from cinder.db import api as db
@@ -44,6 +44,7 @@ from db import api as db_api
 from db import models
 from reservation_ext import context as rctx_mod
 from reservation_ext import exceptions
+from reservation_ext.leases import metadata as lease_metadata
 
 RESERVED = 'reserved'
 # The volume's admin metadata (hidden from its users) names the image
@@ -51,19 +52,30 @@ RESERVED = 'reserved'
 END_IMAGE_KEY = 'reservation_end_image_id'
 VOLUMES = models.VolumeReservation.__table__
 RESERVATIONS = models.Reservation.__table__
+LEASES = models.Lease.__table__
 QUOTAS = quota.QUOTAS
 
 
-def lease_ids(volume_ids):
-    """``{volume_id: lease_id}`` of the volumes that have a lease."""
+def leases(volume_ids):
+    """``{volume_id: metadata.Lease}`` of the volumes that have a lease."""
     if not volume_ids:
         return {}
     with db_api.context_manager.reader.using(
             rctx_mod.get_admin_context()) as session:
-        return dict(session.execute(
-            sa.select(VOLUMES.c.volume_id, RESERVATIONS.c.lease_id)
+        rows = session.execute(
+            sa.select(VOLUMES.c.volume_id, LEASES.c.id, LEASES.c.project_id,
+                      LEASES.c.end_date)
             .join(RESERVATIONS, RESERVATIONS.c.id == VOLUMES.c.reservation_id)
-            .where(VOLUMES.c.volume_id.in_(list(volume_ids)))).all())
+            .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+            .where(VOLUMES.c.volume_id.in_(list(volume_ids))))
+        return {row.volume_id: lease_metadata.Lease(*row[1:])
+                for row in rows}
+
+
+def lease_ids(volume_ids):
+    """``{volume_id: lease_id}`` of the volumes that have a lease."""
+    return {volume_id: lease.id
+            for volume_id, lease in leases(volume_ids).items()}
 
 
 def create_record(ctx, volume_id, fields, volume_type):

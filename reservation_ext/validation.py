@@ -145,8 +145,11 @@ def readable_json(raw):
 
 
 def _utf8(raw, field):
-    """``raw`` as text; bytes must be UTF-8 (``json.loads`` would also
-    take UTF-16 and UTF-32, which the services' own readers do not)."""
+    """``raw`` as text; bytes must be UTF-8.
+
+    ``json.loads`` would also take UTF-16 and UTF-32, which the services'
+    own readers do not.
+    """
     if not isinstance(raw, bytes):
         return raw
     try:

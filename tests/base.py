@@ -30,6 +30,7 @@ from oslo_db.sqlalchemy import test_fixtures
 from oslo_policy import opts as policy_opts
 from oslotest import base
 import sqlalchemy as sa
+from testtools import content
 
 from db import api as db_api
 from db import models
@@ -68,10 +69,44 @@ class MySQLFixture(_SchemaFixture):
     DRIVER = 'mysql'
 
 
+# subunit, which carries each test's result to stestr, refuses a packet
+# over 4 MiB, and stestr then stops the whole run. A log captured on a slow
+# machine can outgrow that; its end is where a failure shows.
+DETAIL_LIMIT = 1024 * 1024
+
+
+def bound_details(test):
+    """Have ``test`` report at most DETAIL_LIMIT bytes of each detail.
+
+    The details are cut when they are read, after the test: the part
+    kept is the last one, with a line saying how much went. Call it
+    before the test uses any fixture: testtools copies a fixture's
+    details to the test in a cleanup of its own, which must run before
+    this one.
+    """
+    def bound():
+        details = test.getDetails()
+        for name, detail in list(details.items()):
+            details[name] = content.Content(
+                detail.content_type, _tail_reader(detail))
+    test.addCleanup(bound)
+
+
+def _tail_reader(detail):
+    def read():
+        data = b''.join(detail.iter_bytes())
+        if len(data) <= DETAIL_LIMIT:
+            return [data]
+        cut = len(data) - DETAIL_LIMIT
+        return [b'[the first %d bytes are cut]\n' % cut, data[cut:]]
+    return read
+
+
 class TestCase(base.BaseTestCase):
     """Base of all tests: a parsed, clean CONF and a fresh policy."""
 
     def setUp(self):
+        bound_details(self)
         super().setUp()
         self.useFixture(config_fixture.Config(cfg.CONF))
         policy_opts.set_defaults(cfg.CONF, **_POLICY_DEFAULTS)

@@ -22,6 +22,7 @@ import kombu
 from oslo_config import cfg
 from oslo_db.sqlalchemy import test_fixtures as db_fixtures
 from oslo_messaging import conffixture
+import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
@@ -43,6 +44,28 @@ class Database(fixtures.Fixture):
         self.engine = facade.writer.get_engine()
         models.Base.metadata.create_all(self.engine)
         self.addCleanup(self.engine.dispose)
+
+
+class Statements(fixtures.Fixture):
+    """The SQL statements sent on ``engine`` while in use (``statements``)."""
+
+    def __init__(self, engine):
+        super().__init__()
+        self.engine = engine
+
+    def _setUp(self):
+        self.statements = []
+        sa.event.listen(self.engine, 'before_cursor_execute', self._record)
+        self.addCleanup(sa.event.remove, self.engine,
+                        'before_cursor_execute', self._record)
+
+    def _record(self, conn, cursor, statement, *args):
+        self.statements.append(statement)
+
+    def reading(self, table):
+        """The statements that name ``table``."""
+        return [statement for statement in self.statements
+                if table in statement]
 
 
 class ReservationConf(fixtures.Fixture):

@@ -18,5 +18,6 @@ request parsing it does first lives in :mod:`.requests`, and the
 ``lease_params`` hint of server and volume creates in :mod:`.hints`.
 :mod:`.states` names the lease, reservation and event statuses and the
 moves between them; :mod:`.views` renders leases as Blazar's v1 views,
-which are also the payload of :mod:`.notifications`.
+which are also the payload of :mod:`.notifications`; :mod:`.metadata`
+the lease's keys in the metadata of server and volume views.
 """

@@ -40,12 +40,13 @@ not kept: a server built later gets neither.
 import contextlib
 import contextvars
 import dataclasses
-import functools
 
 from nova.compute import api as compute_api
 from nova.conductor import api as conductor_api
 from nova import objects
 from oslo_serialization import jsonutils
+
+from reservation_ext.nova_api import wrapping
 
 # What the cast and the RequestSpec carry that Nova does not keep.
 # (Class names: Nova registers its objects at start-up.)
@@ -55,7 +56,6 @@ _CAST_OBJECTS = {'requested_networks': 'NetworkRequestList',
 _SPEC_OBJECTS = {'network_metadata': 'NetworkMetadata',
                  'request_level_params': 'RequestLevelParams'}
 _CAPTURE = contextvars.ContextVar('reservation_build_capture', default=None)
-_WRAPPED = '_reservation_wrapped'
 
 
 @dataclasses.dataclass
@@ -83,12 +83,11 @@ def capture(deferred, before_cast=None):
 
 def install():
     """Wrap Nova's ``ComputeTaskAPI.schedule_and_build_instances`` once."""
-    cls = conductor_api.ComputeTaskAPI
-    original = cls.schedule_and_build_instances
-    if getattr(original, _WRAPPED, False):
-        return
+    wrapping.wrap_once(conductor_api.ComputeTaskAPI,
+                       'schedule_and_build_instances', _capturing)
 
-    @functools.wraps(original)
+
+def _capturing(original):
     def schedule_and_build_instances(self, context, build_requests,
                                      request_spec, image, *args, **kwargs):
         current = _CAPTURE.get()
@@ -102,9 +101,7 @@ def install():
                 return None
         return original(self, context, build_requests, request_spec, image,
                         *args, **kwargs)
-
-    setattr(schedule_and_build_instances, _WRAPPED, True)
-    cls.schedule_and_build_instances = schedule_and_build_instances
+    return schedule_and_build_instances
 
 
 def dump(captured):

@@ -39,9 +39,8 @@ from nova import exception as nova_exc
 from nova import policies as nova_policies
 
 from reservation_ext import exceptions
+from reservation_ext.nova_api import wrapping
 from reservation_ext import operation_rules
-
-_WRAPPED = '_reservation_wrapped'
 
 
 def hidden(ctx, project_id):
@@ -56,20 +55,16 @@ def hidden(ctx, project_id):
 
 def install():
     """Wrap Nova's ``compute.api.API._get_instance`` once (see above)."""
-    cls = compute_api.API
-    original = cls._get_instance
-    if getattr(original, _WRAPPED, False):
-        return
+    wrapping.wrap_once(compute_api.API, '_get_instance', _hiding)
 
-    @functools.wraps(original)
+
+def _hiding(original):
     def _get_instance(self, context, instance_uuid, *args, **kwargs):
         instance = original(self, context, instance_uuid, *args, **kwargs)
         if hidden(context, instance.project_id):
             raise nova_exc.InstanceNotFound(instance_id=instance_uuid)
         return instance
-
-    setattr(_get_instance, _WRAPPED, True)
-    cls._get_instance = _get_instance
+    return _get_instance
 
 
 def visible_server(api, ctx, server_id):

@@ -39,8 +39,15 @@ reserve_all_instances``
     The boot takes seats of the reservation (:mod:`.capacity_boots`).
 ``GET /servers``, ``/servers/detail``, ``/servers/{id}``
     Leased servers (and those on the seats of an instance-capacity
-    reservation) carry ``reservation:lease_id``; those waiting for
-    their start show ``"status": "RESERVED"``.
+    reservation) carry ``reservation:lease_id``, and in their
+    ``metadata`` also ``reservation:end``, for who may show the lease
+    (see :mod:`reservation_ext.leases.metadata`), also in the server a
+    rename or rebuild answers with; ``/servers/{id}/metadata`` is what
+    Nova stores, the user's keys. Servers waiting for their start show
+    ``"status": "RESERVED"``. The leases DB is read once per page.
+Metadata that names ``reservation:lease_id`` or ``reservation:end``
+    400 naming the key, before Nova sees the request: a create's or
+    rebuild's ``metadata``, and ``/servers/{id}/metadata[/{key}]``.
 Any other change to a RESERVED server
     409, except its delete; first, as for any server, Nova's 404 for a
     project that does not see it and Nova's rule of the call (403 for a
@@ -78,6 +85,7 @@ from reservation_ext import context as rctx_mod
 from reservation_ext.enforcement import enforcer
 from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
+from reservation_ext.leases import metadata as lease_metadata
 from reservation_ext.leases import notifications
 from reservation_ext.leases import requests as lease_requests
 from reservation_ext.leases import service as lease_service
@@ -94,7 +102,8 @@ from reservation_ext import policy
 from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
-LEASE_KEY = 'reservation:lease_id'
+LEASE_KEY = lease_metadata.LEASE_ID
+METADATA = '/metadata'
 RESERVED = 'RESERVED'
 HINT_KEYS = ('os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints')
 # A server path below the optional project id: /servers[/{id}[/...]];
@@ -175,6 +184,8 @@ class ServerReservations:
         server = body.get('server') if isinstance(body, dict) else None
         if not isinstance(server, dict):
             return self.application
+        lease_metadata.check_not_set(server.get('metadata'),
+                                     'server.metadata')
         hints = _hints(body)
         _check_kept(hints)
         preemptible.check_hint(hints)
@@ -235,17 +246,20 @@ class ServerReservations:
     # GET /servers, /servers/detail, /servers/{id}
 
     def _view(self, req):
+        """Nova's answer with the leases shown (a view, or a change's)."""
         response = req.get_response(self.application)
-        if response.status_int != 200:
+        if response.status_int not in (200, 202) or (
+                response.content_type != 'application/json'):
             return response
         body = response.json_body
         servers = body.get('servers') or [body.get('server') or {}]
         leased = server_records.shown_servers(
             _reservation_context(req),
             [server['id'] for server in servers if 'id' in server])
-        if leased:
-            for server in servers:
-                _show_lease(server, leased.get(server.get('id')))
+        viewer = lease_metadata.Viewer(req.environ['nova.context'])
+        changed = [_show_lease(server, leased.get(server.get('id')), viewer)
+                   for server in servers]
+        if any(changed):
             response.json_body = body
         return response
 
@@ -255,6 +269,7 @@ class ServerReservations:
         if req.method == 'DELETE' and sub is None:
             return self._delete(req, server_id)
         action = _json(req) if sub == '/action' else None
+        _check_metadata_change(req, sub, action)
         if isinstance(action, dict) and compute_client.START_ACTION in action:
             return self._start(req, server_id,
                                action[compute_client.START_ACTION])
@@ -267,7 +282,10 @@ class ServerReservations:
         leased = server_records.leased_server(
             _reservation_context(req), server_id)
         if leased is None or not leased.reserved:
-            return self.application
+            # A rename's and a rebuild's answers are server views too.
+            shows_server = ((req.method == 'PUT' and sub is None) or
+                            _action_name(action) == 'rebuild')
+            return self._view(req) if shows_server else self.application
         ctx = req.environ['nova.context']
         instance = server_access.visible_server(self.nova.compute_api, ctx,
                                                 server_id)
@@ -475,15 +493,45 @@ def _created(response, lease_id, held):
     return response
 
 
-def _show_lease(server, leased):
-    if leased is None:
+def _check_metadata_change(req, sub, action):
+    """400 for a change of a server's metadata that names our keys.
+
+    The body is Nova's to check otherwise (and a server the caller does
+    not see is refused whatever its id, so nothing is learnt).
+    """
+    if isinstance(action, dict) and isinstance(action.get('rebuild'), dict):
+        lease_metadata.check_not_set(action['rebuild'].get('metadata'),
+                                     'rebuild.metadata')
+    if sub is None or not (sub == METADATA or
+                           sub.startswith(METADATA + '/')):
         return
-    server[LEASE_KEY] = leased.lease_id
-    if leased.reserved:
+    key = sub[len(METADATA) + 1:]
+    if key and req.method in ('PUT', 'DELETE'):
+        lease_metadata.check_not_set(key)
+    if req.method in ('PUT', 'POST'):
+        body = _json(req)
+        if isinstance(body, dict):
+            for field in ('metadata', 'meta'):
+                lease_metadata.check_not_set(body.get(field), field)
+
+
+def _show_lease(server, leased, viewer):
+    """Show a server's lease in its view; whether the view changed."""
+    lease = None if leased is None else server_records.lease_of(leased)
+    lease = lease if viewer.sees(lease) else None
+    changed = lease is not None or (leased is not None and leased.reserved)
+    if lease is not None:
+        server[LEASE_KEY] = lease.id
+    if 'metadata' in server:
+        metadata = lease_metadata.shown(server['metadata'], lease)
+        changed = changed or metadata != server['metadata']
+        server['metadata'] = metadata
+    if leased is not None and leased.reserved:
         server['status'] = RESERVED
         # Nova shows a build request as being scheduled; it is not yet.
         if 'OS-EXT-STS:task_state' in server:
             server['OS-EXT-STS:task_state'] = None
+    return changed
 
 
 def _reservation_context(req):

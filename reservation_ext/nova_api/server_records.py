@@ -22,6 +22,7 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from reservation_ext.leases import metadata as lease_metadata
 
 REQUESTS = models.InstanceReservation.__table__
 RESERVATIONS = models.Reservation.__table__
@@ -30,10 +31,12 @@ ALLOCATIONS = models.HostAllocation.__table__
 HOSTS = models.ComputeHost.__table__
 
 # A leased server: its lease, whether it waits for the start (RESERVED),
-# the lease's status and start, and the host booked for it (or None).
+# the lease's status and start, the host booked for it (or None), and
+# the lease's project and end.
 LeasedServer = collections.namedtuple('LeasedServer', (
     'server_id', 'lease_id', 'reserved', 'lease_status', 'start_date',
-    'build_args', 'service_host', 'hypervisor_hostname'))
+    'build_args', 'service_host', 'hypervisor_hostname', 'project_id',
+    'end_date'))
 
 
 def leased_servers(ctx, server_ids):
@@ -62,6 +65,12 @@ def shown_servers(ctx, server_ids):
             _select().where(REQUESTS.c.server_id.in_(ids)),
             _select_seats().where(ALLOCATIONS.c.server_id.in_(ids))))
         return {row.server_id: LeasedServer(*row) for row in rows}
+
+
+def lease_of(leased):
+    """What a view shows of the lease of a :class:`LeasedServer`."""
+    return lease_metadata.Lease(leased.lease_id, leased.project_id,
+                                leased.end_date)
 
 
 def leased_server(ctx, server_id):
@@ -102,7 +111,8 @@ def _select():
     return (sa.select(REQUESTS.c.server_id, LEASES.c.id,
                       REQUESTS.c.build_args.is_not(None), LEASES.c.status,
                       LEASES.c.start_date, REQUESTS.c.build_args,
-                      HOSTS.c.service_name, HOSTS.c.hypervisor_hostname)
+                      HOSTS.c.service_name, HOSTS.c.hypervisor_hostname,
+                      LEASES.c.project_id, LEASES.c.end_date)
             .join(RESERVATIONS,
                   RESERVATIONS.c.id == REQUESTS.c.reservation_id)
             .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
@@ -116,7 +126,8 @@ def _select_seats():
     return (sa.select(ALLOCATIONS.c.server_id, LEASES.c.id, sa.false(),
                       LEASES.c.status, LEASES.c.start_date,
                       sa.null().label('build_args'), HOSTS.c.service_name,
-                      HOSTS.c.hypervisor_hostname)
+                      HOSTS.c.hypervisor_hostname, LEASES.c.project_id,
+                      LEASES.c.end_date)
             .join(RESERVATIONS,
                   RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id)
             .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)

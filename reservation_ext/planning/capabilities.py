@@ -54,8 +54,8 @@ from sqlalchemy.sql import visitors
 
 from db import models
 from reservation_ext import exceptions
-from reservation_ext import validation
 from reservation_ext.hosts import records as host_records
+from reservation_ext import validation
 
 HOSTS = models.ComputeHost.__table__
 CAPS = models.HostCapability.__table__

@@ -233,6 +233,10 @@ def write_keystone_conf(layout):
         'credential': [('key_repository', layout.path('credential-keys'))],
         # bcrypt's default cost makes every password check take ~0.3 s.
         'identity': [('password_hash_rounds', '4')],
+        # As a deployment's memcached: validated tokens, role assignments
+        # and the catalog are not computed again for each request. One
+        # process, so a change clears its own entries.
+        'cache': [('enabled', 'true'), ('backend', 'oslo_cache.dict')],
     }))
 
 

@@ -38,10 +38,14 @@ The invariants (``violations``)
     the end (bookings, and holds not yet expired).
     * The DB has exactly the leases the history says exist; a taken
       proposal's request, and every expired proposal, holds nothing.
+    * Nova has exactly the servers, and Cinder the volumes, of the
+      server and volume leases that exist: a refused create left none,
+      a deleted lease took its own along.
     * No answer is a 5xx, or missing; every status is one the request may
-      have (creates 201 or 409, updates 200 or 409, deletes 204, proposals
-      201; a create from a proposal that expired may also find it deleted
-      already by another proposals request: 404).
+      have (creates 201, or 202 from Nova and Cinder, or 409; updates 200
+      or 409, deletes 204, proposals 201; a create from a proposal that
+      expired may also find it deleted already by another proposals
+      request: 404).
     * Every 409 of a create was right: even counting every version that
       may have existed during [send, receive], the request did not fit by
       the booking rules of the contract: ``min`` hosts free of any
@@ -65,7 +69,9 @@ import sqlalchemy as sa
 INFINITY = float('inf')
 RESOURCES = ('vcpus', 'memory_mb', 'disk_gb')
 _CREATES = ('create', 'create_from_proposal')
-EXPECTED = {'create': {201, 409}, 'create_from_proposal': {201, 409},
+# A lease API create answers 201; nova-api and cinder-api, 202.
+CREATED = (201, 202)
+EXPECTED = {'create': {201, 202, 409}, 'create_from_proposal': {201, 409},
             'update': {200, 409}, 'delete': {204}, 'propose': {201}}
 
 
@@ -155,8 +161,8 @@ def versions(records):
             for proposal_id in record.proposals:
                 if proposal_id in holds:
                     _end(holds[proposal_id], record)
-        changed = (record.op in ('create', 'create_from_proposal') and
-                   record.status == 201) or (
+        changed = (record.op in _CREATES and
+                   record.status in CREATED) or (
                        record.op == 'update' and record.status == 200)
         if changed or (record.op == 'delete' and record.status == 204):
             if record.lease in current:
@@ -409,7 +415,7 @@ def db_violations(conn, records, limits, now):
 def _lease_problems(conn, records):
     expected = set()
     for record in sorted(records, key=lambda r: r.send):
-        if record.op in _CREATES and record.status == 201:
+        if record.op in _CREATES and record.status in CREATED:
             expected.add(record.lease)
         elif record.op == 'delete' and record.status == 204:
             expected.discard(record.lease)
@@ -443,6 +449,31 @@ def _hold_problems(conn, records, now):
                             'until the proposal expires (%s)' % (
                                 row.proposal_id, row.expires_at, row.until))
     return _unique(problems)
+
+
+def cloud_violations(records, servers, volumes):
+    """What Nova and Cinder hold that the history does not say.
+
+    :param servers: the ids of every server in Nova (all projects).
+    :param volumes: the ids of every volume in Cinder (all projects).
+    """
+    alive = {}
+    for record in sorted(records, key=lambda r: r.send):
+        if record.op == 'create' and record.resource and \
+                record.status in CREATED:
+            alive[record.lease] = (record.kind, record.resource)
+        elif record.op == 'delete' and record.status == 204:
+            alive.pop(record.lease, None)
+    expected = {kind: {resource for made, resource in alive.values()
+                       if made == kind} for kind in ('slice', 'volume')}
+    problems = []
+    for kind, name, found in (('slice', 'server', set(servers)),
+                              ('volume', 'volume', set(volumes))):
+        problems += ['%s %s has no lease' % (name, resource)
+                     for resource in sorted(found - expected[kind])]
+        problems += ['%s %s of a lease is gone' % (name, resource)
+                     for resource in sorted(expected[kind] - found)]
+    return problems
 
 
 def summary(records):

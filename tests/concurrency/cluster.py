@@ -12,10 +12,10 @@
 
 """Lease API worker processes sharing one leases DB.
 
-:class:`Cluster` writes the workers' configuration file, binds a loopback
-socket per worker (so the ports are known before any worker starts),
-starts each :mod:`tests.concurrency.worker` with its socket, and waits
-until every one says ``ready`` (bounded). :meth:`Cluster.stop` sends
+:class:`Cluster` binds a loopback socket per worker (so the ports are
+known before any worker starts), starts each
+:mod:`tests.concurrency.worker` with its socket, and waits until every
+one says ``ready`` (bounded). :meth:`Cluster.stop` sends
 SIGTERM to each worker it started and waits for it; a worker also gets
 SIGTERM when the process that started it ends.
 """
@@ -43,30 +43,19 @@ class WorkerFailed(Exception):
 
 
 class Cluster:
-    """``count`` workers on ``url``, with ``options`` in ``[reservation]``.
+    """``count`` workers configured by ``config_file`` (a nova.conf).
 
-    :param directory: where the configuration file and the logs go.
+    :param directory: where the logs go.
     """
 
-    def __init__(self, url, count, directory, options):
-        self.url = url
+    def __init__(self, config_file, count, directory):
+        self.config_file = config_file
         self.count = count
         self.directory = directory
-        self.options = options
         self.endpoints = []
         self._workers = []
 
-    def config_file(self):
-        path = os.path.join(self.directory, 'lease-api.conf')
-        lines = ['[reservation_database]', 'connection = %s' % self.url,
-                 '[reservation]']
-        lines += ['%s = %s' % item for item in sorted(self.options.items())]
-        with open(path, 'w') as f:
-            f.write('\n'.join(lines) + '\n')
-        return path
-
     def start(self):
-        config = self.config_file()
         for index in range(self.count):
             sock = socket.socket()
             sock.bind((HOST, 0))
@@ -77,7 +66,8 @@ class Cluster:
             with open(log_path, 'ab') as log:
                 popen = subprocess.Popen(
                     [sys.executable, '-m', 'tests.concurrency.worker',
-                     '--config-file', config, '--fd', str(sock.fileno()),
+                     '--config-file', self.config_file,
+                     '--fd', str(sock.fileno()),
                      '--name', name],
                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                     stderr=log, pass_fds=[sock.fileno()],

@@ -10,38 +10,46 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""One concurrent run against lease API workers, and its verdict.
+"""One concurrent run in a sandbox, and its verdict.
 
-:func:`run` registers the reservable hosts in an empty leases DB (their
-rows, written as the host inventory writes them,
-:func:`reservation_ext.hosts.records.bulk_load`: the workers run no Nova
-to check them against), starts the workers (:mod:`.cluster`), lets the
-clients loose (:mod:`.workload`), waits for the last proposal to expire
+:func:`run` works in a sandbox started with ``--engines 0`` (nothing
+starts while the clients work). It registers the reservable hosts in the
+sandbox's leases DB (their rows, written as the host inventory writes
+them, :func:`reservation_ext.hosts.records.bulk_load`: hosts that Nova
+does not run, as nothing is built on them before the leases start, two
+days later), starts the extra lease API workers (:mod:`.cluster`) with the
+sandbox's nova.conf, gives the clients their projects (:mod:`.cloud`),
+lets them loose (:mod:`.workload`), waits for the last proposal to expire
 and sends one more proposals request (which deletes the expired ones),
-then asks :mod:`.checker` for the violations. The functional test and
-``bench/api_concurrency.py`` both use it.
+then asks :mod:`.checker` for the violations, in the leases DB and in
+what Nova and Cinder hold. The e2e test and ``bench/api_concurrency.py``
+both use it.
 """
 
 import datetime
 import tempfile
 import time
 
+from oslo_config import cfg
 import sqlalchemy as sa
 
+from reservation_ext import conf as conf_mod
 from reservation_ext.hosts import records as host_records
+from reservation_ext.sandbox import config
 from tests.concurrency import checker
+from tests.concurrency import cloud as cloud_mod
 from tests.concurrency import cluster
 from tests.concurrency import workload
 
-# Nova's defaults, which the workers' Placement measure uses (nova.conf
-# sets nothing): allocation ratios of vCPUs, RAM, disk, and the host
-# reserve (no vCPU, 512 MB of RAM, no disk).
+# Nova's defaults, which the sandbox's nova.conf keeps: allocation ratios
+# of vCPUs, RAM, disk, and the host reserve (no vCPU, 512 MB of RAM, no
+# disk).
 NOVA_RATIOS = (4.0, 1.0, 1.0)
 NOVA_RESERVED = (0, 512, 0)
-CLEANING_TIME = 30
-VOLUME_GB = 1500
 # Two host sizes, half of the hosts each: (vcpus, memory_mb, local_gb).
 SIZES = ((16, 32768, 500), (32, 65536, 1000))
+# Volumes take from 2 to 10 such parts of the reservable GB.
+VOLUME_PARTS = 30
 
 
 def add_hosts(engine, count, now):
@@ -60,45 +68,64 @@ def add_hosts(engine, count, now):
         host_records.bulk_load(conn, hosts)
 
 
-def run(url, clients, ops, workers=3, hosts=50, proposal_ttl=5, seed=0):
-    """Run the clients against ``workers`` workers on the DB at ``url``.
+def reservation_options(layout):
+    """The ``[reservation]`` options of the sandbox's nova.conf."""
+    conf = cfg.ConfigOpts()
+    conf_mod.register_opts(conf)
+    conf(['--config-file', layout.path('nova.conf')],
+         project='reservation-ext', default_config_files=[])
+    return conf.reservation
 
-    The DB must have the schema and no rows.
 
+def run(layout, clients, ops, workers=3, hosts=50, seed=0):
+    """Run the clients against the sandbox and ``workers`` more workers.
+
+    :param layout: the sandbox's :class:`~reservation_ext.sandbox.config.
+        Layout`; its leases DB has no hosts yet.
     :returns: a dict: ``summary`` (:func:`checker.summary`), ``violations``
         (a list, empty when all is well), ``errors`` (the ERROR lines of
-        the workers' logs), ``seconds`` (the clients' wall
-        time) and ``clients``, ``workers``, ``hosts``.
+        the workers' logs), ``seconds`` (the clients' wall time) and
+        ``clients``, ``workers``, ``hosts``.
     """
-    engine = sa.create_engine(url, pool_size=clients, max_overflow=0)
+    options = reservation_options(layout)
+    engine = sa.create_engine(layout.leases_db_url, pool_size=clients,
+                              max_overflow=0)
     try:
         now = checker.utc_now()
         add_hosts(engine, hosts, now)
         base = (now + datetime.timedelta(days=2)).replace(
             minute=0, second=0, microsecond=0)
+        unit = options.volume_reservable_gb // VOLUME_PARTS
         with tempfile.TemporaryDirectory() as directory:
-            workers_ = cluster.Cluster(url, workers, directory, {
-                'cleaning_time': CLEANING_TIME,
-                'volume_reservable_gb': VOLUME_GB,
-                'proposal_ttl': proposal_ttl}).start()
+            workers_ = cluster.Cluster(layout.path('nova.conf'), workers,
+                                       directory).start()
             try:
+                cloud = cloud_mod.connect(layout, clients,
+                                          workers_.endpoints)
                 started = time.monotonic()
-                history = workload.run(workers_.endpoints, engine, clients,
-                                       ops, seed, base)
+                history = workload.run(cloud, engine, clients, ops, seed,
+                                       base, unit)
                 seconds = time.monotonic() - started
-                history += _purge(workers_.endpoints, engine, base,
-                                  history)
+                purge = _purge(cloud, engine, base, history, unit)
+                history += purge
             except Exception:
                 workers_.stop()
                 raise
             statuses = workers_.stop()
             errors = workers_.errors()
         with engine.connect() as conn:
-            limits = checker.read_limits(conn, CLEANING_TIME, NOVA_RATIOS,
-                                         NOVA_RESERVED, VOLUME_GB)
+            limits = checker.read_limits(
+                conn, options.cleaning_time, NOVA_RATIOS, NOVA_RESERVED,
+                options.volume_reservable_gb)
             violations = checker.history_violations(history, limits)
-            violations += checker.db_violations(conn, history, limits,
-                                                checker.utc_now())
+            # As the last request saw it: a proposal that expired after it
+            # is there until another proposals request deletes it.
+            violations += checker.db_violations(
+                conn, history, limits, datetime.datetime.fromtimestamp(
+                    purge[0].send, datetime.timezone.utc).replace(
+                        tzinfo=None))
+        violations += checker.cloud_violations(history,
+                                               *_servers_and_volumes(layout))
     finally:
         engine.dispose()
     violations += ['worker %d ended with status %s' % (index, status)
@@ -108,7 +135,18 @@ def run(url, clients, ops, workers=3, hosts=50, proposal_ttl=5, seed=0):
             'workers': workers, 'hosts': hosts}
 
 
-def _purge(endpoints, engine, base, history):
+def _servers_and_volumes(layout):
+    """The ids of every server in Nova and every volume in Cinder."""
+    session = config.session(layout)
+    servers = session.get('/servers?all_tenants=1', endpoint_filter={
+        'service_type': 'compute'}).json()['servers']
+    volumes = session.get('/volumes?all_tenants=1', endpoint_filter={
+        'service_type': 'volumev3'}).json()['volumes']
+    return ([server['id'] for server in servers],
+            [volume['id'] for volume in volumes])
+
+
+def _purge(cloud, engine, base, history, unit):
     """One proposals request once every proposal made has expired.
 
     It deletes the expired proposals; its own holds are live (or taken).
@@ -118,6 +156,6 @@ def _purge(endpoints, engine, base, history):
                 for expires in record.proposals.values() if expires]
     time.sleep(max([0] + [expires - time.time() + 0.5
                           for expires in expiries]))
-    client = workload.Client(-1, endpoints, engine, base, 0, 'purge')
+    client = workload.Client(0, cloud, engine, base, 0, 'purge', unit)
     client.propose()
     return client.records

@@ -12,18 +12,18 @@
 
 """One lease API worker process, as nova-api serves the lease API.
 
-``python -m tests.concurrency.worker --config-file F --fd N`` loads the
-``reservation_api`` pipeline of ``etc/nova/api-paste.ini`` (the one
-nova-api mounts at ``/reservation``: Nova's request-id, logging and size
-limit filters, keystonemiddleware, the lease API of
-``reservation_ext.api.wsgi:app_factory``) and serves it, one thread per
-request, on the listening socket ``N`` it inherits. keystonemiddleware
-is replaced as Nova's functional harness replaces it
-(``nova.tests.fixtures.OSAPIFixture``): a filter that passes the request
-on, so that the caller's ``X-User-Id``, ``X-Project-Id`` and ``X-Roles``
-headers make the request context, as the ones keystonemiddleware sets.
-It prints ``ready`` on its standard output once it serves (nothing
-else: its logging goes to the standard error), and stops on SIGTERM.
+``python -m tests.concurrency.worker --config-file nova.conf --fd N``
+loads the ``reservation_api`` pipeline of ``etc/nova/api-paste.ini`` (the
+one nova-api mounts at ``/reservation``: Nova's request-id, logging and
+size limit filters, keystonemiddleware, the lease API of
+``reservation_ext.api.wsgi:app_factory``) with the sandbox's nova.conf
+(its leases DB, ``[reservation]``, ``[keystone_authtoken]`` and the
+service user of ``[reservation_client]``, which reaches the sandbox's
+Nova and Cinder), and serves it, one thread per request, on the
+listening socket ``N`` it inherits: one more nova-api process on the
+same leases DB. It prints ``ready`` on its standard output once it serves
+(nothing else: its logging goes to the standard error), and stops on
+SIGTERM.
 """
 
 import argparse
@@ -32,28 +32,19 @@ import signal
 import sys
 import threading
 
-from keystonemiddleware import auth_token
 from oslo_log import log as logging
 from paste import deploy
 
 from reservation_ext import conf as conf_mod
+from reservation_ext.sandbox import config
 from reservation_ext.sandbox import wsgi_server
 
-API_PASTE = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), 'etc', 'nova', 'api-paste.ini')
 PIPELINE = 'reservation_api'
-
-
-def _pass_through(global_conf, **local_conf):
-    """keystonemiddleware's filter factory, stubbed as Nova's harness does."""
-    return lambda app: app
 
 
 def load_app():
     """The lease API pipeline of nova-api's api-paste.ini."""
-    auth_token.filter_factory = _pass_through
-    return deploy.loadapp('config:' + API_PASTE, name=PIPELINE)
+    return deploy.loadapp('config:' + config.api_paste_path(), name=PIPELINE)
 
 
 def main(argv=None):

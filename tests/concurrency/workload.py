@@ -10,28 +10,25 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Concurrent lease API clients, and the history they record.
+"""Concurrent clients of the leases, and the history they record.
 
-Each client is a thread of its own project that sends a seeded random
-sequence of requests over HTTP, spread over the workers: lease creates
-(whole hosts, ``virtual:instance`` capacity with ``amount``, one-server
-``virtual:instance`` slices without a flavor, ``virtual:volume``), window
-updates, deletes, and schedule proposals (hosts, then often the lease of
-the first one; servers and volumes, left to expire). Windows are a few
-hours inside one day, so that they overlap a lot.
+Each client is a thread of its own project (:mod:`.cloud`) that sends a
+seeded random sequence of requests over HTTP: lease creates (whole hosts
+and ``virtual:instance`` capacity with ``amount`` through the lease API,
+one of its processes per client; one server through nova-api, booted with the
+``reserved`` and ``lease_params`` hints in one of Nova's flavors; one
+volume through cinder-api, with the same hints), window updates and
+deletes of any of its leases through the lease API, and schedule
+proposals (hosts, then often the lease of the first one; servers and
+volumes, left to expire). Windows are a few hours inside one day, so
+that they overlap a lot.
 
 Every request becomes a :class:`Record`: what was sent, the wall-clock
-send and receive times (``time.time()``, the clock the workers' rows are
+send and receive times (``time.time()``, the clock the services' rows are
 stamped with, on the same machine), the status and body. After a request
 that changed the client's own allocations, the client reads them with
 plain SQL (``snapshot``): only the client acts on its leases and
 proposals, so what it reads is exactly what the request left.
-
-Deletes are made of the leases whose delete needs neither Nova nor
-Cinder: instance-capacity leases that have not started. A pending host
-lease's delete asks Nova for its aggregate, a one-server lease's deletes
-the server in Nova and a volume lease's the reserved volume in Cinder;
-these workers run no Nova or Cinder.
 """
 
 import calendar
@@ -43,13 +40,15 @@ import random
 import threading
 import time
 import urllib.parse
-import uuid
 
 from tests.concurrency import checker
 
 # A hang guard: under load a request waits for locks (and retries) long.
 HTTP_TIMEOUT = 300
-ROLES = 'member,reader'
+# Boots without a network (2.37).
+COMPUTE_VERSION = 'compute 2.37'
+# Nova's and Cinder's answer to a create they accepted.
+ACCEPTED = 202
 
 _LEASE_ROWS = checker.plain_sql(
     'SELECT a.host_id, a.start_date, a.end_date, a.whole_host, a.vcpus, '
@@ -74,10 +73,11 @@ class Record:
 
     ``kind``: ``host``, ``capacity``, ``slice``, ``volume`` (of a lease or
     a proposals request). ``lease``: the lease id the request acted on or
-    made. ``allocations``: after a success, the host allocations of the
-    lease (or of every proposal made), as dicts with ``host_id``,
-    ``start``, ``end``, ``whole``, ``vcpus``, ``memory_mb``, ``disk_gb``
-    (and ``proposal``); ``volumes``: its volume capacity, as dicts with
+    made; ``resource``: the server or volume a create made.
+    ``allocations``: after a success, the host allocations of the lease
+    (or of every proposal made), as dicts with ``host_id``, ``start``,
+    ``end``, ``whole``, ``vcpus``, ``memory_mb``, ``disk_gb`` (and
+    ``proposal``); ``volumes``: its volume capacity, as dicts with
     ``start``, ``end``, ``gb`` (and ``proposal``). ``proposals``: for a
     proposals request, ``{id: expires_at}`` (epoch seconds); for a create
     from a proposal, the request's ids.
@@ -92,6 +92,7 @@ class Record:
     body: dict = None
     response: object = None
     lease: str = None
+    resource: str = None
     allocations: list = dataclasses.field(default_factory=list)
     volumes: list = dataclasses.field(default_factory=list)
     proposals: dict = dataclasses.field(default_factory=dict)
@@ -110,31 +111,32 @@ def lease_date(moment):
 
 
 class Client:
-    """One project's client: ``ops`` requests, one after the other."""
+    """One project's client: ``ops`` requests, one after the other.
 
-    def __init__(self, index, endpoints, engine, base, ops, seed):
+    :param cloud: a :class:`tests.concurrency.cloud.Cloud`.
+    :param volume_unit: volumes are 2 to 10 times this many GB.
+    """
+
+    def __init__(self, index, cloud, engine, base, ops, seed, volume_unit):
         self.index = index
-        self.project = 'project-%02d' % index
-        self.endpoints = endpoints
+        self.cloud = cloud
+        self.project, self.token = cloud.credentials[index]
         self.engine = engine
         self.base = base
         self.ops = ops
+        self.volume_unit = volume_unit
         self.rng = random.Random('%s-%d' % (seed, index))
         self.records = []
         # lease id -> kind, of the leases this client has.
         self.leases = {}
-        self._sent = 0
 
     # HTTP
 
-    def call(self, method, path, body=None):
+    def call(self, method, url, body=None, headers=()):
         """``(status, json or None, send, receive)`` of one request."""
-        endpoint = urllib.parse.urlsplit(
-            self.endpoints[(self.index + self._sent) % len(self.endpoints)])
-        self._sent += 1
-        headers = {'X-User-Id': 'user-' + self.project,
-                   'X-Project-Id': self.project, 'X-Roles': ROLES,
-                   'X-Auth-Token': 'token', 'Accept': 'application/json'}
+        endpoint = urllib.parse.urlsplit(url)
+        headers = dict(headers, **{'X-Auth-Token': self.token,
+                                   'Accept': 'application/json'})
         data = None
         if body is not None:
             data = json.dumps(body).encode()
@@ -143,7 +145,7 @@ class Client:
             endpoint.hostname, endpoint.port, timeout=HTTP_TIMEOUT)
         send = time.time()
         try:
-            connection.request(method, endpoint.path + path, data, headers)
+            connection.request(method, endpoint.path, data, headers)
             response = connection.getresponse()
             text = response.read()
             status = response.status
@@ -159,8 +161,20 @@ class Client:
             payload = {'text': text.decode(errors='replace')}
         return status, payload, send, receive
 
-    def request(self, op, kind, method, path, body=None, **fields):
-        status, payload, send, receive = self.call(method, path, body)
+    def lease_api(self, path):
+        """The URL of ``path`` on this client's lease API process.
+
+        The clients are spread over the processes, each keeping to one
+        (as a client's connection to a load balancer would), so that each
+        process's keystonemiddleware validates a token once.
+        """
+        apis = self.cloud.lease_apis
+        return apis[self.index % len(apis)] + path
+
+    def request(self, op, kind, method, url, body=None, headers=(),
+                **fields):
+        status, payload, send, receive = self.call(method, url, body,
+                                                   headers)
         record = Record(client=self.index, op=op, kind=kind, send=send,
                         receive=receive, status=status, body=body,
                         response=payload, **fields)
@@ -201,14 +215,12 @@ class Client:
     def run(self):
         for _ in range(self.ops):
             choice = self.rng.random()
-            deletable = [lease for lease, kind in self.leases.items()
-                         if kind == 'capacity']
-            if choice < 0.45 or (choice < 0.65 and not self.leases):
+            if choice < 0.45 or (choice < 0.8 and not self.leases):
                 self.create()
             elif choice < 0.65:
                 self.update(self.rng.choice(sorted(self.leases)))
-            elif choice < 0.8 and deletable:
-                self.delete(self.rng.choice(sorted(deletable)))
+            elif choice < 0.8:
+                self.delete(self.rng.choice(sorted(self.leases)))
             else:
                 self.propose()
 
@@ -219,6 +231,10 @@ class Client:
             minutes=30 * self.rng.randrange(2 * hours[0], 2 * hours[1] + 1))
 
     def reservation(self, kind):
+        """A lease API reservation of a proposals request.
+
+        Of kind ``host``, ``capacity``, ``slice`` or ``volume``.
+        """
         rng = self.rng
         if kind == 'host':
             count = rng.randint(1, 5)
@@ -230,11 +246,9 @@ class Client:
                         amount=rng.randint(1, 4),
                         affinity=rng.choice([True, False, None]))
         if kind == 'slice':
-            return dict(self.size(), resource_type='virtual:instance',
-                        server_id=str(uuid.uuid4()))
+            return dict(self.size(), resource_type='virtual:instance')
         return {'resource_type': 'virtual:volume',
-                'size_gb': 50 * rng.randint(2, 10),
-                'volume_id': str(uuid.uuid4())}
+                'size_gb': self.volume_size()}
 
     def size(self):
         rng = self.rng
@@ -242,27 +256,80 @@ class Client:
                 'memory_mb': rng.choice([2048, 4096, 8192, 16384]),
                 'disk_gb': rng.choice([20, 40, 80, 160])}
 
+    def volume_size(self):
+        return self.volume_unit * self.rng.randint(2, 10)
+
     def create(self):
         kind = self.rng.choices(['host', 'capacity', 'slice', 'volume'],
                                 [4, 3, 1, 2])[0]
         start, end = self.window()
-        reservation = self.reservation(kind)
-        body = {'name': 'lease-%d' % len(self.records),
-                'start_date': lease_date(start),
-                'end_date': lease_date(end),
-                'reservations': [reservation], 'events': []}
-        record = self.request('create', kind, 'POST', '/leases', body,
-                              window=(start, end),
-                              request_size=reservation)
-        if record.status == 201:
-            record.lease = record.response['lease']['id']
+        name = 'lease-%d' % len(self.records)
+        record = getattr(self, '_create_' + kind)(name, start, end)
+        if record.status in (201, ACCEPTED):
             self.leases[record.lease] = kind
             self.snapshot_lease(record)
+
+    def _create_lease(self, kind, name, start, end):
+        reservation = self.reservation(kind)
+        body = {'name': name, 'start_date': lease_date(start),
+                'end_date': lease_date(end), 'reservations': [reservation],
+                'events': []}
+        record = self.request('create', kind, 'POST',
+                              self.lease_api('/leases'), body,
+                              window=(start, end), request_size=reservation)
+        if record.status == 201:
+            record.lease = record.response['lease']['id']
+        return record
+
+    def _create_host(self, name, start, end):
+        return self._create_lease('host', name, start, end)
+
+    def _create_capacity(self, name, start, end):
+        return self._create_lease('capacity', name, start, end)
+
+    @staticmethod
+    def _hints(name, start, end):
+        return {'reserved': 'True', 'lease_params': json.dumps(
+            {'name': name, 'start': lease_date(start),
+             'end': lease_date(end)})}
+
+    def _create_slice(self, name, start, end):
+        """``nova boot`` of a server reserved for the window."""
+        flavor = self.rng.choice(self.cloud.flavors)
+        body = {'server': {'name': name, 'flavorRef': flavor['id'],
+                           'imageRef': self.cloud.image,
+                           'networks': 'none'},
+                'os:scheduler_hints': self._hints(name, start, end)}
+        record = self.request(
+            'create', 'slice', 'POST', self.cloud.compute + '/servers', body,
+            {'OpenStack-API-Version': COMPUTE_VERSION}, window=(start, end),
+            request_size={'vcpus': flavor['vcpus'],
+                          'memory_mb': flavor['ram'],
+                          'disk_gb': flavor['disk']})
+        return self._created(record, 'server')
+
+    def _create_volume(self, name, start, end):
+        """``cinder create`` of a volume reserved for the window."""
+        size = self.volume_size()
+        body = {'volume': {'name': name, 'size': size},
+                'OS-SCH-HNT:scheduler_hints': self._hints(name, start, end)}
+        record = self.request(
+            'create', 'volume', 'POST', self.cloud.volume + '/volumes', body,
+            window=(start, end), request_size={'size_gb': size})
+        return self._created(record, 'volume')
+
+    @staticmethod
+    def _created(record, key):
+        if record.status == ACCEPTED:
+            record.resource = record.response[key]['id']
+            record.lease = record.response[key]['reservation:lease_id']
+        return record
 
     def update(self, lease_id):
         start, end = self.window()
         record = self.request(
-            'update', self.leases[lease_id], 'PUT', '/leases/' + lease_id,
+            'update', self.leases[lease_id], 'PUT',
+            self.lease_api('/leases/' + lease_id),
             {'start_date': lease_date(start), 'end_date': lease_date(end)},
             lease=lease_id, window=(start, end))
         if record.status == 200:
@@ -270,15 +337,15 @@ class Client:
 
     def delete(self, lease_id):
         record = self.request('delete', self.leases[lease_id], 'DELETE',
-                              '/leases/' + lease_id, lease=lease_id)
+                              self.lease_api('/leases/' + lease_id),
+                              lease=lease_id)
         if record.status == 204:
             del self.leases[lease_id]
 
     def propose(self):
         kind = self.rng.choices(['host', 'slice', 'volume'], [3, 1, 1])[0]
         reservation = self.reservation(kind)
-        for key in ('server_id', 'volume_id', 'hypervisor_properties',
-                    'resource_properties'):
+        for key in ('hypervisor_properties', 'resource_properties'):
             reservation.pop(key, None)
         body = {'reservations': [reservation],
                 'duration': '%dm' % (30 * self.rng.randint(2, 6)),
@@ -286,8 +353,9 @@ class Client:
                 'not_after': lease_date(self.base +
                                         datetime.timedelta(hours=12)),
                 'count': self.rng.randint(1, 3)}
-        record = self.request('propose', kind, 'POST', '/leases/proposals',
-                              body, request_size=reservation)
+        record = self.request('propose', kind, 'POST',
+                              self.lease_api('/leases/proposals'), body,
+                              request_size=reservation)
         if record.status != 201:
             return
         record.proposals = {p['id']: None
@@ -302,7 +370,7 @@ class Client:
         body = {'name': 'lease-%d' % len(self.records),
                 'proposal_id': first}
         record = self.request('create_from_proposal', 'host', 'POST',
-                              '/leases', body,
+                              self.lease_api('/leases'), body,
                               proposals=dict(proposed.proposals))
         if record.status == 201:
             record.lease = record.response['lease']['id']
@@ -317,12 +385,12 @@ def _allocation(row):
             'disk_gb': row.disk_gb}
 
 
-def run(endpoints, engine, clients, ops, seed, base):
+def run(cloud, engine, clients, ops, seed, base, volume_unit):
     """Run ``clients`` clients of ``ops`` requests each, all at once.
 
     :returns: every client's records, in the order each client sent them.
     """
-    workers = [Client(index, endpoints, engine, base, ops, seed)
+    workers = [Client(index, cloud, engine, base, ops, seed, volume_unit)
                for index in range(clients)]
     barrier = threading.Barrier(clients)
 

@@ -36,8 +36,12 @@ import subprocess
 import sys
 import threading
 import time
+import unittest
+import uuid
 
 import fixtures
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import provision
 import testtools
 
 BIN_DIR = os.path.dirname(sys.executable)
@@ -154,6 +158,64 @@ def listed_objects(value):
         found, at = decoder.raw_decode(value, at)
         objects.append(found)
     return objects
+
+
+class ProvisionedDatabase:
+    """A mixin of SandboxTestCase: the leases DB on a database server.
+
+    The class gets a database of its own from oslo.db's provisioning
+    (user ``openstack_citest`` on localhost, as the DB tests), given to
+    the sandbox with ``--db-url``; without a server the class is
+    skipped, unless the variable ``REQUIRED`` names is ``1``. Its
+    subclasses :class:`MariaDB` and :class:`PostgreSQL` say which.
+    """
+
+    # oslo.db's name of the database type; the variable that requires it.
+    DATABASE = None
+    REQUIRED = None
+    # Added to the URL's query (the client character set on MySQL).
+    QUERY = {}
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            cls.backend = provision.Backend.backend_for_database_type(
+                cls.DATABASE)
+        except db_exc.BackendNotAvailable:
+            if os.environ.get(cls.REQUIRED) == '1':
+                raise
+            raise unittest.SkipTest('no %s server' % cls.DATABASE)
+        cls.database = 'sandbox_' + uuid.uuid4().hex[:12]
+        cls.backend.create_named_database(cls.database)
+        url = cls.backend.provisioned_database_url(cls.database)
+        cls.OPTIONS = tuple(cls.OPTIONS) + (
+            '--db-url', url.update_query_dict(cls.QUERY).render_as_string(
+                hide_password=False))
+        try:
+            super().setUpClass()
+        except BaseException:
+            cls.backend.drop_named_database(cls.database)
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.backend.drop_named_database(cls.database)
+
+
+class MariaDB(ProvisionedDatabase):
+    DATABASE = 'mysql'
+    REQUIRED = 'RESERVATION_REQUIRE_MYSQL'
+    # oslo.db asks PyMySQL for utf8 (three bytes at most) unless the URL
+    # names a character set; the tables are utf8mb4.
+    QUERY = {'charset': 'utf8mb4'}
+
+
+class PostgreSQL(ProvisionedDatabase):
+    DATABASE = 'postgresql'
+    REQUIRED = 'RESERVATION_REQUIRE_POSTGRESQL'
 
 
 class SandboxTestCase(testtools.TestCase):

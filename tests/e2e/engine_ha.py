@@ -352,8 +352,11 @@ class EventSampler:
         self.sample()
 
     def stuck(self, bound, lease_ids):
-        """``{event id: seconds}`` of the events of ``lease_ids`` that were
-        due and nobody's for longer than ``bound`` with an engine idle."""
+        """The events of ``lease_ids`` stuck for longer than ``bound``.
+
+        ``{event id: seconds}`` of the events of ``lease_ids`` that were
+        due and nobody's for longer than ``bound`` with an engine idle.
+        """
         events = self._events(lease_ids)
         return {event_id: seconds for event_id, seconds
                 in self.longest_stretch.items()

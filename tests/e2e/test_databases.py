@@ -26,12 +26,6 @@ class is skipped, unless ``RESERVATION_REQUIRE_MYSQL=1`` or
 """
 
 import datetime
-import os
-import unittest
-import uuid
-
-from oslo_db import exception as db_exc
-from oslo_db.sqlalchemy import provision
 
 from tests.e2e import base
 from tests.e2e import test_host_reservation as host_tests
@@ -47,38 +41,6 @@ class _DatabaseTests:
     """The tests, and a sandbox whose leases DB is on ``DATABASE``."""
 
     HOSTS = 3
-    # oslo.db's name of the database type; the variable that requires it.
-    DATABASE = None
-    REQUIRED = None
-    # Added to the URL's query (the client character set on MySQL).
-    QUERY = {}
-
-    @classmethod
-    def setUpClass(cls):
-        try:
-            cls.backend = provision.Backend.backend_for_database_type(
-                cls.DATABASE)
-        except db_exc.BackendNotAvailable:
-            if os.environ.get(cls.REQUIRED) == '1':
-                raise
-            raise unittest.SkipTest('no %s server' % cls.DATABASE)
-        cls.database = 'sandbox_' + uuid.uuid4().hex[:12]
-        cls.backend.create_named_database(cls.database)
-        url = cls.backend.provisioned_database_url(cls.database)
-        cls.OPTIONS = ('--db-url', url.update_query_dict(cls.QUERY)
-                       .render_as_string(hide_password=False))
-        try:
-            super().setUpClass()
-        except BaseException:
-            cls.backend.drop_named_database(cls.database)
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.backend.drop_named_database(cls.database)
 
     def setUp(self):
         super().setUp()
@@ -149,14 +111,11 @@ class _DatabaseTests:
         return self.run_cli(['cinder'] + list(argv), **kwargs)
 
 
-class TestSandboxOnMariaDB(_DatabaseTests, base.SandboxTestCase):
-    DATABASE = 'mysql'
-    REQUIRED = 'RESERVATION_REQUIRE_MYSQL'
-    # oslo.db asks PyMySQL for utf8 (three bytes at most) unless the URL
-    # names a character set; the tables are utf8mb4.
-    QUERY = {'charset': 'utf8mb4'}
+class TestSandboxOnMariaDB(_DatabaseTests, base.MariaDB,
+                           base.SandboxTestCase):
+    pass
 
 
-class TestSandboxOnPostgreSQL(_DatabaseTests, base.SandboxTestCase):
-    DATABASE = 'postgresql'
-    REQUIRED = 'RESERVATION_REQUIRE_POSTGRESQL'
+class TestSandboxOnPostgreSQL(_DatabaseTests, base.PostgreSQL,
+                              base.SandboxTestCase):
+    pass

@@ -36,16 +36,21 @@ import uuid
 
 from cinder import exception as cinder_exc
 from cinder.image import glance
+from cinder import policy as cinder_policy
 from cinder import service
 from cinder.tests.functional import functional_helpers
 from cinder.tests.unit import fake_notifier
 import fixtures as lib_fixtures
 from keystoneauth1 import loading as ks_loading
+from keystonemiddleware import fixture as ksm_fixture
 from oslo_config import cfg
 from oslo_service import wsgi
+import requests
 
 from reservation_ext import conf as conf_mod
+from reservation_ext import policy
 from reservation_ext.sandbox.cinder import volume_driver
+from tests.authz import table
 from tests import fixtures
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -57,6 +62,7 @@ ADMIN_TOKEN = 'admin:admin'
 DRIVER = '%s.%s' % (volume_driver.__name__,
                     volume_driver.SparseFileVolumeDriver.__name__)
 CHUNK = 65536
+VERSION = {'OpenStack-API-Version': 'volume 3.70'}
 
 
 class ImageStore:
@@ -146,3 +152,56 @@ class CinderTestCase(functional_helpers._FunctionalTestBase):
         self.osapi.start()
         self.auth_url = 'http://%s:%s/v3' % (self.osapi.host,
                                              self.osapi.port)
+
+
+class KeystoneCinderTestCase(CinderTestCase):
+    """Cinder on its ``keystone`` pipeline, with the defaults of a new cloud.
+
+    The real keystonemiddleware, whose test fixture stands in for
+    Keystone's token validation: each persona of
+    :data:`tests.authz.table.PERSONAS` has a token with its project and
+    roles (:meth:`request` sends it); the engine's service user has the
+    admin's. No policy file, ``enforce_new_defaults``: Cinder's harness
+    has a policy file that overrides ``admin_or_owner``, which the rules
+    of reservation-ext would take (see :mod:`reservation_ext.policy`).
+    """
+
+    def _get_flags(self):
+        flags = super()._get_flags()
+        flags['auth_strategy'] = {'v': 'keystone'}
+        flags['www_authenticate_uri'] = {
+            'v': 'http://keystone.invalid/identity',
+            'g': 'keystone_authtoken'}
+        return flags
+
+    def setUp(self):
+        tokens = self.useFixture(ksm_fixture.AuthTokenFixture())
+        for persona in table.PERSONAS:
+            if persona.project is not None:
+                tokens.add_token_data(
+                    token_id=self.token(persona), user_id=persona.user,
+                    project_id=persona.project,
+                    role_list=list(persona.roles))
+        tokens.add_token_data(
+            token_id=ADMIN_TOKEN, user_id='admin', project_id='admin',
+            role_list=['admin', 'member', 'reader'])
+        super().setUp()
+        self.override_config('policy_file', self.useFixture(
+            lib_fixtures.TempDir()).join('policy.yaml'), 'oslo_policy')
+        self.override_config('enforce_new_defaults', True, 'oslo_policy')
+        cinder_policy.reset()
+        policy.reset()
+        self.addCleanup(policy.reset)
+
+    @staticmethod
+    def token(persona):
+        """The token of ``persona``."""
+        return 'token-%s' % persona.name
+
+    def request(self, persona, method, path, body=None):
+        """Call cinder-api (microversion 3.70) as ``persona``."""
+        headers = dict(VERSION)
+        if persona.project is not None:
+            headers['X-Auth-Token'] = self.token(persona)
+        return requests.request(method, self.auth_url + path,
+                                json=body, headers=headers)

@@ -40,6 +40,7 @@ from reservation_ext.leases import notifications
 from reservation_ext import plugins as plugins_mod
 from reservation_ext import policy
 from reservation_ext.sandbox import image_api
+from tests import base as test_base
 from tests import fixtures
 from tests import nova_auth
 
@@ -79,6 +80,7 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     compute_driver = 'fake.SmallFakeDriver'
 
     def setUp(self):
+        test_base.bound_details(self)
         self.flags(api_paste_config=API_PASTE, group='wsgi')
         self.flags(available_filters=[
             'nova.scheduler.filters.all_filters',

@@ -34,29 +34,24 @@ class CinderHarness(cinder_child.CinderHarness):
 
     module = __name__
 
+
 if IN_CINDER:
     import datetime
     import json
     import time
 
-    from cinder import policy as cinder_policy
-    import fixtures
-    from keystonemiddleware import fixture as ksm_fixture
     from oslo_config import cfg
-    import requests
 
     from reservation_ext import clock as clock_mod
     from reservation_ext import context
-    from reservation_ext import plugins as plugins_mod
-    from reservation_ext import policy
     from reservation_ext.leases import proposals
+    from reservation_ext import plugins as plugins_mod
     from reservation_ext import validation
     from tests.authz import table
     from tests.functional import cinder_base
 
     HOUR = datetime.timedelta(hours=1)
     MEMBER = table.PERSONAS[1]
-    VERSION = {'OpenStack-API-Version': 'volume 3.70'}
     # Bounds of the wait for a volume (a hang guard).
     WAIT = 60
     POLL = 0.1
@@ -114,53 +109,13 @@ if IN_CINDER:
                 'not_before': validation.format_date(
                     self.now + 100 * HOUR)})[0]['id']
 
-    class AuthorizationTest(cinder_base.CinderTestCase):
+    class AuthorizationTest(cinder_base.KeystoneCinderTestCase):
         """Every Cinder row of the authorization table, every persona."""
 
-        def _get_flags(self):
-            flags = super()._get_flags()
-            flags['auth_strategy'] = {'v': 'keystone'}
-            flags['www_authenticate_uri'] = {
-                'v': 'http://keystone.invalid/identity',
-                'g': 'keystone_authtoken'}
-            return flags
-
         def setUp(self):
-            tokens = self.useFixture(ksm_fixture.AuthTokenFixture())
-            for persona in table.PERSONAS:
-                if persona.project is not None:
-                    tokens.add_token_data(
-                        token_id=self.token(persona), user_id=persona.user,
-                        project_id=persona.project,
-                        role_list=list(persona.roles))
-            # The engine's service user (cinder_base.ADMIN_TOKEN).
-            tokens.add_token_data(
-                token_id=cinder_base.ADMIN_TOKEN, user_id='admin',
-                project_id='admin', role_list=['admin', 'member', 'reader'])
             super().setUp()
-            # The defaults, as in a new cloud: Cinder's harness has a
-            # policy file that overrides admin_or_owner, which the rules
-            # of reservation-ext would take (see reservation_ext.policy).
-            self.override_config('policy_file', self.useFixture(
-                fixtures.TempDir()).join('policy.yaml'), 'oslo_policy')
-            self.override_config('enforce_new_defaults', True,
-                                 'oslo_policy')
-            cinder_policy.reset()
-            policy.reset()
-            self.addCleanup(policy.reset)
             self.override_config('volume_reservable_gb', 100, 'reservation')
             self.world = CinderWorld(self)
-
-        @staticmethod
-        def token(persona):
-            return 'token-%s' % persona.name
-
-        def request(self, persona, method, path, body=None):
-            headers = dict(VERSION)
-            if persona.project is not None:
-                headers['X-Auth-Token'] = self.token(persona)
-            return requests.request(method, self.auth_url + path,
-                                    json=body, headers=headers)
 
         def send(self, persona, api, call):
             response = self.request(persona, call.method, call.path,

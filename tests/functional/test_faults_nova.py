@@ -34,11 +34,13 @@ import sqlalchemy as sa
 from testtools import content
 
 from db import models
+from reservation_ext.clients import compute
 from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext import exceptions
+from reservation_ext.hosts import inventory
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
 from reservation_ext.leases import states
@@ -194,12 +196,7 @@ class FaultsTestCase(nova_base.NovaTestCase):
             for lease_id in failed:
                 self.lease_api('DELETE', '/leases/' + lease_id)
             return
-        clients = plugin_clients.PluginClients(conf_mod.CONF,
-                                               transport=transport)
-        service = lease_service.LeaseService(
-            conf_mod.CONF, clock_mod.SYSTEM, plugins_mod.load_plugins(
-                conf_mod.CONF, clock_mod.SYSTEM, clients),
-            notifications.get_notifier(conf_mod.CONF))
+        service = self.lease_service(transport)
         for lease_id in failed:
             for _attempt in range(DELETE_ATTEMPTS):
                 try:
@@ -212,6 +209,19 @@ class FaultsTestCase(nova_base.NovaTestCase):
                     self.assertIn('Deleting the lease failed: ',
                                   shown['status_reason'])
             self.lease_api('GET', '/leases/' + lease_id, expect=404)
+
+    @staticmethod
+    def lease_service(transport, clock=clock_mod.SYSTEM):
+        """The lease API's service.
+
+        Its clients send through ``transport``.
+        """
+        clients = plugin_clients.PluginClients(conf_mod.CONF,
+                                               transport=transport)
+        return lease_service.LeaseService(
+            conf_mod.CONF, clock, plugins_mod.load_plugins(
+                conf_mod.CONF, clock, clients),
+            notifications.get_notifier(conf_mod.CONF))
 
     def orphans(self):
         """What Nova holds without a lease that says so, described.
@@ -364,3 +374,172 @@ class NovaFaultsTest(FaultsTestCase):
         self.assertGreater(timeouts.counts['409'], 0)
         self.assertOneSnapshot(self.one_server(leases, 'snapshot_delete'))
         self.assertNothingOrphaned()
+
+
+class LeaseUpdatesUnderFaultsTest(FaultsTestCase):
+    """Updates whose Nova side fails: the lease and Nova agree after each.
+
+    An update that Nova's failures stopped is undone (409, the lease and
+    Nova as before) or, when the undo failed too, leaves the lease in
+    ERROR with the reason; one that went through shows in Nova. Half of
+    the calls fail.
+    """
+
+    RATE = 0.5
+    ROUNDS = 8
+
+    def setUp(self):
+        super().setUp()
+        self.transport = faults.FaultyTransport(SEED, self.RATE)
+        self.outcomes = collections.Counter()
+
+    def update(self, lease_id, reservation, at):
+        """Update one reservation of the lease at ``at``.
+
+        Count the outcome.
+        """
+        service = self.lease_service(self.transport,
+                                     clock_mod.ManualClock(at))
+        try:
+            service.update(context.get_admin_context(), lease_id,
+                           {'reservations': [reservation]})
+        except exceptions.Conflict as exc:
+            self.assertIn('the lease is unchanged', str(exc))
+            outcome = 'undone'
+        except exceptions.PluginError:
+            shown = self.lease('/' + lease_id)
+            self.assertEqual(states.LeaseStatus.ERROR, shown['status'])
+            self.assertIn('Updating the lease failed: ',
+                          shown['status_reason'])
+            outcome = 'error'
+        else:
+            outcome = 'updated'
+        self.outcomes[outcome] += 1
+
+    def assertFaultsMet(self):
+        """Faults met the updates; the figures with their outcomes."""
+        figures = dict(self.transport.summary(), outcomes=self.outcomes)
+        self.addDetail('figures', content.text_content(json.dumps(figures)))
+        self.assertGreater(figures['faults_total'], 0)
+
+    def assertFlavorAgrees(self, lease_id, flavors):
+        """The reserved server has the flavor its lease says."""
+        [reservation] = self.lease('/' + lease_id)['reservations']
+        server = self.admin_api.get_server(reservation['server_id'])
+        self.assertEqual(flavors[reservation['flavor_id']],
+                         (server['flavor']['vcpus'], server['flavor']['ram']))
+
+    def assertHostsAgree(self, lease_id):
+        """The lease's aggregate has the hosts its allocations say."""
+        [reservation] = self.lease('/' + lease_id)['reservations']
+        allocations = self.admin_lease_api(
+            'GET', '/os-hosts/allocations?reservation_id=' +
+            reservation['id'])['allocations']
+        booked = {allocation['resource_id'] for allocation in allocations
+                  if allocation['reservations']}
+        names = {str(host['id']): host['hypervisor_hostname'] for host in
+                 self.admin_lease_api('GET', '/os-hosts')['hosts']}
+        self.assertEqual(sorted(names[host] for host in booked),
+                         sorted(self.aggregate(reservation['id'])['hosts']))
+
+    def finish(self, lease_id):
+        self.drive(self.end + SECOND, faults.FaultyTransport(SEED, 0))
+        self.assertFinished([lease_id])
+        self.delete_failed([lease_id])
+        self.assertNothingOrphaned()
+
+    def test_a_reserved_servers_flavor_is_the_leases_after_each_update(
+            self):
+        small = self._create_flavor(memory_mb=1920, vcpu=1, disk=1,
+                                    ephemeral=0)
+        flavors = {self.flavor: (1, 3840), small: (1, 1920)}
+        lease = self.server_lease('vm', 'delete')
+        [reservation] = lease['reservations']
+        for round_ in range(self.ROUNDS):
+            if self.lease('/' + lease['id'])['status'] == \
+                    states.LeaseStatus.ERROR:
+                break
+            self.update(lease['id'], {
+                'id': reservation['id'],
+                'flavor_id': (small, self.flavor)[round_ % 2]}, self.now)
+            self.assertFlavorAgrees(lease['id'], flavors)
+        self.assertFaultsMet()
+        self.finish(lease['id'])
+
+    def test_a_started_host_leases_aggregate_has_its_hosts_after_each_update(
+            self):
+        lease = self.lease_api('POST', '/leases', {
+            'name': 'grows', 'start_date': nova_base.lease_date(self.start),
+            'end_date': nova_base.lease_date(self.end),
+            'reservations': [{'resource_type': 'physical:host', 'min': 1,
+                              'max': 1}]})['lease']
+        self.drive(self.start + SECOND, faults.FaultyTransport(SEED, 0))
+        [reservation] = lease['reservations']
+        for round_ in range(self.ROUNDS):
+            shown = self.lease('/' + lease['id'])
+            count = shown['reservations'][0]['max']
+            if count == len(RESERVABLE) or \
+                    shown['status'] == states.LeaseStatus.ERROR:
+                break
+            self.update(lease['id'], {'id': reservation['id'],
+                                      'min': count + 1, 'max': count + 1},
+                        self.start + (round_ + 2) * SECOND)
+            self.assertHostsAgree(lease['id'])
+        self.assertFaultsMet()
+        self.finish(lease['id'])
+
+
+class HostInventoryUnderFaultsTest(nova_base.NovaTestCase):
+    """os-hosts create and delete while a third of Nova's answers fail.
+
+    The inventory's Nova calls (the hypervisor, its zone, the free pool)
+    go through :class:`tests.faults.FaultyTransport`. A call that fails
+    for good is a ``PluginError`` (the lease API's 503), and asking again
+    completes it: after the first success a host is reservable and in the
+    free pool, or, once deleted, neither.
+    """
+
+    ATTEMPTS = 10
+
+    def setUp(self):
+        super().setUp()
+        self.transport = faults.FaultyTransport(SEED, RATE)
+        self.inventory = inventory.HostInventory(
+            conf_mod.CONF.reservation, clock_mod.SYSTEM,
+            compute.NovaClient(conf_mod.CONF, self.transport))
+        self.ctx = context.get_admin_context()
+        self.failures = collections.Counter()
+
+    def until_done(self, action, *args):
+        """``action(ctx, *args)``, asked again while it fails.
+
+        Returns its result.
+        """
+        for _attempt in range(self.ATTEMPTS):
+            try:
+                return action(self.ctx, *args)
+            except exceptions.PluginError:
+                self.failures[action.__name__] += 1
+        self.fail('%s failed %d times' % (action.__name__, self.ATTEMPTS))
+
+    def reservable(self):
+        """``{name: in the free pool}`` of the hosts the inventory has."""
+        pool = self.aggregate(FREEPOOL)
+        return {host['hypervisor_hostname']: host['service_name'] in (
+            pool['hosts'] if pool else [])
+            for host in self.inventory.list(self.ctx)}
+
+    def test_hosts_added_and_removed_while_nova_fails_end_consistent(self):
+        added = {}
+        for name in RESERVABLE:
+            added[name] = self.until_done(self.inventory.create,
+                                          {'name': name})['id']
+            self.assertEqual(True, self.reservable()[name])
+        for name in RESERVABLE:
+            self.until_done(self.inventory.delete, added[name])
+            self.assertNotIn(name, self.reservable())
+            self.assertNotIn(name, self.aggregate(FREEPOOL)['hosts'])
+        figures = dict(self.transport.summary(),
+                       failures=dict(self.failures))
+        self.addDetail('figures', content.text_content(json.dumps(figures)))
+        self.assertGreater(figures['faults_total'], 0)

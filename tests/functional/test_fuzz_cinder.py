@@ -92,9 +92,11 @@ if IN_CINDER:
             {'reserved', 'lease_params', 'proposal'} & set(hints))
 
     class CinderFuzzTest(cinder_base.CinderTestCase):
-        """Cinder with reserved volumes never fails on what a careless
-        client sends, and makes no volume without its lease nor lease
-        without its volume."""
+        """Cinder with reserved volumes, under a careless client.
+
+        It never fails on what a careless client sends, and makes no volume
+        without its lease nor lease without its volume.
+        """
 
         def setUp(self):
             super().setUp()

@@ -75,8 +75,10 @@ HOSTS = (('compute-1', 2, {'gpu': 'false'}),
 
 
 def _lease_requests():
-    """Requests of /v1/leases, proposals, availability and plugins, with
-    creates and updates the most frequent."""
+    """Requests of /v1/leases, proposals, availability and plugins.
+
+    Creates and updates are the most frequent.
+    """
     leases = fz.segments('lease', 4)
     create = st.builds(
         fz.Request, st.just('POST'), st.just(('leases',)), st.just([]),

@@ -102,8 +102,10 @@ REQUESTS = fz.weighted(
 
 
 class NovaFuzzTest(nova_base.NovaTestCase):
-    """Nova with reservations never fails on what a careless client sends,
-    and makes no server without its lease nor lease without its server."""
+    """Nova with reservations never fails on what a careless client sends.
+
+    It makes no server without its lease nor lease without its server.
+    """
 
     def setUp(self):
         # Nova's database fixtures can deadlock in a native-threads process:

@@ -54,8 +54,11 @@ class Tally:
         return sum(self.statuses.values())
 
     def summary(self):
-        """One line: the requests, the answers by status, the time taken
-        (wall clock and this process's CPU) since the tally began."""
+        """One line: the requests, the answers by status, the time taken.
+
+        The time is wall clock and this process's CPU, since the tally
+        began.
+        """
         wall, cpu = (now - then for now, then in zip(
             (time.monotonic(), time.process_time()), self._started))
         return ('%s: %d generated requests, statuses %s, %.1f s '

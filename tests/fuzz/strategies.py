@@ -331,8 +331,10 @@ DATE_FORMATS = ('%Y-%m-%d %H:%M', '%Y-%m-%dT%H:%M:%S.%f', '%Y-%m-%dT%H:%MZ',
 
 
 def dates(now, days=60):
-    """Good dates from an hour before ``now`` to ``days`` later, in the
-    forms accepted, "now", and bad ones."""
+    """Dates: good ones in the forms accepted, "now", and bad ones.
+
+    The good ones run from an hour before ``now`` to ``days`` later.
+    """
     good = st.builds(
         lambda minutes, fmt: (now + datetime.timedelta(minutes=minutes))
         .strftime(fmt), st.integers(-60, days * 24 * 60),
@@ -435,8 +437,11 @@ def windows(now):
 
 
 def lease_bodies(now, plugin_schemas):
-    """Lease create bodies: a third acceptable (when there is room), the
-    others with odd choices anywhere."""
+    """Lease create bodies, acceptable and odd.
+
+    A third acceptable (when there is room), the others with odd choices
+    anywhere.
+    """
     good = st.builds(
         lambda window, name, reservations: dict(
             window, name=name, reservations=reservations, events=[]),
@@ -552,8 +557,11 @@ def query_string(pairs):
 
 
 def encode(body, resolve):
-    """The bytes of ``body``: :class:`Raw` as is, else JSON with every
-    :class:`Ref` resolved by ``resolve`` and :class:`Deep` written out."""
+    """The bytes of ``body``.
+
+    :class:`Raw` as is, else JSON with every :class:`Ref` resolved by
+    ``resolve`` and :class:`Deep` written out.
+    """
     if isinstance(body, Raw):
         return bytes(body)
     deep = []
@@ -583,8 +591,10 @@ def encode(body, resolve):
 # Nova and Cinder hints -----------------------------------------------------
 
 def lease_params(now):
-    """The ``lease_params`` hint: good windows, odd ones, junk, as an
-    object or as the JSON text the clients send."""
+    """The ``lease_params`` hint: good windows, odd ones, junk.
+
+    Each as an object or as the JSON text the clients send.
+    """
     good = st.builds(
         lambda window, on_end: dict(
             {'start': window['start_date'], 'end': window['end_date']},
@@ -614,10 +624,12 @@ def flag():
 
 
 def reservation_hints(now, reservation_ids):
-    """Scheduler hints of a server or volume create: reserved,
-    lease_params, reservation, proposal, preemptible, each possibly
-    missing or odd (a hint may be a list of one value, as Nova keeps
-    them)."""
+    """Scheduler hints of a server or volume create.
+
+    Reserved, lease_params, reservation, proposal, preemptible, each
+    possibly missing or odd (a hint may be a list of one value, as Nova
+    keeps them).
+    """
     own = ('reserved', 'lease_params', 'reservation', 'proposal',
            'preemptible')
     return st.fixed_dictionaries({}, optional={

@@ -10,19 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""64 clients at once against three lease API worker processes.
+"""The concurrency checker's DB checks, on rows written to break them.
 
-The workers serve nova-api's lease API pipeline on loopback ports and
-share one leases DB (an SQLite file, PostgreSQL, MariaDB); 50 reservable
-hosts. The clients create, update and delete host, instance-capacity,
-one-server and volume leases and ask for schedule proposals (taking
-some) in overlapping windows, ten requests each
-(:mod:`tests.concurrency.workload`). :mod:`tests.concurrency.checker`
-then finds no host double-booked or over its capacity, no volume
-capacity exceeded, no hold left, no lease too many or missing, no 5xx,
-and a reason for every 409 of a create. The checker itself is seen to
-fail on crafted DB rows here, and on crafted histories in
-``tests/unit/test_concurrency_checker.py``.
+The run they judge is ``tests/e2e/test_api_concurrency.py``; the history
+checks are seen to fail in ``tests/unit/test_concurrency_checker.py``.
 """
 
 import datetime
@@ -33,49 +24,6 @@ from tests import base
 from tests.concurrency import checker
 from tests.concurrency import scenario
 from tests.concurrency import workload
-from tests import fixtures
-
-CLIENTS = 64
-OPS = 10
-WORKERS = 3
-HOSTS = 50
-
-
-class _ConcurrentClientsTests:
-
-    def url(self):
-        return self.engine.url.render_as_string(hide_password=False)
-
-    def test_concurrent_clients_never_overbook_and_every_conflict_is_right(
-            self):
-        result = scenario.run(self.url(), CLIENTS, OPS, WORKERS, HOSTS)
-        self.assertEqual([], result['violations'], '%s\n%s' % (
-            result['summary'], '\n'.join(result['errors'])))
-        summary = result['summary']
-        by_operation = summary['by_operation']
-        # The run did what it is for: leases granted and refused, deletes,
-        # leases made from proposals.
-        for wanted in ('create host 201', 'create host 409',
-                       'create capacity 201', 'create volume 201',
-                       'delete capacity 204',
-                       'create_from_proposal host 201'):
-            self.assertIn(wanted, by_operation, summary)
-        self.assertGreaterEqual(summary['operations'], CLIENTS * OPS)
-
-
-class TestSQLiteFile(_ConcurrentClientsTests, base.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.engine = self.useFixture(fixtures.Database()).engine
-
-
-class TestPostgreSQL(_ConcurrentClientsTests, base.PostgreSQLTestCase):
-    pass
-
-
-class TestMariaDB(_ConcurrentClientsTests, base.MySQLTestCase):
-    pass
 
 
 class TestCheckerOnCraftedRows(base.DBTestCase):

@@ -1,0 +1,100 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The lease of a server or volume, shown in its metadata.
+
+OpenStackClient (openstacksdk) keeps only the fields it knows of a server
+or volume view, so the top-level ``reservation:lease_id`` of our views
+never reaches ``openstack server show`` or ``openstack volume show``. Both
+show the view's ``metadata`` (as ``properties``), so the views carry the
+lease there too, as two keys computed for each view from the leases DB:
+
+``reservation:lease_id``
+    the lease's id;
+``reservation:end``
+    the lease's end, ISO 8601 in UTC (``2027-12-01T16:07:00Z``).
+
+Invariants:
+
+* The keys are never stored in Nova's or Cinder's database: a request
+  that would set or delete one is a 400 naming it (:func:`check_not_set`),
+  and a stored value (written before the extension was enabled) is never
+  shown (:func:`shown`). The user's other metadata is the user's.
+* Only who may show the lease (rule ``reservation:leases:get``: a reader
+  of the lease's project, or an administrator) sees them, and the
+  top-level key; anyone else who sees the server or volume (a project a
+  capacity lease is shared with, one a volume was transferred to) learns
+  nothing of the lease (:class:`Viewer`).
+"""
+
+import collections
+
+from reservation_ext import exceptions
+from reservation_ext import policy
+
+LEASE_ID = 'reservation:lease_id'
+END = 'reservation:end'
+KEYS = (LEASE_ID, END)
+END_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
+_NOT_SET = ('is shown from the lease, not stored, and cannot be set or '
+            'deleted; change the lease instead (openstack reservation '
+            'lease set or delete)')
+
+# What a view shows of a lease.
+Lease = collections.namedtuple('Lease', ('id', 'project_id', 'end_date'))
+
+
+class Viewer:
+    """The caller of a view: which leases it may see.
+
+    Asks the policy once per project of the leases shown, so a page of
+    any length costs a few in-memory checks.
+    """
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self._sees = {}
+
+    def sees(self, lease):
+        """Whether the view shows ``lease`` (a :class:`Lease` or None)."""
+        if lease is None:
+            return False
+        if lease.project_id not in self._sees:
+            self._sees[lease.project_id] = policy.allowed(
+                self.ctx, 'get', lease.project_id)
+        return self._sees[lease.project_id]
+
+
+def shown(metadata, lease):
+    """The metadata a view shows: the stored keys but ours, and the lease's.
+
+    :param lease: the :class:`Lease` the caller sees, or None.
+    """
+    view = {key: value for key, value in (metadata or {}).items()
+            if key not in KEYS}
+    if lease is not None:
+        view[LEASE_ID] = lease.id
+        view[END] = lease.end_date.strftime(END_FORMAT)
+    return view
+
+
+def check_not_set(keys, field='metadata'):
+    """Raise InvalidInput naming the first of our keys in ``keys``.
+
+    ``keys``: the keys a request would set or delete (anything else,
+    as a body that is not an object, is left to Nova or Cinder to answer).
+    """
+    if not isinstance(keys, (dict, list, tuple, str)):
+        return
+    for key in ([keys] if isinstance(keys, str) else keys):
+        if key in KEYS:
+            raise exceptions.InvalidInput('%s.%s' % (field, key), _NOT_SET)
