@@ -192,7 +192,9 @@ if cinder_child.IN_CINDER:
                 self.assertShowsItsState(self.lease(lease_id))
             self.drive(self.end + SECOND, transport)
             self.assertFinished(leases)
-            self.assertGreater(sum(transport.counts.values()), 10)
+            # Faults did meet the leases (how many depends on how often
+            # the clients poll, which the machine's speed decides).
+            self.assertGreater(sum(transport.counts.values()), 5)
             snapshots = self.snapshots(leases)
             self.delete_failed(leases)
             self.assertNothingOrphaned(snapshots)
