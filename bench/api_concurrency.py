@@ -13,7 +13,8 @@
 """A soak of the lease API under concurrent clients, checked.
 
     python bench/api_concurrency.py [--db-url URL] [--clients 64]
-        [--ops 50] [--workers 3] [--hosts 50] [--rounds 1] [--seed 0]
+        [--ops 50] [--workers 3] [--hosts 50] [--rounds 1]
+        [--proposal-ttl 45] [--seed 0]
 
 The run of ``tests/e2e/test_api_concurrency.py``, longer: a sandbox
 (``reservation-sandbox --engines 0``) and ``--workers`` more lease API
