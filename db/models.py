@@ -246,6 +246,21 @@ class ComputeHost(TimestampMixin, Base):
     # was found so, and which ('down' or 'disabled').
     failed_at = sa.Column(DateTime, nullable=True)
     failure = sa.Column(sa.String(16), nullable=True)
+    # Power management (reservation_ext.engine.power): whether the engine
+    # switches the host, its state ('on', 'off', 'powering_on'), since
+    # when, the engine switching it now (claimed until), the transition
+    # planned next (action, time, reason) and the last switch that failed.
+    power_managed = sa.Column(sa.Boolean, nullable=False, default=True,
+                              server_default=sa.true())
+    power_state = sa.Column(sa.String(16), nullable=False, default='on',
+                            server_default='on')
+    power_changed_at = sa.Column(DateTime, nullable=True)
+    power_claimed_by = sa.Column(sa.String(255), nullable=True)
+    power_claimed_until = sa.Column(DateTime, nullable=True)
+    power_next_action = sa.Column(sa.String(16), nullable=True)
+    power_next_at = sa.Column(DateTime, nullable=True)
+    power_next_reason = sa.Column(sa.String(16), nullable=True)
+    power_failure = sa.Column(sa.String(255), nullable=True)
 
 
 class HostCapability(Base):
@@ -435,6 +450,31 @@ class HostProperty(Base):
 
     name = sa.Column(sa.String(255), primary_key=True)
     private = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+class HostPowerEvent(Base):
+    """One power transition of a host: who made it, when, and how it went.
+
+    ``outcome`` is None while the engine is at it, then ``done`` or
+    ``failed`` (with ``detail``).
+    """
+
+    __tablename__ = 'host_power_events'
+    __table_args__ = (
+        sa.Index('ix_host_power_events_host_id', 'host_id', 'started_at'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    host_id = sa.Column(sa.Integer, sa.ForeignKey(
+        'computehosts.id', name='fk_host_power_events_host_id',
+        ondelete='CASCADE'), nullable=False)
+    action = sa.Column(sa.String(16), nullable=False)
+    reason = sa.Column(sa.String(16), nullable=False)
+    engine = sa.Column(sa.String(255), nullable=False)
+    started_at = sa.Column(DateTime, nullable=False)
+    finished_at = sa.Column(DateTime, nullable=True)
+    outcome = sa.Column(sa.String(16), nullable=True)
+    detail = sa.Column(sa.String(255), nullable=True)
 
 
 class HostMonitorState(Base):

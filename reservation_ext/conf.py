@@ -24,6 +24,7 @@ from oslo_config import cfg
 from oslo_db import options as db_options
 
 from reservation_ext.enforcement import options as enforcement_options
+from reservation_ext.power import options as power_options
 
 GROUP = 'reservation'
 DB_GROUP = 'reservation_database'
@@ -183,6 +184,7 @@ def register_opts(conf):
     ks_loading.register_auth_conf_options(conf, CLIENT_GROUP)
     ks_loading.register_adapter_conf_options(conf, CLIENT_GROUP)
     enforcement_options.register_opts(conf)
+    power_options.register_opts(conf)
 
 
 def _database_opts():
@@ -199,7 +201,7 @@ def list_opts():
     return [(GROUP, reservation_opts),
             (DB_GROUP, _database_opts()),
             (CLIENT_GROUP, _keystoneauth_opts())] + \
-        enforcement_options.list_opts()
+        enforcement_options.list_opts() + power_options.list_opts()
 
 
 def _keystoneauth_opts():

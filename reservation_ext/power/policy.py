@@ -1,0 +1,159 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Power policy: which transition each reservable host makes next, and when.
+
+Pure decisions, with no I/O, shared by the engine
+(:mod:`reservation_ext.engine.power`), the host views and the energy
+benchmark. A host is described by its power state and its *windows*: the
+``[start, end)`` of each live allocation (booking or proposal hold) that
+has not ended, widened by the cleaning time, in start order.
+
+- A host that is **on** is switched off at the start of the first gap
+  between its windows (now, if no window holds it now) that lets it stay
+  off at least ``min_off_time`` before it must be switched on again
+  (``power_on_lead_time`` before the next window starts); after its last
+  window every gap is long enough.
+- A host that is **off** is switched on ``power_on_lead_time`` before its
+  first window starts (at once if that is already past).
+- A host that is **powering_on** waits until Nova reports its compute
+  service up; the engine then enables it and records it on.
+- A host that is not power-managed (``power_managed=false``) is switched
+  on if it is off, and then left alone.
+- Spares: the first ``spare_hosts`` idle hosts that are on (in the
+  planner's order of preference, which the caller gives) are not switched
+  off; when fewer idle hosts are on, the preferred idle hosts that are
+  off are switched on. A lease made to start now, or a booking healed
+  away from a host that did not come up, then finds a host that is on.
+
+Failed hosts (the host monitor's ``failed_at``) are neither switched off
+nor counted as spares; one that is off is still switched on for its
+bookings.
+"""
+
+import dataclasses
+import datetime
+
+ON = 'on'
+OFF = 'off'
+POWERING_ON = 'powering_on'
+STATES = (ON, OFF, POWERING_ON)
+
+POWER_ON = 'power_on'
+POWER_OFF = 'power_off'
+
+# Why a transition is planned (recorded with it, shown in the host view).
+IDLE = 'idle'
+BOOKING = 'booking'
+SPARE = 'spare'
+UNMANAGED = 'unmanaged'
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The ``[power]`` options the policy reads, as timedeltas."""
+
+    min_off_time: datetime.timedelta = datetime.timedelta(minutes=30)
+    lead_time: datetime.timedelta = datetime.timedelta(minutes=15)
+    spare_hosts: int = 1
+
+    @classmethod
+    def from_conf(cls, conf):
+        """The settings of ``conf.power``."""
+        return cls(datetime.timedelta(seconds=conf.power.min_off_time),
+                   datetime.timedelta(seconds=conf.power.power_on_lead_time),
+                   conf.power.spare_hosts)
+
+
+@dataclasses.dataclass(frozen=True)
+class Host:
+    """What the policy knows of a reservable host.
+
+    :param windows: ``(start, end)`` of its live allocations that end
+        after now, cleaning time included, sorted by start.
+    """
+
+    id: int
+    state: str = ON
+    managed: bool = True
+    failed: bool = False
+    windows: tuple = ()
+
+    def held(self, now):
+        """Whether a window holds the host at ``now``."""
+        return any(start <= now < end for start, end in self.windows)
+
+
+@dataclasses.dataclass(frozen=True)
+class Transition:
+    """A planned transition: ``action`` at ``at``, because of ``reason``."""
+
+    action: str
+    at: datetime.datetime
+    reason: str
+
+    def due(self, now):
+        """Whether the transition is to be made at ``now``."""
+        return self.at <= now
+
+
+def next_transition(host, now, settings):
+    """The next transition of ``host`` alone (spares aside), or None."""
+    if not host.managed:
+        return Transition(POWER_ON, now, UNMANAGED) \
+            if host.state == OFF else None
+    if host.state == OFF:
+        return _power_on(host, now, settings)
+    if host.state == ON and not host.failed:
+        return _power_off(host, now, settings)
+    return None
+
+
+def _power_on(host, now, settings):
+    if not host.windows:
+        return None
+    return Transition(POWER_ON, max(now, host.windows[0][0] -
+                                    settings.lead_time), BOOKING)
+
+
+def _power_off(host, now, settings):
+    free_from = now
+    for start, end in host.windows:
+        if start - settings.lead_time - free_from >= settings.min_off_time:
+            break
+        free_from = max(free_from, end)
+    return Transition(POWER_OFF, free_from, IDLE)
+
+
+def plan(hosts, now, settings):
+    """The next transition of each host: ``{host.id: Transition or None}``.
+
+    :param hosts: :class:`Host` s in the planner's order of preference
+        (the spares kept on are the first idle ones).
+    """
+    planned = {host.id: next_transition(host, now, settings)
+               for host in hosts}
+    idle = [host for host in hosts
+            if not host.failed and not host.held(now)]
+    spares = [host for host in idle if host.state in (ON, POWERING_ON)]
+    for host in spares[:settings.spare_hosts]:
+        if _due(planned[host.id], POWER_OFF, now):
+            planned[host.id] = None
+    wanted = settings.spare_hosts - len(spares)
+    for host in [h for h in idle if h.state == OFF and h.managed][:wanted]:
+        planned[host.id] = Transition(POWER_ON, now, SPARE)
+    return planned
+
+
+def _due(transition, action, now):
+    return (transition is not None and transition.action == action and
+            transition.due(now))
