@@ -65,7 +65,7 @@ def upgrade():
 
 
 def downgrade():
-    op.drop_index('ix_host_power_events_host_id', 'host_power_events')
+    # The table's index goes with it (MariaDB's foreign key needs it).
     op.drop_table('host_power_events')
     with op.batch_alter_table('computehosts') as batch:
         for column in ('power_failure', 'power_next_reason', 'power_next_at',
