@@ -14,6 +14,7 @@
 
     python bench/planner.py --workload FILE [--db-url URL] [--peer]
                             [--reps N] [--shared DIR]
+                            [--weight-property NAME [--descending]]
 
 FILE comes from ``shared/bench/blazar_alloc.py ... --dump-workload FILE
 --dump-only``. The hosts and leases (one reservation each, one whole-host
@@ -27,12 +28,19 @@ workload. One JSON line per filter: median_ms, p90_ms, sql_per_search
 --peer also times Blazar on the same generator parameters (creating the
 peer virtualenv .peer-venv when it is missing) and adds peer_median_ms and
 speedup (peer median / ours) to each line.
+
+--weight-property NAME gives every host the extra capability NAME, a
+number from 100 to 400 (seeded: the same on every run), and orders the
+search by it as ``[power] host_weight_property = NAME`` does (the lowest
+first, or the highest with --descending): the search's cost with the
+weight term.
 """
 
 import gc
 import json
 import os
 import platform
+import random
 import statistics
 import sys
 import tempfile
@@ -45,6 +53,7 @@ from db import api as db_api
 from reservation_ext import context
 from reservation_ext.planning import capabilities
 from reservation_ext.planning import planner
+from reservation_ext.planning import preference
 
 # blazar_alloc.py options that shape the workload and the timed calls.
 PEER_OPTIONS = ('hosts', 'allocs', 'want', 'reps', 'warmup', 'seed',
@@ -57,6 +66,11 @@ def parse_args(argv=None):
     parser = common.workload_parser(__doc__.split('\n')[0])
     parser.add_argument('--reps', type=int, default=None,
                         help='time only the first N non-warmup queries')
+    parser.add_argument('--weight-property',
+                        help='give every host this numeric extra '
+                             'capability and order the search by it')
+    parser.add_argument('--descending', action='store_true',
+                        help='the highest weight first')
     return parser.parse_args(argv)
 
 
@@ -71,7 +85,15 @@ class StatementCounter:
         self.count += 1
 
 
-def run_filter(ctx, counter, model, queries, filter_name, text):
+def weigh_hosts(workload, name):
+    """Give every host of ``workload`` the capability ``name``: watts."""
+    rand = random.Random(42)
+    for host in workload['hosts']:
+        host['caps'][name] = str(rand.randint(100, 400))
+
+
+def run_filter(ctx, counter, model, queries, filter_name, text,
+               prefer=preference.Preference()):
     """Time ``find_free_hosts`` on ``queries``; return the result line."""
     times, statements, valid = [], [], True
     # As the physical:host plugin: compiled once, when the request is read.
@@ -85,7 +107,8 @@ def run_filter(ctx, counter, model, queries, filter_name, text):
         with db_api.context_manager.reader.using(ctx) as session:
             found = planner.find_free_hosts(
                 session, start, end,
-                planner.Busy(common.NOW, model.cleaning_time),
+                planner.Busy(common.NOW, model.cleaning_time,
+                             prefer=prefer),
                 conditions=[conditions], max_count=query['max'])
         elapsed = time.perf_counter_ns() - began
         if not query['warmup']:
@@ -125,6 +148,9 @@ def main(argv=None):
     with open(args.workload) as f:
         workload = json.load(f)
     params = workload['params']
+    if args.weight_property:
+        weigh_hosts(workload, args.weight_property)
+    prefer = preference.Preference(args.weight_property, args.descending)
     with tempfile.TemporaryDirectory() as tmp:
         engine = _engine(args, tmp)
         began = time.perf_counter()
@@ -136,7 +162,8 @@ def main(argv=None):
                    timed[:args.reps])
         counter = StatementCounter(engine)
         ctx = context.get_admin_context()
-        lines = [run_filter(ctx, counter, model, queries, name, text)
+        lines = [run_filter(ctx, counter, model, queries, name, text,
+                            prefer)
                  for name, text in workload['filters'].items()]
         engine.dispose()
     peer = peer_results(args, params) if args.peer else {}
@@ -146,7 +173,10 @@ def main(argv=None):
                'sqlalchemy': sa.__version__, 'hosts': params['hosts'],
                'allocs': params['allocs'], 'leases': len(workload['leases']),
                'want': params['want'], 'window_days': params['window_days'],
-               'cleaning_time': params['cleaning_time'], 'setup_s': setup_s}
+               'cleaning_time': params['cleaning_time'], 'setup_s': setup_s,
+               'weight_property': args.weight_property,
+               'weight_order': ('descending' if args.descending
+                                else 'ascending')}
         out.update(line)
         if line['filter'] in peer:
             theirs = peer[line['filter']]

@@ -61,6 +61,7 @@ when the host comes back, as the reservation keeps its replacement.
 """
 
 import datetime
+import functools
 
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
@@ -127,7 +128,8 @@ def changes(hosts, services):
 class HostMonitor:
     """Detects failed reservable hosts and heals the bookings on them.
 
-    :param conf: a ConfigOpts with the ``[reservation]`` options.
+    :param conf: a ConfigOpts with the ``[reservation]`` and ``[power]``
+        options.
     :param clock: the source of "now" (:mod:`reservation_ext.clock`).
     :param plugins: ``{resource_type: ResourcePlugin}``.
     :param clients: the plugins' clients; ``clients.nova`` reads the
@@ -138,6 +140,8 @@ class HostMonitor:
 
     def __init__(self, conf, clock, plugins, clients, notifier):
         self.conf = conf.reservation
+        # The healing's searches: the cleaning time and [power] preference.
+        self.busy = functools.partial(planner.Busy.from_conf, conf=conf)
         self.clock = clock
         self.plugins = plugins
         self.clients = clients
@@ -284,7 +288,7 @@ class HostMonitor:
             if request is not None:
                 moves, missing = healing.replace(
                     session, reservation_id, due, request,
-                    planner.Busy(now, self.conf.cleaning_time),
+                    self.busy(now),
                     self._claim_until() if started else None)
             changed = _flag(session, RESERVATIONS, reservation_id,
                             resources_changed=bool(moves and started),

@@ -94,7 +94,7 @@ class AvailabilityService:
                          rules=policy.AVAILABILITY)
         now = self.clock.now()
         resource_type, values, start, end = parse(params, self.plugins, now)
-        busy = planner.Busy(now, self.conf.reservation.cleaning_time)
+        busy = planner.Busy.from_conf(now, self.conf)
         span = timelines.Span(start, start, end - start, busy.margin)
         with db_api.context_manager.reader.using(ctx) as session:
             steps, hosts = self.plugins[resource_type].timeline(

@@ -167,7 +167,7 @@ class ProposalService:
         first, limit = request['not_before'], request['not_after']
         soon = first + max(_FIRST_SPAN_WINDOWS * request['duration'],
                            _FIRST_SPAN_MIN)
-        busy = planner.Busy(now, self.conf.reservation.cleaning_time)
+        busy = planner.Busy.from_conf(now, self.conf)
         for last in sorted({min(soon, limit), limit}):
             span = timelines.Span(first, last, request['duration'],
                                   busy.margin)

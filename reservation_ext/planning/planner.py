@@ -22,7 +22,9 @@ whatever the number of hosts and leases: the request's conditions on
 computehosts (its capability queries compiled by
 :func:`reservation_ext.planning.capabilities.compile`) and a busy test on
 host_allocations (served by its (host_id, start_date, end_date,
-expires_at) index) in one WHERE clause.
+expires_at) index) in one WHERE clause, ordered by the preference of
+:mod:`reservation_ext.planning.preference` (``[power]`` host weights, the
+hosts that are on first near the start; by host id when unset).
 
 No host is ever booked twice, also with concurrent writers, as in
 Placement: every change to a host's allocations bumps
@@ -46,6 +48,7 @@ import sqlalchemy as sa
 from db import models
 from reservation_ext import exceptions
 from reservation_ext.planning import host_capacity
+from reservation_ext.planning import preference
 from reservation_ext.planning import timelines
 
 HOSTS = models.ComputeHost.__table__
@@ -64,12 +67,27 @@ class Busy:
         count (to move it).
     :param ignore_proposal: the holds of this proposal do not count (to
         book what it holds).
+    :param prefer: a :class:`~reservation_ext.planning.preference.
+        Preference`: which free hosts a search takes first (by id by
+        default).
     """
 
     now: datetime.datetime
     cleaning_time: int = 0
     ignore_reservation: str = None
     ignore_proposal: str = None
+    prefer: preference.Preference = preference.Preference()
+
+    @classmethod
+    def from_conf(cls, now, conf, **ignore):
+        """The busy test as ``conf`` sets it, as of ``now``.
+
+        ``[reservation] cleaning_time`` and the ``[power]`` preference;
+        ``ignore`` as for the constructor (``ignore_reservation``,
+        ``ignore_proposal``).
+        """
+        return cls(now, conf.reservation.cleaning_time,
+                   prefer=preference.Preference.from_conf(conf), **ignore)
 
     @property
     def margin(self):
@@ -88,6 +106,14 @@ class Busy:
                 # NULL-safe: the other kind of allocation still counts.
                 conditions.append(sa.func.coalesce(column, '') != ignored)
         return conditions
+
+    def order_by(self, start, then=()):
+        """ORDER BY terms on computehosts: the preferred free host first.
+
+        For a window at ``start``; ``then`` are the caller's terms, before
+        the host weight (:meth:`.preference.Preference.order_by`).
+        """
+        return self.prefer.order_by(self.now, start, then)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +145,8 @@ def find_free_hosts(session, start, end, busy, max_count=None,
     :param host_ids: only consider these hosts.
     :param conditions: SQL conditions on computehosts (a resource
         plugin's compiled constraints and capability queries).
-    :returns: ``(host_id, generation)`` tuples, by ascending host id.
+    :returns: ``(host_id, generation)`` tuples, the preferred first
+        (``busy.prefer``).
     """
     lower, upper = start - busy.margin, end + busy.margin
     starts_before = [ALLOCATIONS.c.host_id == HOSTS.c.id,
@@ -140,7 +167,7 @@ def find_free_hosts(session, start, end, busy, max_count=None,
         sa.exists().where(*starts_before, ALLOCATIONS.c.end_date > lower))
     stmt = (sa.select(HOSTS.c.id, HOSTS.c.generation)
             .where(HOSTS.c.reservable, *conditions, ~is_busy)
-            .order_by(HOSTS.c.id).limit(max_count))
+            .order_by(*busy.order_by(start)).limit(max_count))
     if host_ids is not None:
         stmt = stmt.where(HOSTS.c.id.in_(host_ids))
     return [tuple(row) for row in session.execute(stmt)]
@@ -159,14 +186,16 @@ def read_schedules(session, lower, upper, busy, conditions=(),
         memory_mb, local_gb)}`` (capacities None without ``sizes``) and
         ``{host_id: [timelines.Allocation]}`` (a slice's size is
         ``(vcpus, memory_mb, disk_gb)``, a whole host's None), both with
-        every matching host.
+        every matching host, the preferred first (``busy.prefer``, for a
+        window at the first start, ``lower`` plus the cleaning time).
     """
     capacities = ((HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb)
                   if sizes else (sa.null(),) * 3)
     matching = sa.select(HOSTS.c.id).where(HOSTS.c.reservable, *conditions)
     hosts = {row[0]: tuple(row[1:]) for row in session.execute(
         sa.select(HOSTS.c.id, HOSTS.c.generation, *capacities)
-        .where(HOSTS.c.reservable, *conditions))}
+        .where(HOSTS.c.reservable, *conditions)
+        .order_by(*busy.order_by(lower + busy.margin)))}
     allocations = {host: [] for host in hosts}
     counted = (ALLOCATIONS.c.host_id.in_(matching),
                ALLOCATIONS.c.start_date < upper,
@@ -268,12 +297,13 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
     window holds them. Slices that overlap the window but not each
     other still add up: the check may refuse a slice that would fit, but
     never books a host beyond its capacity. One SELECT reads the room of
-    every host that fits one slice, in order: by host id, or with
-    ``tightest`` the tightest gaps first (the hosts that carry slices in
-    the window, then the hosts whose next allocation after the window,
-    cleaning time included, starts soonest; hosts with none after it
-    last; then by id), so that a slice takes no empty host that another
-    host can spare. The slices are placed by ``affinity``: True, all on
+    every host that fits one slice, in the order of preference of
+    ``busy.prefer``; with ``tightest`` the tightest gaps first within it
+    (after the power state, before the weight: the hosts that carry
+    slices in the window, then the hosts whose next allocation after the
+    window, cleaning time included, starts soonest; hosts with none after
+    it last), so that a slice takes no empty host that another host can
+    spare. The slices are placed by ``affinity``: True, all on
     the first host that holds them all; False, one on each of the
     ``amount`` first hosts; None, as many as fit on each host from the
     first up, so slices fill hosts one after another. One
@@ -315,8 +345,8 @@ def _slice_rooms(session, start, end, size, busy, usable, conditions,
     """``{host_id: (generation, room)}`` of the hosts one slice fits on.
 
     ``room`` is the free ``(vcpus, memory_mb, disk_gb)`` in the window;
-    the dict is ordered by host id, or tightest gaps first
-    (:func:`_tightest_first`).
+    the dict is in the order of preference (``busy.prefer``), tightest
+    gaps first within it (:func:`_tightest_first`) with ``tightest``.
     """
     overlapping = [ALLOCATIONS.c.host_id == HOSTS.c.id,
                    ALLOCATIONS.c.start_date < end + busy.margin,
@@ -336,8 +366,8 @@ def _slice_rooms(session, start, end, size, busy, usable, conditions,
             HOSTS.c.reservable, *conditions,
             ~sa.exists().where(*overlapping, ALLOCATIONS.c.whole_host),
             *(room >= wanted for room, wanted in zip(rooms, size)))
-        .order_by(*(_tightest_first(end, busy, overlapping) if tightest
-                    else ()), HOSTS.c.id))
+        .order_by(*busy.order_by(start, _tightest_first(
+            end, busy, overlapping) if tightest else ())))
     return {row[0]: (row[1], tuple(row[2:])) for row in rows}
 
 

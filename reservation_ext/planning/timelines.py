@@ -195,9 +195,13 @@ class WholeHosts(_Timeline):
                 for booked in self._booked.values() for a in booked)
 
     def free_hosts(self, start):
-        """The hosts free for a window at ``start``, by id."""
-        return sorted(host for host, intervals in self._free.items()
-                      if _within(intervals, start))
+        """The hosts free for a window at ``start``, preferred first.
+
+        In the order of ``allocations``' keys: the planner's order of
+        preference as :func:`.planner.read_schedules` reads them.
+        """
+        return [host for host, intervals in self._free.items()
+                if _within(intervals, start)]
 
     def fits(self, start):
         return len(self.free_hosts(start)) >= self.need
@@ -229,7 +233,7 @@ class WholeHosts(_Timeline):
         return None
 
     def take(self, start):
-        """Hold the lowest-id free hosts (up to ``most``) at ``start``."""
+        """Hold the preferred free hosts (up to ``most``) at ``start``."""
         hosts = self.free_hosts(start)[:self.most]
         window = self._window(start)
         intervals = self._sorted_free()
@@ -316,9 +320,13 @@ class Slices(_Timeline):
         return min((fit for fit in fits if fit is not None), default=None)
 
     def take(self, start):
-        """Hold a slice on the lowest-id host that fits at ``start``."""
-        host = min(host for host in self._booked
-                   if self.host_fits(host, start))
+        """Hold a slice on the preferred host that fits at ``start``.
+
+        The first in the order of ``capacity``'s keys, the planner's order
+        of preference as :func:`.planner.read_schedules` reads them.
+        """
+        host = next(host for host in self._booked
+                    if self.host_fits(host, start))
         window = self._window(start, self.size)
         self._booked[host].append(window)
         self._freed_at(window.end + self.margin)

@@ -78,11 +78,11 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         """The planner's busy test as of now.
 
         A :class:`~reservation_ext.planning.planner.Busy` with
-        ``[reservation] cleaning_time``; ``ignore`` names allocations not
-        to count (``ignore_reservation``, ``ignore_proposal``).
+        ``[reservation] cleaning_time`` and the ``[power]`` preference;
+        ``ignore`` names allocations not to count (``ignore_reservation``,
+        ``ignore_proposal``).
         """
-        return planner.Busy(self.clock.now(),
-                            self.conf.reservation.cleaning_time, **ignore)
+        return planner.Busy.from_conf(self.clock.now(), self.conf, **ignore)
 
     @abc.abstractmethod
     def validate(self, values):
