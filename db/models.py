@@ -284,6 +284,15 @@ class HostCapability(Base):
     num_value = sa.Column(Float, nullable=True)
 
 
+# The planner's weighted searches (reservation_ext.planning.preference)
+# read the hosts with a capability in its order, by number then host id,
+# the lowest or the highest number first.
+sa.Index('host_capabilities_weight_idx', HostCapability.name,
+         HostCapability.num_value, HostCapability.host_id)
+sa.Index('host_capabilities_weight_desc_idx', HostCapability.name,
+         HostCapability.num_value.desc(), HostCapability.host_id)
+
+
 class Proposal(TimestampMixin, Base):
     """A schedule proposal: a window offered for a lease request, held.
 

@@ -165,12 +165,12 @@ def find_free_hosts(session, start, end, busy, max_count=None,
     is_busy = sa.or_(
         sa.func.coalesce(latest_end > lower, sa.false(), type_=sa.Boolean),
         sa.exists().where(*starts_before, ALLOCATIONS.c.end_date > lower))
-    stmt = (sa.select(HOSTS.c.id, HOSTS.c.generation)
-            .where(HOSTS.c.reservable, *conditions, ~is_busy)
-            .order_by(*busy.order_by(start)).limit(max_count))
+    where = [HOSTS.c.reservable, *conditions, ~is_busy]
     if host_ids is not None:
-        stmt = stmt.where(HOSTS.c.id.in_(host_ids))
-    return [tuple(row) for row in session.execute(stmt)]
+        where.insert(0, HOSTS.c.id.in_(host_ids))
+    return [tuple(row) for row in session.execute(busy.prefer.first(
+        (HOSTS.c.id, HOSTS.c.generation), where, max_count, busy.now,
+        start))]
 
 
 def read_schedules(session, lower, upper, busy, conditions=(),

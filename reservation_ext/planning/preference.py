@@ -34,6 +34,15 @@ Every term is an ORDER BY term of the search's one statement: the weight
 is a correlated subquery served by host_capabilities' unique (host_id,
 name) index, one index lookup per candidate host. Unset options add no
 term, so the order is then the planner's former one, by host id.
+
+A search that wants the first ``limit`` hosts only (:meth:`Preference.
+first`) would test every host before sorting them by weight, where the
+order by id stops at the ``limit``-th free host. So it is one UNION ALL
+of a branch per group of hosts (power state near the start; weighted or
+not), each in an order an index serves and limited: the weighted hosts
+in the order of host_capabilities' (name, num_value, host_id) index (and
+its (name, num_value DESC, host_id) twin for the descending order), the
+others by id; the outer ORDER BY sorts at most ``limit`` rows a branch.
 """
 
 import dataclasses
@@ -107,6 +116,76 @@ class Preference:
             terms += [sa.case((weight.is_(None), 1), else_=0),
                       weight.desc() if self.descending else weight]
         return terms + [hosts.c.id]
+
+
+    def groups(self, now, start, hosts=HOSTS):
+        """The conditions of each group of hosts, the preferred first."""
+        if not self.near(now, start):
+            return [()]
+        states = [state for state, _rank in _POWER_RANK]
+        return [(hosts.c.power_state == state,) for state in states] + [
+            (hosts.c.power_state.not_in(states),)]
+
+    def first(self, columns, conditions, limit, now=None, start=None,
+              hosts=HOSTS):
+        """SELECT ``columns`` of the ``hosts`` rows that meet ``conditions``
+        in this order, the first ``limit`` (all if None).
+
+        ``columns`` must be plain columns of ``hosts``, its id among them.
+        With a weight and a ``limit``, a UNION ALL of limited branches
+        (see the module's docstring); otherwise one ORDER BY
+        (:meth:`order_by`).
+        """
+        stmt = sa.select(*columns)
+        if limit is None or not self.weight_property:
+            return stmt.where(*conditions).order_by(
+                *self.order_by(now, start, hosts=hosts)).limit(limit)
+        weighed = sa.and_(CAPABILITIES.c.host_id == hosts.c.id,
+                          CAPABILITIES.c.name == self.weight_property,
+                          CAPABILITIES.c.num_value.is_not(None))
+        weight = (CAPABILITIES.c.num_value.desc() if self.descending
+                  else CAPABILITIES.c.num_value)
+        selects = []
+        for rank, group in enumerate(self.groups(now, start, hosts)):
+            selects += [
+                stmt.add_columns(sa.literal(2 * rank).label('preference_rank'),
+                                 CAPABILITIES.c.num_value.label('preference_weight'))
+                .join(CAPABILITIES, weighed).where(*group)
+                .order_by(weight, CAPABILITIES.c.host_id),
+                stmt.add_columns(sa.literal(2 * rank + 1).label('preference_rank'),
+                                 sa.cast(sa.null(), CAPABILITIES.c.num_value.type)
+                                 .label('preference_weight'))
+                .where(~sa.exists().where(weighed), *group)
+                .order_by(hosts.c.id)]
+        # A branch runs only when those before it found fewer than
+        # ``limit`` hosts (a constant test, made once): an unweighted
+        # branch would otherwise test every host to find none when every
+        # host is weighted. The cheap tests come first; ``conditions``
+        # (a busy test) only runs on the hosts of the branch.
+        branches = []
+        for n, select in enumerate(selects):
+            if branches:
+                # A one-row FROM that is empty unless wanted: the outer
+                # loop of the join, so the hosts are read only then.
+                found = sum(sa.select(sa.func.count()).select_from(branch)
+                            .scalar_subquery() for branch in branches)
+                wanted = sa.select(found.label('found')).subquery(
+                    'wanted_%d' % n)
+                select = select.join(wanted, wanted.c.found < limit)
+            branches.append(select.where(*conditions).limit(limit)
+                            .cte('preferred_%d' % n))
+        # Columns by name: the column collections of the subqueries cost
+        # more to build than the statement saves.
+        union = sa.union_all(*(sa.select(sa.literal_column('*'))
+                               .select_from(branch) for branch in branches)
+                             ).subquery('preferred')
+        weight = sa.literal_column('preference_weight')
+        return (sa.select(*(sa.literal_column(column.name)
+                            for column in columns)).select_from(union)
+                .order_by(sa.literal_column('preference_rank'),
+                          weight.desc() if self.descending else weight,
+                          sa.literal_column(hosts.c.id.name))
+                .limit(limit))
 
 
 def ordered_host_ids(session, preference, conditions=()):

@@ -94,6 +94,14 @@ class PreferenceMixin:
                           'host5'],
                          self.free(preference.Preference('watts', True)))
 
+    def test_a_limited_search_takes_the_first_in_the_same_order(self):
+        for prefer in (preference.Preference('watts'),
+                       preference.Preference('watts', True)):
+            every = self.free(prefer)
+            for count in range(1, 7):
+                self.assertEqual(every[:count],
+                                 self.free(prefer, max_count=count))
+
     def test_hosts_without_the_property_come_last_by_id(self):
         self.assertEqual(['host3', 'host5'], self.free(
             preference.Preference('watts'))[-2:])
@@ -130,6 +138,11 @@ class PreferenceMixin:
         soon = T0 + LEAD - datetime.timedelta(minutes=1)
         self.assertEqual(['host0', 'host3', 'host5', 'host2', 'host1',
                           'host4'], self.free(prefer, start=soon))
+        # Limited: the search's branches (see preference.first).
+        for count in range(1, 7):
+            self.assertEqual(['host0', 'host3', 'host5', 'host2', 'host1',
+                              'host4'][:count],
+                             self.free(prefer, start=soon, max_count=count))
         # Later, the policy switches a host on in time: weights only.
         self.assertEqual(['host1', 'host4', 'host2', 'host0', 'host3',
                           'host5'], self.free(prefer, start=T0 + LEAD))
