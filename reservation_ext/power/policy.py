@@ -34,6 +34,11 @@ has not ended, widened by the cleaning time, in start order.
   off; when fewer idle hosts are on, the preferred idle hosts that are
   off are switched on. A lease made to start now, or a booking healed
   away from a host that did not come up, then finds a host that is on.
+  Idle here means free for a while: no window holds the host now or
+  starts before ``power_on_lead_time + min_off_time`` from now (the
+  hosts the policy would switch off). A host on (or powering on) for a
+  booking about to start is not a spare: counting it would switch the
+  spare off at each such boot, and on again at the booking's start.
 
 Failed hosts (the host monitor's ``failed_at``) are neither switched off
 nor counted as spares; one that is off is still switched on for its
@@ -143,7 +148,7 @@ def plan(hosts, now, settings):
     planned = {host.id: next_transition(host, now, settings)
                for host in hosts}
     idle = [host for host in hosts
-            if not host.failed and not host.held(now)]
+            if not host.failed and _free_for_a_while(host, now, settings)]
     spares = [host for host in idle if host.state in (ON, POWERING_ON)]
     for host in spares[:settings.spare_hosts]:
         if _due(planned[host.id], POWER_OFF, now):
@@ -152,6 +157,17 @@ def plan(hosts, now, settings):
     for host in [h for h in idle if h.state == OFF and h.managed][:wanted]:
         planned[host.id] = Transition(POWER_ON, now, SPARE)
     return planned
+
+
+def _free_for_a_while(host, now, settings):
+    """Whether no window holds ``host`` before the policy's horizon.
+
+    The horizon: ``lead_time + min_off_time`` from now, the shortest time
+    free for which the policy switches a host off.
+    """
+    horizon = now + settings.lead_time + settings.min_off_time
+    return not any(start < horizon and end > now
+                   for start, end in host.windows)
 
 
 def _due(transition, action, now):
