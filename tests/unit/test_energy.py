@@ -68,10 +68,11 @@ class EnergyTest(base.DBTestCase):
         self.assertEqual(0, line['late_starts'])
         booted = sorted(start for intervals in sim.booting.values()
                         for start, _up in intervals)
-        # The third host as the spare once the spare's booking is within
-        # power_on_lead_time + min_off_time (45 minutes); the booked host
-        # power_on_lead_time (15 minutes) before the start.
-        self.assertEqual([T0 + 6 * HOUR - datetime.timedelta(minutes=45),
+        # The third host as the spare at the first poll at which the
+        # spare's booking starts within power_on_lead_time + min_off_time
+        # (45 minutes); the booked host power_on_lead_time (15 minutes)
+        # before the start.
+        self.assertEqual([T0 + 6 * HOUR - datetime.timedelta(minutes=40),
                           T0 + 6 * HOUR - datetime.timedelta(minutes=15)],
                          booted)
         # Of the 64 idle host-hours, the spare's are not off; the
