@@ -51,9 +51,10 @@ transition times are those instants or ``power_on_lead_time`` (900 s)
 before them, so a finer poll would make the same transitions at the
 same instants (with other options, keep them multiples of 300 s).
 
-The measure, over the measured days (not the warm-up): a booking starts
-*late* when one of its hosts is not on at its start
-(``late_starts``); ``idle_host_hours`` are the reservable host-hours no
+The measure, over the measured days (not the warm-up): a lease starts
+*late* when one of its hosts is not on at its start (``late_starts``;
+``late_starts_made_ahead`` those made before their start, the others
+made to start at once); ``idle_host_hours`` are the reservable host-hours no
 booking covers; ``host_hours_off`` those a host spent off (from its
 power_off to its power_on); ``off_share_of_idle`` their ratio;
 ``cycles_per_host_day`` the boots (an off host switched on again) per
@@ -89,6 +90,8 @@ import utilization
 POLICIES = ('noop', 'power')
 HOSTS = models.ComputeHost.__table__
 ALLOCATIONS = models.HostAllocation.__table__
+LEASES = models.Lease.__table__
+RESERVATIONS = models.Reservation.__table__
 # The power model, in watts.
 IDLE_WATTS = 200
 OFF_WATTS = 10
@@ -128,15 +131,24 @@ class PowerSimulation(utilization.Simulation):
             self._poll_power(now)
 
     def _check_starts(self, now):
-        """Record the bookings that start now on a host that is not on."""
+        """Record the leases that start now on a host that is not on.
+
+        With whether the lease was made before its start (ahead) or to
+        start at once.
+        """
+        late = {}
         with db_api.context_manager.reader.using(self.ctx) as session:
-            for booking, host in session.execute(
-                    sa.select(ALLOCATIONS.c.id, ALLOCATIONS.c.host_id)
-                    .where(ALLOCATIONS.c.reservation_id.is_not(None),
-                           ALLOCATIONS.c.start_date > now - utilization.TICK,
+            for lease, made, host in session.execute(
+                    sa.select(LEASES.c.id, LEASES.c.created_at,
+                              ALLOCATIONS.c.host_id)
+                    .join(RESERVATIONS, RESERVATIONS.c.id ==
+                          ALLOCATIONS.c.reservation_id)
+                    .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+                    .where(ALLOCATIONS.c.start_date > now - utilization.TICK,
                            ALLOCATIONS.c.start_date <= now)):
                 if self.state[host] != policy.ON:
-                    self.late.append((now, booking, host))
+                    late[lease] = made < now
+        self.late += [(now, lease, ahead) for lease, ahead in late.items()]
 
     def _poll_power(self, now):
         """One power poll of the engine: plan, and make the due ones."""
@@ -199,7 +211,7 @@ class PowerSimulation(utilization.Simulation):
         cycles = sum(1 for intervals in self.booting.values()
                      for start, _end in intervals
                      if start >= self.measured_from)
-        late = [at for at, _booking, _host in self.late
+        late = [ahead for at, _lease, ahead in self.late
                 if at >= self.measured_from]
         kwh = ((idle - off - boot) * IDLE_WATTS + off * OFF_WATTS +
                boot * BOOT_WATTS) / 1000
@@ -208,7 +220,7 @@ class PowerSimulation(utilization.Simulation):
             'host_hours_off': round(off, 1),
             'off_share_of_idle': round(off / idle, 4) if idle else 0.0,
             'booting_host_hours': round(boot, 1),
-            'late_starts': len(late),
+            'late_starts': len(late), 'late_starts_made_ahead': sum(late),
             'cycles_per_host_day': round(cycles / (len(self.hosts) * days),
                                          4),
             'kwh_idle': round(kwh, 1), 'booked_share': round(booked / total,

@@ -89,6 +89,7 @@ class EnergyTest(base.DBTestCase):
         # is off, and boots.
         line, _sim = self.run_power('power', [host_lease(5, 5, 4, hosts=2)])
         self.assertEqual(1, line['late_starts'])
+        self.assertEqual(0, line['late_starts_made_ahead'])
         line, _sim = self.run_power('power', [host_lease(5, 5, 4, hosts=2)],
                                     spare_hosts=2)
         self.assertEqual(0, line['late_starts'])
