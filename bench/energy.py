@@ -117,6 +117,7 @@ class PowerSimulation(utilization.Simulation):
         self.booting = collections.defaultdict(list)
         self.off_since = {}
         self.late = []
+        self.boots = collections.Counter()
 
     def tick(self):
         """Boots that end, the lease events, the starts, the policy."""
@@ -170,6 +171,8 @@ class PowerSimulation(utilization.Simulation):
             else:
                 self.off[host].append((self.off_since.pop(host), now))
                 self.booting[host].append((now, now + self.boot))
+                if now >= self.measured_from:
+                    self.boots[transition.reason] += 1
                 self.state[host] = policy.POWERING_ON
                 self.up_at[host] = now + self.boot
             changed[host] = self.state[host]
@@ -223,6 +226,7 @@ class PowerSimulation(utilization.Simulation):
             'late_starts': len(late), 'late_starts_made_ahead': sum(late),
             'cycles_per_host_day': round(cycles / (len(self.hosts) * days),
                                          4),
+            'boots_by_reason': dict(self.boots),
             'kwh_idle': round(kwh, 1), 'booked_share': round(booked / total,
                                                             4),
             'refused_leases': (self.counts['refused_host_leases'] +

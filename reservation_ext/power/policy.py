@@ -153,7 +153,8 @@ def plan(hosts, now, settings):
     for host in spares[:settings.spare_hosts]:
         if _due(planned[host.id], POWER_OFF, now):
             planned[host.id] = None
-    wanted = settings.spare_hosts - len(spares)
+    # Not below 0: a negative slice bound would switch on all but a few.
+    wanted = max(0, settings.spare_hosts - len(spares))
     for host in [h for h in idle if h.state == OFF and h.managed][:wanted]:
         planned[host.id] = Transition(POWER_ON, now, SPARE)
     return planned

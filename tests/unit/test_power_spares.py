@@ -64,3 +64,12 @@ class SparesTest(base.TestCase):
                                policy.Host(2)], NOW, SETTINGS)
         self.assertIsNone(planned[1])
         self.assertEqual(policy.POWER_OFF, planned[2].action)
+
+    def test_more_idle_hosts_on_than_spares_switch_no_host_on(self):
+        planned = policy.plan(
+            [policy.Host(1), policy.Host(2), policy.Host(3)] +
+            [policy.Host(n, policy.OFF) for n in range(4, 10)], NOW,
+            SETTINGS)
+        self.assertEqual([], [host for host, transition in planned.items()
+                              if transition is not None and
+                              transition.action == policy.POWER_ON])
