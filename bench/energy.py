@@ -224,11 +224,11 @@ class PowerSimulation(utilization.Simulation):
             'off_share_of_idle': round(off / idle, 4) if idle else 0.0,
             'booting_host_hours': round(boot, 1),
             'late_starts': len(late), 'late_starts_made_ahead': sum(late),
-            'cycles_per_host_day': round(cycles / (len(self.hosts) * days),
-                                         4),
+            'cycles_per_host_day': round(
+                cycles / (len(self.hosts) * days), 4),
             'boots_by_reason': dict(self.boots),
-            'kwh_idle': round(kwh, 1), 'booked_share': round(booked / total,
-                                                            4),
+            'kwh_idle': round(kwh, 1),
+            'booked_share': round(booked / total, 4),
             'refused_leases': (self.counts['refused_host_leases'] +
                                self.counts['refused_instance_leases'])}
 

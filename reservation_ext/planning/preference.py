@@ -117,7 +117,6 @@ class Preference:
                       weight.desc() if self.descending else weight]
         return terms + [hosts.c.id]
 
-
     def groups(self, now, start, hosts=HOSTS):
         """The conditions of each group of hosts, the preferred first."""
         if not self.near(now, start):
@@ -128,54 +127,30 @@ class Preference:
 
     def first(self, columns, conditions, limit, now=None, start=None,
               hosts=HOSTS):
-        """SELECT ``columns`` of the ``hosts`` rows that meet ``conditions``
-        in this order, the first ``limit`` (all if None).
+        """The first ``limit`` hosts in this order: one SELECT.
 
-        ``columns`` must be plain columns of ``hosts``, its id among them.
-        With a weight and a ``limit``, a UNION ALL of limited branches
-        (see the module's docstring); otherwise one ORDER BY
-        (:meth:`order_by`).
+        Of ``columns`` (plain columns of ``hosts``, its id among them) of
+        the ``hosts`` rows that meet ``conditions``; all of them if
+        ``limit`` is None. With a weight and a ``limit``, a UNION ALL of
+        limited branches (see the module's docstring); otherwise one
+        ORDER BY (:meth:`order_by`).
         """
         stmt = sa.select(*columns)
         if limit is None or not self.weight_property:
             return stmt.where(*conditions).order_by(
                 *self.order_by(now, start, hosts=hosts)).limit(limit)
-        weighed = sa.and_(CAPABILITIES.c.host_id == hosts.c.id,
-                          CAPABILITIES.c.name == self.weight_property,
-                          CAPABILITIES.c.num_value.is_not(None))
-        weight = (CAPABILITIES.c.num_value.desc() if self.descending
-                  else CAPABILITIES.c.num_value)
-        selects = []
-        for rank, group in enumerate(self.groups(now, start, hosts)):
-            selects += [
-                stmt.add_columns(sa.literal(2 * rank).label('preference_rank'),
-                                 CAPABILITIES.c.num_value.label('preference_weight'))
-                .join(CAPABILITIES, weighed).where(*group)
-                .order_by(weight, CAPABILITIES.c.host_id),
-                stmt.add_columns(sa.literal(2 * rank + 1).label('preference_rank'),
-                                 sa.cast(sa.null(), CAPABILITIES.c.num_value.type)
-                                 .label('preference_weight'))
-                .where(~sa.exists().where(weighed), *group)
-                .order_by(hosts.c.id)]
-        # A branch runs only when those before it found fewer than
-        # ``limit`` hosts (a constant test, made once): an unweighted
-        # branch would otherwise test every host to find none when every
-        # host is weighted. The cheap tests come first; ``conditions``
-        # (a busy test) only runs on the hosts of the branch.
+        # The cheap tests first: ``conditions`` (a busy test) only runs on
+        # the hosts of a branch, and a branch only when those before it
+        # found fewer than ``limit`` hosts: an unweighted branch would
+        # otherwise test every host to find none when all are weighted.
         branches = []
-        for n, select in enumerate(selects):
+        for n, select in enumerate(self._branches(stmt, now, start, hosts)):
             if branches:
-                # A one-row FROM that is empty unless wanted: the outer
-                # loop of the join, so the hosts are read only then.
-                found = sum(sa.select(sa.func.count()).select_from(branch)
-                            .scalar_subquery() for branch in branches)
-                wanted = sa.select(found.label('found')).subquery(
-                    'wanted_%d' % n)
-                select = select.join(wanted, wanted.c.found < limit)
+                select = select.join(*_wanted(branches, limit, n))
             branches.append(select.where(*conditions).limit(limit)
                             .cte('preferred_%d' % n))
         # Columns by name: the column collections of the subqueries cost
-        # more to build than the statement saves.
+        # more to build than the search.
         union = sa.union_all(*(sa.select(sa.literal_column('*'))
                                .select_from(branch) for branch in branches)
                              ).subquery('preferred')
@@ -186,6 +161,46 @@ class Preference:
                           weight.desc() if self.descending else weight,
                           sa.literal_column(hosts.c.id.name))
                 .limit(limit))
+
+    def _branches(self, stmt, now, start, hosts):
+        """Per group, ``stmt`` on the weighted hosts, then on the others.
+
+        Each in an order an index serves, with the columns
+        ``preference_rank`` and ``preference_weight``.
+        """
+        weighed = sa.and_(CAPABILITIES.c.host_id == hosts.c.id,
+                          CAPABILITIES.c.name == self.weight_property,
+                          CAPABILITIES.c.num_value.is_not(None))
+        value = CAPABILITIES.c.num_value
+        branches = []
+        for rank, group in enumerate(self.groups(now, start, hosts)):
+            branches += [
+                _ranked(stmt, 2 * rank, value).join(CAPABILITIES, weighed)
+                .where(*group).order_by(
+                    value.desc() if self.descending else value,
+                    CAPABILITIES.c.host_id),
+                _ranked(stmt, 2 * rank + 1, sa.cast(sa.null(), value.type))
+                .where(~sa.exists().where(weighed), *group)
+                .order_by(hosts.c.id)]
+        return branches
+
+
+def _ranked(stmt, rank, weight):
+    """``stmt`` with the columns ``preference_rank`` and ``_weight``."""
+    return stmt.add_columns(sa.literal(rank).label('preference_rank'),
+                            weight.label('preference_weight'))
+
+
+def _wanted(branches, limit, n):
+    """A join target and clause: a one-row table, empty if not wanted.
+
+    Wanted: the ``branches`` found fewer than ``limit`` hosts. The outer
+    loop of the join, so the branch reads no host otherwise.
+    """
+    found = sum(sa.select(sa.func.count()).select_from(branch)
+                .scalar_subquery() for branch in branches)
+    wanted = sa.select(found.label('found')).subquery('wanted_%d' % n)
+    return wanted, wanted.c.found < limit
 
 
 def ordered_host_ids(session, preference, conditions=()):

@@ -111,7 +111,8 @@ class PreferenceMixin:
     def test_the_search_books_the_preferred_hosts(self):
         with self.writer() as session:
             booked = planner.allocate_hosts(
-                session, planner.Owner(test_planner.add_reservation(session)), T0, T0 + HOUR, 2, 2,
+                session, planner.Owner(test_planner.add_reservation(session)),
+                T0, T0 + HOUR, 2, 2,
                 planner.Busy(T0, prefer=preference.Preference('watts')))
         self.assertEqual(['host1', 'host4'], self.names(booked))
         self.assertEqual(['host2', 'host0'], self.free(
@@ -156,7 +157,8 @@ class PreferenceMixin:
     def test_a_slice_goes_to_the_preferred_host(self):
         with self.writer() as session:
             hosts = [planner.allocate_slice(
-                session, planner.Owner(test_planner.add_reservation(session)), T0, T0 + HOUR,
+                session, planner.Owner(test_planner.add_reservation(session)),
+                T0, T0 + HOUR,
                 (4, 1024, 10), planner.Busy(
                     T0, prefer=preference.Preference('watts')))
                 for n in range(3)]
