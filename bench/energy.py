@@ -54,7 +54,8 @@ same instants (with other options, keep them multiples of 300 s).
 The measure, over the measured days (not the warm-up): a lease starts
 *late* when one of its hosts is not on at its start (``late_starts``;
 ``late_starts_made_ahead`` those made before their start, the others
-made to start at once); ``idle_host_hours`` are the reservable host-hours no
+made to start at once; ``lease_starts`` and ``lease_starts_made_now``
+count every start); ``idle_host_hours`` are the reservable host-hours no
 booking covers; ``host_hours_off`` those a host spent off (from its
 power_off to its power_on); ``off_share_of_idle`` their ratio;
 ``cycles_per_host_day`` the boots (an off host switched on again) per
@@ -118,6 +119,7 @@ class PowerSimulation(utilization.Simulation):
         self.off_since = {}
         self.late = []
         self.boots = collections.Counter()
+        self.starts = collections.Counter()
 
     def tick(self):
         """Boots that end, the lease events, the starts, the policy."""
@@ -137,7 +139,7 @@ class PowerSimulation(utilization.Simulation):
         With whether the lease was made before its start (ahead) or to
         start at once.
         """
-        late = {}
+        late, starting = {}, {}
         with db_api.context_manager.reader.using(self.ctx) as session:
             for lease, made, host in session.execute(
                     sa.select(LEASES.c.id, LEASES.c.created_at,
@@ -147,9 +149,13 @@ class PowerSimulation(utilization.Simulation):
                     .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
                     .where(ALLOCATIONS.c.start_date > now - utilization.TICK,
                            ALLOCATIONS.c.start_date <= now)):
+                starting[lease] = made < now
                 if self.state[host] != policy.ON:
                     late[lease] = made < now
         self.late += [(now, lease, ahead) for lease, ahead in late.items()]
+        if now >= self.measured_from:
+            self.starts.update('ahead' if ahead else 'now'
+                               for ahead in starting.values())
 
     def _poll_power(self, now):
         """One power poll of the engine: plan, and make the due ones."""
@@ -224,6 +230,8 @@ class PowerSimulation(utilization.Simulation):
             'off_share_of_idle': round(off / idle, 4) if idle else 0.0,
             'booting_host_hours': round(boot, 1),
             'late_starts': len(late), 'late_starts_made_ahead': sum(late),
+            'lease_starts': sum(self.starts.values()),
+            'lease_starts_made_now': self.starts['now'],
             'cycles_per_host_day': round(
                 cycles / (len(self.hosts) * days), 4),
             'boots_by_reason': dict(self.boots),
