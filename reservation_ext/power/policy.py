@@ -39,6 +39,9 @@ has not ended, widened by the cleaning time, in start order.
   hosts the policy would switch off). A host on (or powering on) for a
   booking about to start is not a spare: counting it would switch the
   spare off at each such boot, and on again at the booking's start.
+  The idle hosts without any window come first, then the others, each
+  in the order given: a lease made to start now, for hours or days,
+  fits on a host booked by nobody, not on one booked a few hours on.
 
 Failed hosts (the host monitor's ``failed_at``) are neither switched off
 nor counted as spares; one that is off is still switched on for its
@@ -147,8 +150,9 @@ def plan(hosts, now, settings):
     """
     planned = {host.id: next_transition(host, now, settings)
                for host in hosts}
-    idle = [host for host in hosts
-            if not host.failed and _free_for_a_while(host, now, settings)]
+    idle = sorted((host for host in hosts if not host.failed and
+                   _free_for_a_while(host, now, settings)),
+                  key=lambda host: bool(host.windows))
     spares = [host for host in idle if host.state in (ON, POWERING_ON)]
     for host in spares[:settings.spare_hosts]:
         if _due(planned[host.id], POWER_OFF, now):

@@ -63,22 +63,20 @@ class EnergyTest(base.DBTestCase):
         self.assertEqual(68.0, line['idle_host_hours'])
 
     def test_idle_hosts_go_off_and_come_on_before_their_booking(self):
-        # Two hosts from 6 to 10: the spare (on) and an idle host (off).
+        # Two hosts from 6 to 10; the third, booked by nobody, is the
+        # spare and stays on.
         line, sim = self.run_power('power', [host_lease(0, 6, 4, hosts=2)])
         self.assertEqual(0, line['late_starts'])
         booted = sorted(start for intervals in sim.booting.values()
                         for start, _up in intervals)
-        # The third host as the spare at the first poll at which the
-        # spare's booking starts within power_on_lead_time + min_off_time
-        # (45 minutes); the booked host power_on_lead_time (15 minutes)
-        # before the start.
-        self.assertEqual([T0 + 6 * HOUR - datetime.timedelta(minutes=40),
-                          T0 + 6 * HOUR - datetime.timedelta(minutes=15)],
+        # The booked hosts power_on_lead_time (15 minutes) before the
+        # start.
+        self.assertEqual([T0 + 6 * HOUR - datetime.timedelta(minutes=15)] * 2,
                          booted)
-        # Of the 64 idle host-hours, the spare's are not off; the
-        # others are, until they boot.
+        # Of the 64 idle host-hours, the spare's 24 are not off; the
+        # others are, until they boot at 5:45 and after 10.
         self.assertEqual(64.0, line['idle_host_hours'])
-        self.assertGreater(line['host_hours_off'], 30)
+        self.assertEqual(39.5, line['host_hours_off'])
 
     def test_a_lease_made_to_start_now_lands_on_the_spare_that_is_on(self):
         line, _sim = self.run_power('power', [host_lease(5, 5, 4)])

@@ -61,9 +61,15 @@ class SparesTest(base.TestCase):
 
     def test_a_host_free_for_long_enough_can_be_the_spare(self):
         planned = policy.plan([policy.Host(1, windows=(window(50),)),
-                               policy.Host(2)], NOW, SETTINGS)
+                               policy.Host(2, policy.OFF)], NOW, SETTINGS)
         self.assertIsNone(planned[1])
-        self.assertEqual(policy.POWER_OFF, planned[2].action)
+        self.assertIsNone(planned[2])
+
+    def test_a_host_booked_by_nobody_is_the_spare_before_a_booked_one(self):
+        planned = policy.plan([policy.Host(1, windows=(window(50),)),
+                               policy.Host(2)], NOW, SETTINGS)
+        self.assertEqual(policy.POWER_OFF, planned[1].action)
+        self.assertIsNone(planned[2])
 
     def test_more_idle_hosts_on_than_spares_switch_no_host_on(self):
         planned = policy.plan(
