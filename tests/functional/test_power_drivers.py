@@ -34,6 +34,7 @@ from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
 from reservation_ext.hosts import records
 from reservation_ext.leases import notifications
+from reservation_ext.planning import capabilities
 from reservation_ext import plugins as plugins_mod
 from reservation_ext.power import drivers
 from reservation_ext.power import ironic
@@ -238,6 +239,22 @@ class SecretPropertiesAPITest(base.DBTestCase):
         detail = self.get('GET', '/v1/os-hosts/properties?detail=1')
         self.assertEqual({'redfish_address', 'rack'}, {
             item['property'] for item in detail['resource_properties']})
+
+    def test_leases_cannot_select_hosts_by_their_credentials(self):
+        def matching(query):
+            condition = capabilities.compile(query, 'resource_properties')
+            with db_api.context_manager.reader.using(self.ctx) as session:
+                return session.scalars(sa.select(capabilities.HOSTS.c.id)
+                                       .where(condition)).all()
+        self.assertEqual([int(self.host_id)],
+                         matching('["==", "$rack", "r1"]'))
+        for name, value in (('redfish_password', PASSWORD),
+                            ('redfish_username', USERNAME)):
+            self.assertEqual([], matching(json.dumps(
+                ['==', '$' + name, value])))
+            self.assertEqual([], matching(json.dumps(
+                ['!=', '$' + name, 'not-' + value])))
+            self.assertEqual([], matching(json.dumps({name: value})))
 
     def test_updating_a_host_keeps_its_credentials_unshown(self):
         shown = self.get('PUT', '/v1/os-hosts/' + self.host_id,
