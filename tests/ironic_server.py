@@ -35,6 +35,8 @@ import fixtures
 import requests
 from testtools import content
 
+from tests import power_emulator
+
 START_TIMEOUT = 120
 STOP_TIMEOUT = 30
 # A transition of the fake power interface is done in moments; a hang
@@ -175,13 +177,6 @@ class IronicServer(fixtures.Fixture):
         return self.request('GET', '/nodes/%s' % node)['power_state']
 
     def wait_for_power_state(self, node, wanted):
-        """Return once Ironic says ``node`` is ``wanted``.
-
-        :raises AssertionError: not so after POWER_TIMEOUT seconds.
-        """
-        deadline = time.monotonic() + POWER_TIMEOUT
-        while self.power_state(node) != wanted:
-            if time.monotonic() > deadline:
-                raise AssertionError('node %s is %s, not %s, after %d s' % (
-                    node, self.power_state(node), wanted, POWER_TIMEOUT))
-            time.sleep(0.2)
+        """Return once Ironic says ``node`` is ``wanted``."""
+        power_emulator.wait_for_power_state(self.power_state, node, wanted,
+                                            POWER_TIMEOUT)

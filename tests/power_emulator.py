@@ -31,13 +31,14 @@ leaks from one test to the next.
 
 import os
 import threading
-import time
 import uuid
 
 import bcrypt
 import fixtures
 from sushy_tools.emulator import main as emulator
 from werkzeug import serving
+
+from reservation_ext.clients import polling
 
 # The namespace of the systems' ids: the same name, the same id.
 SYSTEM_ID_NAMESPACE = uuid.UUID('1b4b7e3e-4a5e-4a0e-9a52-3c0f6f1d6a20')
@@ -134,17 +135,19 @@ class RedfishEmulator(fixtures.Fixture):
         return emulator.app.systems.get_power_state(system_id(name))
 
     def wait_for_power_state(self, name, wanted):
-        """Return once the system ``name`` is ``wanted`` (On or Off).
+        """Return once the system ``name`` is ``wanted`` (On or Off)."""
+        wait_for_power_state(self.power_state, name, wanted,
+                             POWER_STATE_TIMEOUT)
 
-        :raises AssertionError: not so after POWER_STATE_TIMEOUT seconds.
-        """
-        deadline = time.monotonic() + POWER_STATE_TIMEOUT
-        while self.power_state(name) != wanted:
-            if time.monotonic() > deadline:
-                raise AssertionError('%s is %s, not %s, after %d s' % (
-                    name, self.power_state(name), wanted,
-                    POWER_STATE_TIMEOUT))
-            time.sleep(0.2)
+
+def wait_for_power_state(power_state, name, wanted, timeout):
+    """Return once ``power_state(name)`` is ``wanted``.
+
+    :raises PluginError: not so after ``timeout`` seconds.
+    """
+    polling.wait_for(
+        lambda: power_state(name), lambda state: state == wanted, timeout,
+        0.2, lambda state: '%s is %s, not %s' % (name, state, wanted))
 
 
 def _restore(config, saved):

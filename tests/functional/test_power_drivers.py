@@ -272,10 +272,25 @@ class SecretPropertiesAPITest(base.DBTestCase):
 
 
 class IronicDriverTest(base.TestCase):
+    """One Ironic for the class: it takes seconds to start.
+
+    Each test switches nodes of its own.
+    """
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.ironic = ironic_server.IronicServer(
+            ('compute-1', 'compute-2', 'compute-3'))
+        cls.ironic.setUp()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ironic.cleanUp()
+        super().tearDownClass()
 
     def setUp(self):
         super().setUp()
-        self.ironic = self.useFixture(ironic_server.IronicServer(HOSTS))
         self.conf = self.useFixture(fixtures.ReservationConf({
             ('power', 'driver'): 'ironic',
             ('reservation_client', 'auth_type'): 'none',
@@ -301,10 +316,10 @@ class IronicDriverTest(base.TestCase):
         self.assertEqual('power on', self.ironic.power_state('compute-2'))
 
     def test_the_ironic_node_property_names_the_node(self):
-        target = drivers.Target('compute-2.example', 'compute-2', {
-            'ironic_node': 'compute-2'})
+        target = drivers.Target('compute-3.example', 'compute-3', {
+            'ironic_node': 'compute-3'})
         self.driver.power_off(target)
-        self.ironic.wait_for_power_state('compute-2', 'power off')
+        self.ironic.wait_for_power_state('compute-3', 'power off')
         self.assertEqual(drivers.OFF, self.driver.state(target))
 
     def test_an_unknown_node_fails_naming_the_host(self):
