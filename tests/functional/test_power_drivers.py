@@ -326,5 +326,5 @@ class IronicDriverTest(base.TestCase):
         error = self.assertRaises(
             drivers.PowerError, self.driver.state,
             drivers.Target('compute-9', 'compute-9'))
-        self.assertIn('compute-9', str(error))
-        self.assertIn('404', str(error))
+        self.assertIn('host compute-9', str(error))
+        self.assertIn('404 Node compute-9 could not be found', str(error))
