@@ -175,7 +175,8 @@ def main(argv=None):
                'want': params['want'], 'window_days': params['window_days'],
                'cleaning_time': params['cleaning_time'], 'setup_s': setup_s,
                'weight_property': args.weight_property,
-               'weight_order': ('descending' if args.descending
+               'weight_order': (None if not args.weight_property else
+                                'descending' if args.descending
                                 else 'ascending')}
         out.update(line)
         if line['filter'] in peer:
