@@ -118,6 +118,13 @@ class PolicyTest(testtools.TestCase):
             [planned[1], planned[2]])
         self.assertIsNone(planned[3])
 
+    def test_more_idle_hosts_on_than_spares_switch_no_other_on(self):
+        hosts = [policy.Host(1), policy.Host(2, state=policy.OFF),
+                 policy.Host(3, state=policy.OFF)]
+        planned = policy.plan(hosts, self.now, SETTINGS)
+        self.assertEqual(policy.POWER_OFF, planned[1].action)
+        self.assertEqual({2: None, 3: None}, {2: planned[2], 3: planned[3]})
+
     def test_a_host_coming_up_counts_as_a_spare(self):
         hosts = [policy.Host(1, state=policy.POWERING_ON),
                  policy.Host(2, state=policy.OFF)]
