@@ -296,7 +296,7 @@ class PowerManager:
         if row.failed_at is not None or now - row.power_changed_at < timeout:
             return 0
         with db_api.writer(ctx, self.clock) as session:
-            return _fail(session, row.id, now,
+            return _fail(session, row, now,
                          'nova-compute not up %d s after the host was '
                          'switched on' % self.conf.power.power_on_timeout,
                          HOSTS.c.power_state == policy.POWERING_ON)
@@ -368,7 +368,7 @@ class PowerManager:
                     finished_at=now, outcome=FAILED if failure else DONE,
                     detail=_cut(failure)))
             if fail_host:
-                _fail(session, claim.read.row.id, now, _cut(failure))
+                _fail(session, claim.read.row, now, _cut(failure))
         return int(state is not None)
 
     def _target(self, ctx, row):
@@ -404,15 +404,16 @@ def _disabled_reason(read, transition):
                                   validation.format_date(min(upcoming)))
 
 
-def _fail(session, host_id, now, why, *conditions):
+def _fail(session, row, now, why, *conditions):
     """Fail a host as the host monitor does (``failure`` ``power``)."""
     failed = session.execute(
-        sa.update(HOSTS).where(HOSTS.c.id == host_id,
+        sa.update(HOSTS).where(HOSTS.c.id == row.id,
                                HOSTS.c.failed_at.is_(None), *conditions)
         .values(failed_at=now, failure=FAILURE, reservable=False,
                 power_failure=why)).rowcount
     if failed:
-        LOG.warning('Power: reservable host %s failed: %s', host_id, why)
+        LOG.warning('Power: reservable host %s failed: %s',
+                    row.hypervisor_hostname, why)
     return failed
 
 
