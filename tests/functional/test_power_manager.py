@@ -24,6 +24,8 @@ import datetime
 import threading
 import uuid
 
+import jsonschema
+from oslo_messaging.notify import _impl_test as test_notifier
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -33,6 +35,7 @@ from reservation_ext.engine import host_monitor
 from reservation_ext.engine import power
 from reservation_ext.engine import reclaim
 from reservation_ext.hosts import records as host_records
+from reservation_ext.leases import notification_schema
 from reservation_ext.leases import notifications
 from reservation_ext.power import drivers
 from reservation_ext.power import policy
@@ -287,9 +290,18 @@ class _PowerTests:
         self.conf.set_override('reclaim_preemptible_for_power', True,
                                'power')
         self.nova.servers['compute-1'] = [server('s-1', PREEMPTIBLE)]
+        test_notifier.reset()
+        self.addCleanup(test_notifier.reset)
         self.run_engines()
         self.assertEqual(['s-1'], self.nova.stopped)
         self.assertEqual('off', self.host('compute-1').power_state)
+        [(_ctx, message, _priority, _retry)] = test_notifier.NOTIFICATIONS
+        self.assertEqual(reclaim.PREEMPTED, message['event_type'])
+        payload = message['payload']
+        self.assertEqual(('s-1', None, None), (
+            payload['server_id'], payload['lease_id'],
+            payload['reservation_id']))
+        jsonschema.validate(payload, notification_schema.PREEMPTED)
 
     def test_a_driver_failure_is_recorded_and_retried(self):
         self.hardware.broken.add('compute-1')
