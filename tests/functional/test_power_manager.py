@@ -13,9 +13,10 @@
 """The engine's power manager on SQLite, PostgreSQL and MariaDB.
 
 The leases DB and the claims are real; Nova is a fake that keeps the
-nova-compute services and the servers per host, and the hardware a
-driver that keeps each host's power and counts the switches (the Nova
-harness tests, ``test_nova_power``, use real Nova and the Redfish
+nova-compute services and the servers per host, and the hardware the
+Redfish emulator behind the ``redfish`` driver or, where a test needs to
+count the switches or break a BMC, a driver that keeps each host's power
+(the Nova harness tests, ``test_nova_power``, use real Nova and the
 emulator). Several engines at once make each transition once.
 """
 
@@ -39,7 +40,9 @@ from reservation_ext.leases import notification_schema
 from reservation_ext.leases import notifications
 from reservation_ext.power import drivers
 from reservation_ext.power import policy
+from reservation_ext.power import redfish
 from tests import base
+from tests import power_emulator
 from tests.unit import test_engine
 
 NOW = datetime.datetime(2030, 1, 1, 12, 0)
@@ -229,6 +232,27 @@ class _PowerTests:
                                        row.power_next_at,
                                        row.power_next_reason))
         self.assertIsNone(self.host('compute-2').power_next_action)
+
+    def test_engines_switch_each_host_off_once_through_redfish(self):
+        bmc = self.useFixture(power_emulator.RedfishEmulator(self.names))
+        with db_api.writer(self.ctx, self.clock) as session:
+            for name in self.names:
+                host_records.set_capabilities(session, self.host_ids[name], {
+                    'redfish_address': bmc.address,
+                    'redfish_system_id': power_emulator.system_id(name)})
+        driver = redfish.RedfishDriver(self.conf)
+        managers = [self.manager('engine-%d' % i, driver) for i in range(3)]
+        with futures.ThreadPoolExecutor(3 if self.THREADS else 1) as pool:
+            self.assertEqual(3, sum(pool.map(
+                lambda manager: manager.run(self.ctx), managers)))
+        for name in self.names:
+            bmc.wait_for_power_state(name, 'Off')
+            self.assertEqual(['done'], [e.outcome for e in self.events(name)])
+        # Switching a host that is off, off again changes nothing.
+        driver.power_off(drivers.Target('compute-1', 'compute-1', {
+            'redfish_address': bmc.address,
+            'redfish_system_id': power_emulator.system_id('compute-1')}))
+        self.assertEqual('Off', bmc.power_state('compute-1'))
 
     def test_a_host_coming_up_is_on_once_nova_reports_it_up(self):
         self.switch_off_all()
