@@ -117,20 +117,20 @@ class PowerManager:
     :param clock: the source of "now" (:mod:`reservation_ext.clock`).
     :param driver: the :class:`~reservation_ext.power.drivers.PowerDriver`
         (:func:`reservation_ext.power.drivers.load`).
-    :param nova: the service user's
-        :class:`~reservation_ext.clients.compute.NovaClient` (read at first
-        use only).
+    :param clients: the plugins' clients; ``clients.nova`` (the service
+        user's :class:`~reservation_ext.clients.compute.NovaClient`) acts
+        on Nova (read at first use only).
     :param reclaimer: the engine's
         :class:`~reservation_ext.engine.reclaim.Reclaimer`, which lists a
         host's servers and stops preemptible ones.
     :param engine_id: who claims transitions.
     """
 
-    def __init__(self, conf, clock, driver, nova, reclaimer, engine_id):
+    def __init__(self, conf, clock, driver, clients, reclaimer, engine_id):
         self.conf = conf
         self.clock = clock
         self.driver = driver
-        self.nova = nova
+        self.clients = clients
         self.reclaimer = reclaimer
         self.engine_id = engine_id
 
@@ -241,7 +241,7 @@ class PowerManager:
             then stays on, its service enabled again).
         """
         name = read.row.service_name
-        self.nova.set_compute_service(name, False,
+        self.clients.nova.set_compute_service(name, False,
                                       _disabled_reason(read, transition))
         try:
             landed = sorted(server['id'] for servers in
@@ -252,9 +252,9 @@ class PowerManager:
                 return []
         except Exception:
             # A host that stays on takes servers again.
-            self.nova.set_compute_service(name, True)
+            self.clients.nova.set_compute_service(name, True)
             raise
-        self.nova.set_compute_service(name, True)
+        self.clients.nova.set_compute_service(name, True)
         return landed
 
     def _power_on(self, ctx, read, transition):
@@ -275,11 +275,11 @@ class PowerManager:
     def _confirm(self, ctx, read):
         """A host coming up: on once its service is up, or failed."""
         row = read.row
-        service = self.nova.compute_service(row.service_name)
+        service = self.clients.nova.compute_service(row.service_name)
         now = self.clock.now()
         if service is not None and service['state'] == 'up':
             if switched_off(service):
-                self.nova.set_compute_service(row.service_name, True)
+                self.clients.nova.set_compute_service(row.service_name, True)
             with db_api.writer(ctx, self.clock) as session:
                 confirmed = session.execute(
                     sa.update(HOSTS).where(

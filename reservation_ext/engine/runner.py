@@ -250,7 +250,7 @@ class Engine:
         self.monitor = monitor or host_monitor.HostMonitor(
             conf, clock, plugins, _clients(conf, plugins), notifier)
         self.power = power or power_mod.PowerManager(
-            conf, clock, drivers.load(conf), _clients(conf, plugins).nova,
+            conf, clock, drivers.load(conf), _clients(conf, plugins),
             self.reclaimer, self.engine_id)
         self.checkpoint = checkpoint or _no_checkpoint
 

@@ -152,7 +152,7 @@ class _PowerTests:
     def manager(self, engine_id='engine-1', driver=None):
         clients = Clients(self.nova)
         return power.PowerManager(
-            self.conf, self.clock, driver or self.hardware, self.nova,
+            self.conf, self.clock, driver or self.hardware, clients,
             reclaim.Reclaimer(self.conf, self.clock, clients,
                               notifications.get_notifier(self.conf)),
             engine_id)
