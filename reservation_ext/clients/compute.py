@@ -327,11 +327,10 @@ class NovaClient:
             % (server_id, ' or '.join(statuses), timeout, server['status']))
 
     def compute_services(self):
-        """The nova-compute services: ``[{'host', 'state', 'status',
-        'disabled_reason'}]``.
+        """The nova-compute services, as ``GET /os-services`` shows them.
 
-        ``state`` is ``up`` or ``down``, ``status`` ``enabled`` or
-        ``disabled``, as ``GET /os-services`` shows them.
+        ``[{'host', 'state', 'status', 'disabled_reason'}]``: ``state``
+        is ``up`` or ``down``, ``status`` ``enabled`` or ``disabled``.
         """
         services = self._get('/os-services',
                              params={'binary': 'nova-compute'})['services']

@@ -241,8 +241,8 @@ class PowerManager:
             then stays on, its service enabled again).
         """
         name = read.row.service_name
-        self.clients.nova.set_compute_service(name, False,
-                                      _disabled_reason(read, transition))
+        self.clients.nova.set_compute_service(
+            name, False, _disabled_reason(read, transition))
         try:
             landed = sorted(server['id'] for servers in
                             self.reclaimer.servers_on(name)
