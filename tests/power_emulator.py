@@ -15,8 +15,10 @@
 :class:`RedfishEmulator` serves the emulator's Flask app, with its fake
 systems driver, on a free port of 127.0.0.1 from a thread: one
 ComputerSystem per host name given (its Redfish id a UUID derived from
-the name), each On at the start; with ``auth``, behind the emulator's
-HTTP basic authentication (a bcrypt htpasswd file). The fake driver
+the name), each On at the start unless ``power_states`` says otherwise;
+with ``auth``, behind the emulator's HTTP basic authentication (a bcrypt
+htpasswd file). ``requests`` records the method and path of every request
+it answered, so that a test sees which resets were asked. The fake driver
 applies a reset one to eleven seconds after it was asked, as a BMC would
 some time later: :meth:`RedfishEmulator.wait_for_power_state` waits
 (bounded) for what a test expects.
@@ -29,13 +31,14 @@ leaks from one test to the next.
 
 import os
 import threading
-import time
 import uuid
 
 import bcrypt
 import fixtures
 from sushy_tools.emulator import main as emulator
 from werkzeug import serving
+
+from reservation_ext.clients import polling
 
 # The namespace of the systems' ids: the same name, the same id.
 SYSTEM_ID_NAMESPACE = uuid.UUID('1b4b7e3e-4a5e-4a0e-9a52-3c0f6f1d6a20')
@@ -56,14 +59,19 @@ class RedfishEmulator(fixtures.Fixture):
     :param names: the systems' names (the hosts' hypervisor hostnames).
     :param auth: ``(username, password)`` that the emulator requires
         (HTTP basic), or None for none.
+    :param power_states: ``{name: PowerState}`` at the start, for those
+        not On (``Off``, ``PoweringOn``, ``PoweringOff``).
 
-    ``address`` is its URL (``http://127.0.0.1:PORT``).
+    ``address`` is its URL (``http://127.0.0.1:PORT``); ``requests`` the
+    ``(method, path)`` of each request answered, in order.
     """
 
-    def __init__(self, names, auth=None):
+    def __init__(self, names, auth=None, power_states=None):
         super().__init__()
         self.names = list(names)
         self.auth = auth
+        self.power_states = dict(power_states or {})
+        self.requests = []
 
     def _setUp(self):
         _TURN.acquire()
@@ -76,7 +84,8 @@ class RedfishEmulator(fixtures.Fixture):
             'SUSHY_EMULATOR_FAKE_DRIVER': True,
             'SUSHY_EMULATOR_STATE_DIR': state_dir,
             'SUSHY_EMULATOR_FAKE_SYSTEMS': [
-                {'uuid': system_id(name), 'name': name, 'power_state': 'On',
+                {'uuid': system_id(name), 'name': name,
+                 'power_state': self.power_states.get(name, 'On'),
                  'external_notifier': False, 'nics': []}
                 for name in self.names],
         })
@@ -88,14 +97,30 @@ class RedfishEmulator(fixtures.Fixture):
         if self.auth is not None:
             app = emulator.RedfishAuthMiddleware(
                 app, self._htpasswd(state_dir, *self.auth))
-        server = serving.make_server('127.0.0.1', 0, app, threaded=True)
+        server = serving.make_server('127.0.0.1', 0, self._recorded(app),
+                                     threaded=True)
+        # A short poll: shutdown() waits for serve_forever's next one.
         thread = threading.Thread(target=server.serve_forever,
+                                  kwargs={'poll_interval': 0.05},
                                   name='redfish-emulator', daemon=True)
         thread.start()
         self.addCleanup(thread.join)
         self.addCleanup(server.server_close)
         self.addCleanup(server.shutdown)
         self.address = 'http://127.0.0.1:%d' % server.server_port
+
+    def _recorded(self, app):
+        def recorded(environ, start_response):
+            self.requests.append((environ['REQUEST_METHOD'],
+                                  environ['PATH_INFO']))
+            return app(environ, start_response)
+        return recorded
+
+    def resets(self, name):
+        """How many ComputerSystem.Reset requests ``name`` received."""
+        path = '/redfish/v1/Systems/%s/Actions/ComputerSystem.Reset' % (
+            system_id(name))
+        return self.requests.count(('POST', path))
 
     @staticmethod
     def _htpasswd(state_dir, username, password):
@@ -106,21 +131,23 @@ class RedfishEmulator(fixtures.Fixture):
         return path
 
     def power_state(self, name):
-        """The system's PowerState as the emulator has it: On or Off."""
+        """The system's PowerState as the emulator has it (On, Off...)."""
         return emulator.app.systems.get_power_state(system_id(name))
 
     def wait_for_power_state(self, name, wanted):
-        """Return once the system ``name`` is ``wanted`` (On or Off).
+        """Return once the system ``name`` is ``wanted`` (On or Off)."""
+        wait_for_power_state(self.power_state, name, wanted,
+                             POWER_STATE_TIMEOUT)
 
-        :raises AssertionError: not so after POWER_STATE_TIMEOUT seconds.
-        """
-        deadline = time.monotonic() + POWER_STATE_TIMEOUT
-        while self.power_state(name) != wanted:
-            if time.monotonic() > deadline:
-                raise AssertionError('%s is %s, not %s, after %d s' % (
-                    name, self.power_state(name), wanted,
-                    POWER_STATE_TIMEOUT))
-            time.sleep(0.2)
+
+def wait_for_power_state(power_state, name, wanted, timeout):
+    """Return once ``power_state(name)`` is ``wanted``.
+
+    :raises PluginError: not so after ``timeout`` seconds.
+    """
+    polling.wait_for(
+        lambda: power_state(name), lambda state: state == wanted, timeout,
+        0.2, lambda state: '%s is %s, not %s' % (name, state, wanted))
 
 
 def _restore(config, saved):

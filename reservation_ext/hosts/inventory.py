@@ -18,6 +18,8 @@ version, availability zone) with the request's other keys as extra
 capabilities, and puts it into the free-pool aggregate, so that ordinary
 instances stop landing on it. Removing a host is refused while a lease
 holds it now or later, or while the power manager has it switched off.
+No view shows the secret extra capabilities (BMC credentials,
+:mod:`reservation_ext.power.credentials`).
 """
 
 import json
@@ -31,6 +33,7 @@ from reservation_ext.hosts import records as host_records
 from reservation_ext.hosts import schemas
 from reservation_ext.planning import planner
 from reservation_ext import policy
+from reservation_ext.power import credentials
 from reservation_ext.power import policy as power_policy
 from reservation_ext import validation
 
@@ -172,7 +175,8 @@ class HostInventory:
                 values.setdefault(name, []).append(value)
         return [_property_view(name, values[name], name in private, detail)
                 for name in values
-                if include_private or name not in private]
+                if (include_private or name not in private)
+                and not credentials.is_secret(name)]
 
     def update_property(self, ctx, name, body):
         """Make the extra capability ``name`` private or public."""
@@ -311,8 +315,8 @@ def _capabilities_of(session, host_ids):
 
 def _views(session, rows):
     capabilities = _capabilities_of(session, [row.id for row in rows])
-    return [{**capabilities.get(row.id, {}), **_host_view(row)}
-            for row in rows]
+    return [{**credentials.without_secrets(capabilities.get(row.id, {})),
+             **_host_view(row)} for row in rows]
 
 
 def _host_view(row):

@@ -36,7 +36,8 @@ A query is JSON text (or the decoded object) in one of two forms:
 otherwise. A host that lacks the capability, or whose value is not a
 number for a numeric operator, matches no comparison, ``!=`` and ``s!=``
 included (as in nova, where a missing value never matches); only an
-explicit ``["not", ...]`` selects it.
+explicit ``["not", ...]`` selects it. A secret capability
+(:mod:`reservation_ext.power.credentials`) is as if no host had it.
 
 :func:`compile` turns a query into one SQL boolean expression over
 computehosts, so that the planner filters hosts in the same statement as
@@ -55,6 +56,7 @@ from sqlalchemy.sql import visitors
 from db import models
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
+from reservation_ext.power import credentials
 from reservation_ext import validation
 
 HOSTS = models.ComputeHost.__table__
@@ -297,8 +299,12 @@ def _as_string(column):
 def _where(name, condition, numeric=False):
     """``condition(value column)`` for the host's column or capability.
 
-    Never NULL, so that ``not`` is the exact complement.
+    Never NULL, so that ``not`` is the exact complement. A secret
+    capability (a BMC password) selects no host: whether a lease is
+    granted must not tell its value.
     """
+    if credentials.is_secret(name):
+        return sa.false()
     if name in COLUMNS:
         column = HOSTS.c[name]
         if not column.nullable:

@@ -22,6 +22,11 @@ Everything lives in the state directory (default ``./.sandbox``)::
     cinder.conf          Cinder with the reservation extension
     placement.conf       Placement
     openrc, openrc-demo  credentials of the admin and the demo user
+    redfish.conf         (--power) sushy-emulator's: a fake Redfish system
+                         per compute host, On, behind basic authentication
+    redfish-htpasswd     (--power) the emulator's user
+    power-credentials.yaml  (--power) [power] credentials_file: each
+                         host's system in the emulator
     *.sqlite             the databases; fernet-keys/, credential-keys/
     logs/*.log           one log per process
 
@@ -43,9 +48,12 @@ import dataclasses
 import json
 import os
 import sys
+import uuid
 
+import bcrypt
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
+import yaml
 
 PACKAGE_TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -61,6 +69,17 @@ DOMAIN_ID = 'default'
 # --dashboard.
 SERVICES = ('keystone', 'nova', 'placement', 'image', 'cinder')
 DASHBOARD = 'dashboard'
+# sushy-emulator's port, with --power. The emulator binds it itself.
+REDFISH = 'redfish'
+REDFISH_USER = 'admin'
+# The Redfish ids of the fake systems: one per host name, the same at
+# every start.
+REDFISH_SYSTEM_NAMESPACE = uuid.UUID('a3c1f2e4-5b6d-4e7f-8a9b-0c1d2e3f4a5b')
+# [power] with --power: short enough that a user sees idle hosts go off,
+# and on again before a lease starts, within a couple of minutes; one
+# idle host stays on, so that a lease starting now finds one.
+POWER_OPTIONS = (('min_off_time', 60), ('power_on_lead_time', 30),
+                 ('power_on_timeout', 60), ('spare_hosts', 1))
 USERS = {'admin': 'admin', 'demo': 'member'}
 # The scheduler filters: Nova's defaults, then ours.
 ENABLED_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
@@ -130,6 +149,7 @@ class Layout:
     proposal_ttl: int = PROPOSAL_TTL
     notify_url: str = None
     enforcement_url: str = None
+    power: bool = False
 
     def __post_init__(self):
         self.state_dir = os.path.abspath(self.state_dir)
@@ -163,6 +183,11 @@ class Layout:
         if DASHBOARD not in self.ports:
             return None
         return self.url(DASHBOARD) + '/'
+
+    @property
+    def redfish_url(self):
+        """The Redfish emulator's URL, or None without ``--power``."""
+        return self.url(REDFISH) if self.power else None
 
     @property
     def auth_url(self):
@@ -276,7 +301,56 @@ def write_nova_conf(layout):
             ('notification_format', 'unversioned')]),
         'enforcement': _enforcement(layout),
         'oslo_limit': _oslo_limit(layout),
+        **_power(layout),
     }))
+
+
+def _power(layout):
+    """nova.conf's ``[power]`` (engine and lease API): with --power only."""
+    if not layout.power:
+        return {}
+    return {'power': [('driver', 'redfish'),
+                      ('credentials_file',
+                       layout.path('power-credentials.yaml')),
+                      *POWER_OPTIONS]}
+
+
+def redfish_system_id(host):
+    """The Redfish id of ``host``'s system in the emulator."""
+    return str(uuid.uuid5(REDFISH_SYSTEM_NAMESPACE, host))
+
+
+def write_redfish_conf(layout):
+    """sushy-emulator's config and user, and [power] credentials_file.
+
+    The emulator's fake driver has one system per compute host, named by
+    its hypervisor hostname and On at the start; it keeps the systems'
+    state in ``DIR/redfish``.
+    """
+    systems = [{'uuid': redfish_system_id(host), 'name': host,
+                'power_state': 'On', 'external_notifier': False,
+                'nics': []} for host in host_names(layout)]
+    settings = {
+        'SUSHY_EMULATOR_LISTEN_IP': HOST,
+        'SUSHY_EMULATOR_LISTEN_PORT': layout.ports[REDFISH],
+        'SUSHY_EMULATOR_FAKE_DRIVER': True,
+        'SUSHY_EMULATOR_FAKE_SYSTEMS': systems,
+        'SUSHY_EMULATOR_STATE_DIR': layout.path('redfish'),
+        'SUSHY_EMULATOR_AUTH_FILE': layout.path('redfish-htpasswd'),
+    }
+    # A Python file (Flask's from_pyfile); repr writes Python literals.
+    write_file(layout.path('redfish.conf'), ''.join(
+        '%s = %r\n' % item for item in settings.items()))
+    digest = bcrypt.hashpw(layout.password.encode(),
+                           bcrypt.gensalt(rounds=4)).decode()
+    write_file(layout.path('redfish-htpasswd'),
+               '%s:%s\n' % (REDFISH_USER, digest))
+    write_file(layout.path('power-credentials.yaml'), yaml.safe_dump({
+        host: {'address': layout.redfish_url,
+               'system_id': redfish_system_id(host),
+               'username': REDFISH_USER, 'password': layout.password,
+               'verify': False}
+        for host in host_names(layout)}, default_flow_style=False))
 
 
 def _reservation_options(layout):

@@ -14,6 +14,7 @@
 
     reservation-sandbox [--state-dir DIR] [--hosts N] [--db-url URL]
                         [--notify-url URL] [--engines N] [--dashboard]
+                        [--power]
 
 Starts on 127.0.0.1, with SQLite and without a message broker, and
 supervises four child processes (each logs to ``DIR/logs/<name>.log``):
@@ -30,7 +31,12 @@ supervises four child processes (each logs to ``DIR/logs/<name>.log``):
   that run their own engines with ``DIR/nova.conf``);
 - ``dashboard``, with ``--dashboard``
   (:mod:`reservation_ext.sandbox.dashboard`): Horizon with
-  blazar-dashboard, logged in to through the sandbox's Keystone.
+  blazar-dashboard, logged in to through the sandbox's Keystone;
+- ``redfish``, with ``--power``: sushy-tools' ``sushy-emulator`` with its
+  fake driver, one Redfish system per compute host, which the engine
+  switches through the ``redfish`` power driver (``[power]`` in
+  nova.conf, with short times: :data:`config.POWER_OPTIONS`). The fake
+  computes report up whatever the emulator says of their power.
 
 The ports are free ones, bound here before any child starts and inherited
 by the children. Once every API answers it writes ``DIR/openrc`` and
@@ -47,6 +53,7 @@ sends the lease notifications there, on the ``notifications`` topic.
 
 import argparse
 import ctypes
+import importlib.util
 import os
 import secrets
 import select
@@ -56,6 +63,8 @@ import socket
 import subprocess
 import sys
 import time
+
+import requests
 
 from db import migration
 from reservation_ext.sandbox import config
@@ -107,6 +116,11 @@ def parse_args(argv):
     parser.add_argument('--dashboard', action='store_true',
                         help='also serve Horizon with blazar-dashboard '
                              '(needs reservation-ext[dashboard])')
+    parser.add_argument('--power', action='store_true',
+                        help='switch idle reservable hosts off and on '
+                             'through a Redfish emulator (sushy-tools\' '
+                             'sushy-emulator, one system per host), with '
+                             'short [power] times')
     parser.add_argument('--engines', type=int, default=1,
                         help='number of reservation-engine processes; 0 '
                              'for none (default: %(default)s)')
@@ -254,6 +268,13 @@ class Sandbox:
         keystone = self._start(ServiceChild(
             self.layout, 'keystone', 'reservation_ext.sandbox.keystone',
             {'keystone': self.sockets['keystone']}))
+        if config.REDFISH in self.sockets:
+            # sushy-emulator binds its port itself: freed just before.
+            self.sockets.pop(config.REDFISH).close()
+            self._start(Child(
+                self.layout, config.REDFISH,
+                [sys.executable, '-m', 'sushy_tools.emulator.main',
+                 '--config', self.layout.path('redfish.conf')]))
         nova = self._start(ServiceChild(
             self.layout, 'nova', 'reservation_ext.sandbox.nova',
             {name: self.sockets[name] for name in
@@ -280,6 +301,8 @@ class Sandbox:
                 child for child in self.children
                 if child.name == config.DASHBOARD):
             child.wait_ready(deadline, others=self.children)
+        if self.layout.power:
+            wait_for_redfish(self.layout, deadline, self.children)
         check_apis(self.layout)
 
     def _start(self, child):
@@ -296,9 +319,46 @@ class Sandbox:
     def stop(self):
         for child in reversed(self.children):
             status = child.stop()
-            if status:
+            # sushy-emulator keeps SIGTERM's default action: ended by it.
+            if status and status != -signal.SIGTERM:
                 print('%s exited with status %d' % (child.name, status),
                       file=sys.stderr)
+
+
+def wait_for_redfish(layout, deadline, children):
+    """Wait until the Redfish emulator answers; fail if a child ends."""
+    while True:
+        for child in children:
+            child.check()
+        try:
+            if requests.get(layout.redfish_url + '/redfish/v1/',
+                            timeout=5).ok:
+                return
+        except requests.ConnectionError:
+            pass
+        if time.monotonic() > deadline:
+            raise SandboxFailed('the Redfish emulator did not answer in '
+                                '%d s' % START_TIMEOUT)
+        time.sleep(0.5)
+
+
+def check_redfish(layout):
+    """The emulator lists one system per compute host, as configured.
+
+    :raises SandboxFailed: it does not.
+    """
+    response = requests.get(
+        layout.redfish_url + '/redfish/v1/Systems', timeout=30,
+        auth=(config.REDFISH_USER, layout.password))
+    listed = {member['@odata.id'].rsplit('/', 1)[1] for member in
+              response.json().get('Members', [])} if response.ok else set()
+    expected = {config.redfish_system_id(host)
+                for host in config.host_names(layout)}
+    if listed != expected:
+        raise SandboxFailed('the Redfish emulator answered %d listing %s, '
+                            'not one system per host: %s' % (
+                                response.status_code, sorted(listed),
+                                response.text[-2000:]))
 
 
 def check_apis(layout):
@@ -323,15 +383,21 @@ def check_apis(layout):
         if response.status_code != 200:
             raise SandboxFailed('the dashboard\'s %s answered %d: %s' % (
                 login, response.status_code, response.text[-2000:]))
+    if layout.power:
+        check_redfish(layout)
 
 
 def prepare(args):
     """Reset DIR, bind the ports, write the configuration, migrate."""
     if args.dashboard:
         dashboard_settings.check_installed()
+    if args.power and importlib.util.find_spec('sushy_tools') is None:
+        raise SystemExit('--power needs sushy-tools: pip install '
+                         '\'reservation-ext[sandbox]\'')
     reset_state_dir(args.state_dir)
     services = config.SERVICES + ((config.DASHBOARD,) if args.dashboard
-                                  else ())
+                                  else ()) + ((config.REDFISH,) if args.power
+                                              else ())
     sockets = {service: listen() for service in services}
     layout = config.Layout(
         state_dir=args.state_dir, hosts=args.hosts,
@@ -339,7 +405,7 @@ def prepare(args):
                for name, sock in sockets.items()},
         password=secrets.token_urlsafe(12), leases_db_url=args.db_url,
         proposal_ttl=args.proposal_ttl, notify_url=args.notify_url,
-        enforcement_url=args.enforcement_url)
+        enforcement_url=args.enforcement_url, power=args.power)
     layout.save()
     config.write_keystone_conf(layout)
     config.write_nova_conf(layout)
@@ -347,6 +413,8 @@ def prepare(args):
     config.write_cinder_conf(layout)
     if args.dashboard:
         dashboard_settings.write(layout)
+    if args.power:
+        config.write_redfish_conf(layout)
     migration.upgrade(layout.leases_db_url)
     return layout, sockets
 
@@ -361,6 +429,14 @@ def print_summary(layout):
     if layout.dashboard_url:
         lines.append('dashboard    %s (log in as admin or demo)' %
                      layout.dashboard_url)
+    if layout.power:
+        lines += ['redfish      %s (sushy-emulator: a fake system per host; '
+                  'user %s, credentials in %s)' % (
+                      layout.redfish_url, config.REDFISH_USER,
+                      layout.path('power-credentials.yaml')),
+                  'power        redfish driver, shortened: %s (the fake '
+                  'computes report up whatever their power)' % ', '.join(
+                      '%s %s' % item for item in config.POWER_OPTIONS)]
     lines += ['image        %s (%s)' % (config.IMAGE_ID, config.IMAGE_NAME),
               'credentials  . %s (admin), . %s (demo)' % (
                   layout.path('openrc'), layout.path('openrc-demo')),
