@@ -27,6 +27,7 @@ import yaml
 
 from reservation_ext import clock as clock_mod
 from tests.functional import nova_base
+from tests.functional import test_nova_host_healing as healing
 from tests import power_emulator
 
 MINUTE = datetime.timedelta(minutes=1)
@@ -34,7 +35,7 @@ SWITCHED = ('compute-2', 'compute-3')
 GPU = '["=", "$gpu", "true"]'
 
 
-class NovaPowerTest(nova_base.NovaTestCase):
+class NovaPowerTest(healing._Monitored, nova_base.NovaTestCase):
     """compute-2 and compute-3 reservable (with the gpu), BMCs emulated."""
 
     def setUp(self):
@@ -49,16 +50,10 @@ class NovaPowerTest(nova_base.NovaTestCase):
                 for name in SWITCHED}, stream)
         self.flags(driver='redfish', spare_hosts=0,
                    credentials_file=credentials, group='power')
-        self.flags(host_monitor=True, host_monitor_interval=0,
-                   healing_interval=60, group='reservation')
+        self.flags(healing_interval=60, group='reservation')
         self.now = clock_mod.SYSTEM.now()
         for name in SWITCHED:
             self.add_reservable_host(name, gpu='true')
-
-    def service(self, host):
-        [service] = self.admin_api.get_services(binary='nova-compute',
-                                                host=host)
-        return service
 
     def host(self, name):
         return {host['hypervisor_hostname']: host for host in
@@ -67,39 +62,34 @@ class NovaPowerTest(nova_base.NovaTestCase):
     def switched_off(self, host):
         """Wait for the BMC's Off, then take the compute away (hardware)."""
         self.bmc.wait_for_power_state(host, 'Off')
-        self.computes[host].stop()
-        self.admin_api.put_service(self.service(host)['id'],
-                                   {'forced_down': True})
+        self.take_down(host)
 
     def switched_on(self, host):
         """Wait for the BMC's On, then start the compute (hardware)."""
         self.bmc.wait_for_power_state(host, 'On')
-        self.admin_api.put_service(self.service(host)['id'],
-                                   {'forced_down': False})
-        self.computes[host] = self.restart_compute_service(
-            self.computes[host])
+        self.bring_back(host)
 
     def all_off(self):
         self.run_engine(self.now)
         for name in SWITCHED:
             self.switched_off(name)
 
-    def gpu_lease(self, start):
-        return self.lease_api('POST', '/leases', {
+    def gpu_lease(self):
+        """All hosts off, then a lease of a gpu host in 20 minutes.
+
+        :returns: its start and the lease, which books compute-2.
+        """
+        self.all_off()
+        start = (self.now + 20 * MINUTE).replace(second=0, microsecond=0)
+        lease = self.lease_api('POST', '/leases', {
             'name': 'hpc', 'start_date': nova_base.lease_date(start),
             'end_date': nova_base.lease_date(start + 60 * MINUTE),
             'reservations': [{
                 'resource_type': 'physical:host', 'min': 1, 'max': 1,
                 'hypervisor_properties': '',
                 'resource_properties': GPU}]})['lease']
-
-    def booked(self, lease_id):
-        names = {host['id']: host['hypervisor_hostname'] for host in
-                 self.admin_lease_api('GET', '/os-hosts')['hosts']}
-        return sorted(names[allocation['resource_id']] for allocation in
-                      self.admin_lease_api(
-                          'GET', '/os-hosts/allocations?lease_id=' +
-                          lease_id)['allocations'])
+        self.assertEqual(['compute-2'], self.booked(lease['id']))
+        return start, lease
 
     def test_an_idle_host_is_disabled_with_a_reason_then_switched_off(self):
         self.run_engine(self.now)
@@ -114,10 +104,7 @@ class NovaPowerTest(nova_base.NovaTestCase):
                           host['reservable'], host['power_next_transition']))
 
     def test_a_lease_switches_its_host_on_and_nova_up_enables_it(self):
-        self.all_off()
-        start = (self.now + 20 * MINUTE).replace(second=0, microsecond=0)
-        lease = self.gpu_lease(start)
-        self.assertEqual(['compute-2'], self.booked(lease['id']))
+        start, lease = self.gpu_lease()
         self.run_engine(self.now + MINUTE)
         host = self.host('compute-2')
         self.assertEqual('power_on', host['power_next_transition'])
@@ -141,10 +128,7 @@ class NovaPowerTest(nova_base.NovaTestCase):
                          self.aggregate(reservation_id)['hosts'])
 
     def test_a_host_that_never_comes_up_fails_and_its_booking_moves(self):
-        self.all_off()
-        start = (self.now + 20 * MINUTE).replace(second=0, microsecond=0)
-        lease = self.gpu_lease(start)
-        self.assertEqual(['compute-2'], self.booked(lease['id']))
+        start, lease = self.gpu_lease()
         self.run_engine(start - 15 * MINUTE)
         self.bmc.wait_for_power_state('compute-2', 'On')
         # Its compute never starts. After power_on_timeout (600 s):
@@ -154,8 +138,9 @@ class NovaPowerTest(nova_base.NovaTestCase):
                          (host['failure'], host['reservable']))
         self.assertIn('not up 600 s after', host['power_failure'])
         self.assertEqual(['compute-3'], self.booked(lease['id']))
-        self.assertFalse(self.lease_api(
-            'GET', '/leases/' + lease['id'])['lease']['degraded'])
+        self.assertFalse(self.lease(lease['id'])['degraded'])
+        [update] = self.updates()
+        self.assertEqual(lease['id'], update['id'])
         # Its replacement is switched on at once.
         self.assertEqual('powering_on', self.host('compute-3')['power_state'])
         self.switched_on('compute-3')
