@@ -35,6 +35,7 @@ with what the service said; the engine retries the lease event with
 backoff and records the reason in the lease.
 """
 
+import json
 import time
 
 from keystoneauth1 import exceptions as ks_exc
@@ -153,10 +154,13 @@ def _error_message(exc):
     """What the service said.
 
     The ``message`` of Nova's and Cinder's ``{"<fault>": {"message":
-    ...}}`` bodies, which keystoneauth1 does not read.
+    ...}}`` bodies, the ``faultstring`` of Ironic's ``{"error_message":
+    "<JSON text>"}``, which keystoneauth1 does not read.
     """
     try:
         [fault] = exc.response.json().values()
+        if isinstance(fault, str):
+            return json.loads(fault)['faultstring']
         return fault['message']
     except (AttributeError, KeyError, TypeError, ValueError):
         return exc.details or exc.message

@@ -30,9 +30,8 @@ views): :func:`is_secret` is the one test of it.
 
 import dataclasses
 
-import yaml
-
 from oslo_utils import strutils
+import yaml
 
 from reservation_ext import exceptions
 from reservation_ext.power import drivers

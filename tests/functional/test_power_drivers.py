@@ -72,8 +72,9 @@ class RedfishDriverTest(base.TestCase):
     def setUp(self):
         super().setUp()
         self.emulator = self.useFixture(power_emulator.RedfishEmulator(
-            HOSTS, auth=(USERNAME, PASSWORD),
-            power_states={'compute-2': 'PoweringOn'}))
+            HOSTS + ('compute-3',), auth=(USERNAME, PASSWORD),
+            power_states={'compute-2': 'PoweringOn',
+                          'compute-3': 'PoweringOff'}))
         self.credentials_file = os.path.join(
             self.useFixture(fixtures_lib.TempDir()).path,
             'power-credentials.yaml')
@@ -139,6 +140,12 @@ class RedfishDriverTest(base.TestCase):
         self.driver.power_on(target)
         self.assertEqual(0, self.emulator.resets('compute-2'))
 
+    def test_a_host_powering_off_counts_as_off(self):
+        target = self.target('compute-3')
+        self.assertEqual(drivers.OFF, self.driver.state(target))
+        self.driver.power_off(target)
+        self.assertEqual(0, self.emulator.resets('compute-3'))
+
     def test_wrong_credentials_fail_naming_the_host(self):
         message = self.assertPowerError(
             self.target(redfish_password='not-' + PASSWORD), 'compute-1',
@@ -187,6 +194,11 @@ class RedfishDriverTest(base.TestCase):
         self.write_credentials({'compute-1': {'adress': 'x'}})
         message = self.assertPowerError(self.target(), self.credentials_file)
         self.assertIn('compute-1.adress: unknown key', message)
+
+    def test_a_missing_credentials_file_fails_naming_it(self):
+        os.unlink(self.credentials_file)
+        self.assertPowerError(self.target(), self.credentials_file,
+                              'No such file')
 
 
 class SecretPropertiesAPITest(base.DBTestCase):
@@ -326,5 +338,5 @@ class IronicDriverTest(base.TestCase):
         error = self.assertRaises(
             drivers.PowerError, self.driver.state,
             drivers.Target('compute-9', 'compute-9'))
-        self.assertIn('compute-9', str(error))
-        self.assertIn('404', str(error))
+        self.assertIn('host compute-9', str(error))
+        self.assertIn('404 Node compute-9 could not be found', str(error))
