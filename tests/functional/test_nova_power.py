@@ -154,13 +154,6 @@ class NovaPowerTest(healing._Monitored, nova_base.NovaTestCase):
                          (host['power_state'], host['failure'],
                           host['reservable'], host['power_failure']))
 
-    def test_a_host_that_is_not_on_cannot_be_removed(self):
-        self.all_off()
-        answer = self.admin_lease_api('DELETE', '/os-hosts/' +
-                                      self.host('compute-2')['id'],
-                                      expect=409)
-        self.assertIn('power_managed', answer['error_message'])
-
     def test_an_unmanaged_host_is_switched_on_and_left_on(self):
         self.all_off()
         host_id = self.host('compute-3')['id']
