@@ -145,7 +145,7 @@ class HostInventory:
         with db_api.context_manager.reader.using(ctx) as session:
             row = _get_row(session, host_id)
             _check_unused(session, row.id, self.clock.now())
-            _check_on(session, row.id)
+            _check_on(session, row.id, self.clock.now())
         freepool = self.nova.find_aggregate(self.conf.freepool_name)
         if freepool is not None:
             self.nova.remove_from_aggregate(freepool, row.service_name)
@@ -205,7 +205,7 @@ class HostInventory:
     def _remove(self, ctx, host_id):
         with db_api.writer(ctx, self.clock) as session:
             _check_unused(session, host_id, self.clock.now())
-            _check_on(session, host_id)
+            _check_on(session, host_id, self.clock.now())
             # Past allocations only: they go with the host.
             session.execute(sa.delete(ALLOCATIONS).where(
                 ALLOCATIONS.c.host_id == host_id))
@@ -278,18 +278,22 @@ def _check_unused(session, host_id, now):
             'expired or were deleted.' % (host_id, held))
 
 
-def _check_on(session, host_id):
+def _check_on(session, host_id, now):
     """Refuse to remove a host that the power manager switched off.
 
-    Nova would get it back powered off, with its service disabled.
+    Or that an engine is switching now (a live claim): Nova would get it
+    back powered off, with its service disabled.
     """
-    state = session.scalar(sa.select(HOSTS.c.power_state).where(
-        HOSTS.c.id == host_id))
+    state, claimed_until = session.execute(
+        sa.select(HOSTS.c.power_state, HOSTS.c.power_claimed_until)
+        .where(HOSTS.c.id == host_id)).one()
+    if claimed_until is not None and claimed_until > now:
+        state = 'being switched'
     if state != power_policy.ON:
         raise exceptions.Conflict(
-            'Host %s is %s (switched by the power manager); it can be '
-            'removed once it is on: set power_managed to false and wait '
-            'until its power_state is on.' % (host_id, state))
+            'Host %s is %s by the power manager; it can be removed once '
+            'it is on: set power_managed to false and wait until its '
+            'power_state is on.' % (host_id, state))
 
 
 def _get_row(session, host_id):

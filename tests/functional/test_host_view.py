@@ -17,6 +17,8 @@ host's operator); the service acts as its service user, with no trust,
 and keeps neither in the DB.
 """
 
+import datetime
+
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -104,5 +106,15 @@ class HostPowerViewTest(base.DBTestCase):
             session.execute(sa.update(HOSTS).values(power_state='off'))
         error = self.assertRaises(exceptions.Conflict, self.inventory.delete,
                                   self.ctx, self.host_id)
-        self.assertIn('is off', str(error))
+        self.assertIn('is off by the power manager', str(error))
         self.assertEqual(1, len(self.inventory.list(self.ctx)))
+
+    def test_a_host_an_engine_is_switching_cannot_be_removed(self):
+        with db_api.writer(self.ctx, clock_mod.SYSTEM) as session:
+            session.execute(sa.update(HOSTS).values(
+                power_claimed_by='engine-1:token',
+                power_claimed_until=clock_mod.SYSTEM.now() +
+                datetime.timedelta(minutes=5)))
+        error = self.assertRaises(exceptions.Conflict, self.inventory.delete,
+                                  self.ctx, self.host_id)
+        self.assertIn('is being switched by the power manager', str(error))
