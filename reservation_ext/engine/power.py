@@ -215,7 +215,8 @@ class PowerManager:
         kept = _kept_on(preemptible, others,
                         self.conf.power.reclaim_preemptible_for_power)
         if kept:
-            return self._note(ctx, read, kept)
+            self._note(ctx, read, kept)
+            return 0
         claim = self._claim(ctx, read, transition)
         if claim is None:
             return 0
@@ -304,11 +305,10 @@ class PowerManager:
     def _note(self, ctx, read, why):
         """Record why a host stays on (when that changed)."""
         if read.row.power_failure == why:
-            return 0
+            return
         with db_api.writer(ctx, self.clock) as session:
             session.execute(sa.update(HOSTS).where(HOSTS.c.id == read.row.id)
                             .values(power_failure=why))
-        return 0
 
     def _claim(self, ctx, read, transition):
         """Hold the host for ``transition``, or None if another engine has.
