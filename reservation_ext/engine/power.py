@@ -145,7 +145,7 @@ class PowerManager:
         reads = preference(self._read(ctx, now))
         planned = policy.plan([read.host for read in reads], now,
                               policy.Settings.from_conf(self.conf))
-        self._record_plan(ctx, reads, planned)
+        self._record_plan(ctx, reads, planned, now)
         done = 0
         for read in reads:
             transition = planned[read.row.id]
@@ -185,24 +185,38 @@ class PowerManager:
             failed=row.failed_at is not None,
             windows=tuple(windows[row.id]))) for row in hosts.values()]
 
-    def _record_plan(self, ctx, reads, planned):
-        """Write the planned transitions of the hosts where they changed."""
+    def _record_plan(self, ctx, reads, planned, now):
+        """Write the planned transitions of the hosts where they changed.
+
+        A transition that stays due keeps the time it became due (the
+        policy says "now" at every poll). ``power_failure`` concerns a due
+        transition: it is cleared when none is due any more, unless the
+        host failed (it then says why).
+        """
         changed = []
         for read in reads:
-            transition = planned[read.row.id]
+            row, transition = read.row, planned[read.row.id]
+            recorded = (row.power_next_action, row.power_next_at,
+                        row.power_next_reason)
             values = ((transition.action, transition.at, transition.reason)
                       if transition else (None, None, None))
-            if values != (read.row.power_next_action, read.row.power_next_at,
-                          read.row.power_next_reason):
-                changed.append((read.row.id, values))
+            if transition and transition.due(now) and \
+                    row.power_next_at is not None and \
+                    row.power_next_at <= now:
+                values = values[:1] + recorded[1:2] + values[2:]
+            if values != recorded:
+                stale = row.failed_at is None and not (
+                    transition and transition.due(now))
+                changed.append((row.id, values,
+                                {'power_failure': None} if stale else {}))
         if not changed:
             return
         with db_api.writer(ctx, self.clock) as session:
-            for host_id, (action, at, reason) in changed:
+            for host_id, (action, at, reason), cleared in changed:
                 session.execute(sa.update(HOSTS).where(HOSTS.c.id == host_id)
                                 .values(power_next_action=action,
                                         power_next_at=at,
-                                        power_next_reason=reason))
+                                        power_next_reason=reason, **cleared))
 
     def _switch(self, ctx, read, transition):
         if transition.action == policy.POWER_OFF:

@@ -302,6 +302,23 @@ class _PowerTests:
         self.assertEqual([], self.events('compute-1'))
         self.assertEqual('enabled', self.nova.services['compute-1']['status'])
 
+    def test_a_host_kept_on_keeps_its_plan_until_a_booking_changes_it(self):
+        self.nova.servers['compute-1'] = [server('s-1')]
+        self.run_engines()
+        self.clock.set(NOW + MINUTE)
+        self.run_engines()
+        row = self.host('compute-1')
+        # Due since the first poll, and still kept on.
+        self.assertEqual(('power_off', NOW), (row.power_next_action,
+                                              row.power_next_at))
+        self.assertIsNotNone(row.power_failure)
+        self.book('compute-1', NOW + MINUTE, hours=2)
+        self.run_engines()
+        row = self.host('compute-1')
+        self.assertEqual(('power_off', NOW + MINUTE + 2 * HOUR, None),
+                         (row.power_next_action, row.power_next_at,
+                          row.power_failure))
+
     def test_preemptible_servers_keep_their_host_on_by_default(self):
         self.nova.servers['compute-1'] = [server('s-1', PREEMPTIBLE)]
         self.run_engines()
