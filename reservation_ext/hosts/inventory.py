@@ -118,13 +118,13 @@ class HostInventory:
     def update(self, ctx, host_id, body):
         """Set (or, with ``null``, remove) extra capabilities.
 
-        ``power_managed`` (a boolean) is the host's own: whether the power
+        ``power_managed`` (a boolean, or its text) is the host's own: whether the power
         manager switches it.
         """
         policy.authorize(ctx, 'update', ctx.project_id, policy.HOSTS)
         validation.check_schema(body, schemas.UPDATE)
-        columns = {key: body[key] for key in schemas.UPDATE_COLUMNS
-                   if key in body}
+        columns = {key: validation.parse_boolean(str(body[key]), key)
+                   for key in schemas.UPDATE_COLUMNS if key in body}
         capabilities = {key: value for key, value in body.items()
                         if key not in columns}
         _check_capabilities(capabilities)

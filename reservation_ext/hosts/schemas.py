@@ -44,7 +44,10 @@ UPDATE_COLUMNS = ('power_managed',)
 UPDATE = {
     'type': 'object',
     'properties': {
-        'power_managed': {'type': 'boolean',
+        # Also as text: blazarclient's "host set --extra" sends strings.
+        'power_managed': {'type': ['boolean', 'string'],
+                          'enum': [True, False, 'true', 'false', 'True',
+                                   'False'],
                           'description': 'true or false (whether the '
                                          'power manager switches the '
                                          'host)'},

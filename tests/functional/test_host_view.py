@@ -86,8 +86,16 @@ class HostPowerViewTest(base.DBTestCase):
         self.assertEqual([{'property': 'rack'}],
                          self.inventory.properties(self.ctx))
 
+    def test_power_managed_is_also_taken_as_the_text_the_client_sends(self):
+        host = self.inventory.update(self.ctx, self.host_id,
+                                     {'power_managed': 'false'})
+        self.assertFalse(host['power_managed'])
+        host = self.inventory.update(self.ctx, self.host_id,
+                                     {'power_managed': 'True'})
+        self.assertTrue(host['power_managed'])
+
     def test_power_managed_other_than_a_boolean_is_refused(self):
-        for value in ('false', 0, None):
+        for value in ('no', 'yes', '', 0, 1, None):
             error = self.assertRaises(
                 exceptions.InvalidInput, self.inventory.update, self.ctx,
                 self.host_id, {'power_managed': value})
