@@ -327,15 +327,40 @@ class NovaClient:
             % (server_id, ' or '.join(statuses), timeout, server['status']))
 
     def compute_services(self):
-        """The nova-compute services: ``[{'host', 'state', 'status'}]``.
+        """The nova-compute services, as ``GET /os-services`` shows them.
 
-        ``state`` is ``up`` or ``down``, ``status`` ``enabled`` or
-        ``disabled``, as ``GET /os-services`` shows them.
+        ``[{'host', 'state', 'status', 'disabled_reason'}]``: ``state``
+        is ``up`` or ``down``, ``status`` ``enabled`` or ``disabled``.
         """
         services = self._get('/os-services',
                              params={'binary': 'nova-compute'})['services']
-        return [{key: service[key] for key in ('host', 'state', 'status')}
+        return [{key: service[key] for key in ('host', 'state', 'status',
+                                               'disabled_reason')}
                 for service in services]
+
+    def compute_service(self, service_host):
+        """A host's nova-compute service view, or None if Nova has none.
+
+        As ``GET /os-services`` shows it: ``id``, ``state``, ``status``,
+        ``disabled_reason``...
+        """
+        services = self._get('/os-services', params={
+            'binary': 'nova-compute', 'host': service_host})['services']
+        return services[0] if services else None
+
+    def set_compute_service(self, service_host, enabled, reason=None):
+        """Enable a host's nova-compute service, or disable it.
+
+        ``reason`` is the ``disabled_reason`` of a disable. Idempotent;
+        since microversion 2.53 the service is named by its id.
+        """
+        service = self.compute_service(service_host)
+        if service is None:
+            raise exceptions.NotFound(kind='nova-compute service',
+                                      id=service_host)
+        body = {'status': 'enabled'} if enabled else {
+            'status': 'disabled', 'disabled_reason': reason}
+        self._call('PUT', '/os-services/%s' % service['id'], json=body)
 
     def find_aggregate(self, name):
         """The aggregate called ``name``, or None."""

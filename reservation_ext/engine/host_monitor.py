@@ -27,7 +27,12 @@ Blazar's polling monitor:
    enabled recovers ``WHERE failed_at IS NOT NULL``. Engines that read
    the services at once (an interval of 0) make each change once, by the
    engine whose UPDATE matched. A host Nova does not list is left as it
-   is.
+   is, and so is one that the power manager
+   (:mod:`reservation_ext.engine.power`) switched off or is switching on
+   (``power_state`` not ``on``), or whose service it disabled to switch
+   the host off (the ``disabled_reason`` it wrote): its service is down
+   and disabled on purpose, and the power manager fails it (``failure``
+   ``power``) when it does not come up in time.
 2. Heal (every poll while a booking is due): each reservation (pending or
    active, of a pending or active lease) with bookings on failed hosts
    that start within ``healing_interval`` minutes gets, in one writer
@@ -69,12 +74,14 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from reservation_ext.engine import power
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.leases import states
 from reservation_ext.leases import views
 from reservation_ext.planning import healing
 from reservation_ext.planning import planner
+from reservation_ext.power import policy
 
 LOG = logging.getLogger(__name__)
 
@@ -115,7 +122,7 @@ def changes(hosts, services):
     failing, recovered = {}, []
     for service in services:
         name = service['host']
-        if name not in hosts:
+        if name not in hosts or power.switched_off(service):
             continue
         failure = failure_of(service)
         if failure and not hosts[name]:
@@ -197,8 +204,11 @@ class HostMonitor:
     def _detect(self, ctx):
         """Record the hosts that failed or came back; return how many."""
         with db_api.context_manager.reader.using(ctx) as session:
+            # A host that the power manager switched off (or on, until
+            # Nova reports it up) is its to watch.
             hosts = dict(session.execute(
-                sa.select(HOSTS.c.service_name, HOSTS.c.failure)).all())
+                sa.select(HOSTS.c.service_name, HOSTS.c.failure)
+                .where(HOSTS.c.power_state == policy.ON)).all())
         if not hosts:
             return 0
         failing, recovered = changes(hosts,

@@ -183,7 +183,7 @@ class Reclaimer:
         servers = self.clients.nova.servers_with_hints_on(host.service_name)
         first = min(bookings, key=lambda booking: booking.start_date)
         for server in self._to_stop(host, needed, reserved, servers):
-            self._stop(ctx, server, host.hypervisor_hostname, first)
+            self.stop(ctx, server, host.hypervisor_hostname, first)
         self._record(ctx, bookings)
 
     def _read_host(self, ctx, host_id):
@@ -228,11 +228,23 @@ class Reclaimer:
         return [by_id[chosen.id] for chosen in preemption.to_reclaim(
             capacity, needed, mine, _total(others))]
 
-    def _stop(self, ctx, server, hostname, booking):
-        """Delete or shelve one preemptible server, then say so."""
+    def servers_on(self, service_name):
+        """A host's servers, Nova's views: ``(preemptible, others)``."""
+        servers = self.clients.nova.servers_with_hints_on(service_name)
+        return ([server for server in servers if _is_preemptible(server)],
+                [server for server in servers
+                 if not _is_preemptible(server)])
+
+    def stop(self, ctx, server, hostname, booking=None):
+        """Delete or shelve one preemptible server, then say so.
+
+        :param booking: the :class:`Booking` it gives way to; None when
+            the host is switched off (:mod:`reservation_ext.engine.power`).
+        """
         action = self.conf.reservation.preemptible_on_reclaim
-        LOG.info('Preempting server %s on %s for reservation %s (%s)',
-                 server['id'], hostname, booking.reservation_id, action)
+        LOG.info('Preempting server %s on %s for %s (%s)', server['id'],
+                 hostname, 'reservation %s' % booking.reservation_id
+                 if booking else 'switching the host off', action)
         if action == 'shelve':
             self.clients.nova.shelve_offload(server['id'])
         else:
@@ -242,8 +254,8 @@ class Reclaimer:
                 'server_id': server['id'],
                 'project_id': server['tenant_id'],
                 'host': hostname,
-                'lease_id': booking.lease_id,
-                'reservation_id': booking.reservation_id,
+                'lease_id': booking and booking.lease_id,
+                'reservation_id': booking and booking.reservation_id,
                 'action': action,
                 'payload_version': notification_schema.PREEMPTED_VERSION,
                 'event_time': validation.format_date(self.clock.now())})

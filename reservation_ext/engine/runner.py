@@ -51,7 +51,9 @@ that is due outside of the lease events (a host reservation's grace
 period that ended, hosts that recycle), which the plugin claims in the DB
 by its own rules. Last, with ``[reservation] host_monitor``, the host
 monitor (:mod:`reservation_ext.engine.host_monitor`) heals the bookings
-on failed hosts.
+on failed hosts, and the power manager
+(:mod:`reservation_ext.engine.power`) switches idle reservable hosts off
+and on again for their bookings (with a ``[power] driver`` that switches).
 """
 
 import collections
@@ -69,10 +71,12 @@ from reservation_ext.clients import plugin_clients
 from reservation_ext import context
 from reservation_ext.enforcement import enforcer
 from reservation_ext.engine import host_monitor
+from reservation_ext.engine import power as power_mod
 from reservation_ext.engine import reclaim
 from reservation_ext.leases import notifications
 from reservation_ext.leases import states
 from reservation_ext.leases import views
+from reservation_ext.power import drivers
 
 LOG = logging.getLogger(__name__)
 
@@ -221,6 +225,11 @@ class Engine:
         :class:`~reservation_ext.engine.host_monitor.HostMonitor` of the
         reservable hosts (by default one acting through the plugins'
         clients; idle unless ``[reservation] host_monitor``)
+    :param power: the
+        :class:`~reservation_ext.engine.power.PowerManager` of the
+        reservable hosts (by default one with the ``[power] driver``,
+        acting through the plugins' clients and ``reclaimer``; idle with
+        the ``noop`` driver)
     :param checkpoint: ``checkpoint(point, event)``, called at each of
         :data:`CHECKPOINTS` with the event concerned (the first of the
         batch for :data:`RECORDING`); by default it does nothing
@@ -228,18 +237,21 @@ class Engine:
 
     def __init__(self, conf, clock, plugins, notifier, engine_id=None,
                  enforcement=None, reclaimer=None, monitor=None,
-                 checkpoint=None):
+                 power=None, checkpoint=None):
         self.conf = conf.reservation
         self.clock = clock
         self.plugins = plugins
         self.notifier = notifier
+        self.engine_id = engine_id or '%s:%d' % (socket.gethostname(),
+                                                 os.getpid())
         self.enforcement = enforcement or enforcer.disabled(conf)
         self.reclaimer = reclaimer or reclaim.Reclaimer(
             conf, clock, _clients(conf, plugins), notifier)
         self.monitor = monitor or host_monitor.HostMonitor(
             conf, clock, plugins, _clients(conf, plugins), notifier)
-        self.engine_id = engine_id or '%s:%d' % (socket.gethostname(),
-                                                 os.getpid())
+        self.power = power or power_mod.PowerManager(
+            conf, clock, drivers.load(conf), _clients(conf, plugins),
+            self.reclaimer, self.engine_id)
         self.checkpoint = checkpoint or _no_checkpoint
 
     def run(self, stop_event):
@@ -270,7 +282,8 @@ class Engine:
         """
         ctx = context.get_admin_context()
         return (self._run_events(ctx) + self._reclaim(ctx) +
-                self._run_pending(ctx) + self._watch_hosts(ctx))
+                self._run_pending(ctx) + self._watch_hosts(ctx) +
+                self._switch_hosts(ctx))
 
     def _watch_hosts(self, ctx):
         try:
@@ -278,6 +291,15 @@ class Engine:
         except Exception:
             # Nova or the DB failed: the next poll reads the services again.
             LOG.exception('Engine %s: the host monitor failed',
+                          self.engine_id)
+            return 0
+
+    def _switch_hosts(self, ctx):
+        try:
+            return self.power.run(ctx)
+        except Exception:
+            # A due transition stays due: the next poll plans it again.
+            LOG.exception('Engine %s: the power manager failed',
                           self.engine_id)
             return 0
 

@@ -17,8 +17,9 @@ its properties (vcpus, memory_mb, local_gb, cpu_info, hypervisor type and
 version, availability zone) with the request's other keys as extra
 capabilities, and puts it into the free-pool aggregate, so that ordinary
 instances stop landing on it. Removing a host is refused while a lease
-holds it now or later. No view shows the secret extra capabilities (BMC
-credentials, :mod:`reservation_ext.power.credentials`).
+holds it now or later, or while the power manager has it switched off.
+No view shows the secret extra capabilities (BMC credentials,
+:mod:`reservation_ext.power.credentials`).
 """
 
 import json
@@ -33,6 +34,7 @@ from reservation_ext.hosts import schemas
 from reservation_ext.planning import planner
 from reservation_ext import policy
 from reservation_ext.power import credentials
+from reservation_ext.power import policy as power_policy
 from reservation_ext import validation
 
 HOSTS = models.ComputeHost.__table__
@@ -47,14 +49,18 @@ VIEW_COLUMNS = ('id', 'hypervisor_hostname', 'hypervisor_type',
                 'hypervisor_version', 'vcpus', 'cpu_info', 'memory_mb',
                 'local_gb', 'service_name', 'availability_zone',
                 'reservable', 'created_at', 'updated_at', 'failure',
-                'failed_at')
+                'failed_at', 'power_state', 'power_managed', 'power_failure')
+# The power manager's next transition of a host (reservation_ext.engine.
+# power): view keys that are no column of their own name.
+POWER_KEYS = ('power_next_transition', 'power_next_transition_at')
 # Keys of Blazar's host view that are always null here: Blazar has no host
 # status yet, and this service acts as its service user, not through a
 # trust of the host's operator.
 NULL_KEYS = ('status', 'trust_id')
 # Blazar's limit on the name of an extra capability.
 CAPABILITY_KEY_MAX_LENGTH = 64
-_RESERVED_KEYS = frozenset(VIEW_COLUMNS + NULL_KEYS + ('name', 'generation'))
+_RESERVED_KEYS = frozenset(VIEW_COLUMNS + NULL_KEYS + POWER_KEYS +
+                           ('name', 'generation'))
 
 
 class HostInventory:
@@ -110,19 +116,27 @@ class HostInventory:
             return _views(session, [_get_row(session, host_id)])[0]
 
     def update(self, ctx, host_id, body):
-        """Set (or, with ``null``, remove) extra capabilities."""
+        """Set (or, with ``null``, remove) extra capabilities.
+
+        ``power_managed`` (a boolean, or its text) is the host's own: whether the power
+        manager switches it.
+        """
         policy.authorize(ctx, 'update', ctx.project_id, policy.HOSTS)
         validation.check_schema(body, schemas.UPDATE)
-        _check_capabilities(body)
+        columns = {key: validation.parse_boolean(str(body[key]), key)
+                   for key in schemas.UPDATE_COLUMNS if key in body}
+        capabilities = {key: value for key, value in body.items()
+                        if key not in columns}
+        _check_capabilities(capabilities)
         with db_api.writer(ctx, self.clock) as session:
             row = _get_row(session, host_id)
             current = _capabilities_of(session, [row.id]).get(row.id, {})
-            current.update(body)
+            current.update(capabilities)
             host_records.set_capabilities(session, row.id, {
                 key: value for key, value in current.items()
                 if value is not None})
             session.execute(sa.update(HOSTS).where(HOSTS.c.id == row.id)
-                            .values(updated_at=self.clock.now()))
+                            .values(updated_at=self.clock.now(), **columns))
         return self.get(ctx, host_id)
 
     def delete(self, ctx, host_id):
@@ -131,6 +145,7 @@ class HostInventory:
         with db_api.context_manager.reader.using(ctx) as session:
             row = _get_row(session, host_id)
             _check_unused(session, row.id, self.clock.now())
+            _check_on(session, row.id, self.clock.now())
         freepool = self.nova.find_aggregate(self.conf.freepool_name)
         if freepool is not None:
             self.nova.remove_from_aggregate(freepool, row.service_name)
@@ -190,6 +205,7 @@ class HostInventory:
     def _remove(self, ctx, host_id):
         with db_api.writer(ctx, self.clock) as session:
             _check_unused(session, host_id, self.clock.now())
+            _check_on(session, host_id, self.clock.now())
             # Past allocations only: they go with the host.
             session.execute(sa.delete(ALLOCATIONS).where(
                 ALLOCATIONS.c.host_id == host_id))
@@ -262,6 +278,24 @@ def _check_unused(session, host_id, now):
             'expired or were deleted.' % (host_id, held))
 
 
+def _check_on(session, host_id, now):
+    """Refuse to remove a host that the power manager switched off.
+
+    Or that an engine is switching now (a live claim): Nova would get it
+    back powered off, with its service disabled.
+    """
+    state, claimed_until = session.execute(
+        sa.select(HOSTS.c.power_state, HOSTS.c.power_claimed_until)
+        .where(HOSTS.c.id == host_id)).one()
+    if claimed_until is not None and claimed_until > now:
+        state = 'being switched'
+    if state != power_policy.ON:
+        raise exceptions.Conflict(
+            'Host %s is %s by the power manager; it can be removed once '
+            'it is on: set power_managed to false and wait until its '
+            'power_state is on.' % (host_id, state))
+
+
 def _get_row(session, host_id):
     """The host by id or hypervisor hostname, or NotFound."""
     condition = HOSTS.c.hypervisor_hostname == str(host_id)
@@ -294,8 +328,12 @@ def _host_view(row):
     view.update((column, getattr(row, column)) for column in VIEW_COLUMNS)
     view['id'] = str(row.id)
     # failure: 'down' or 'disabled' while the engine's host monitor finds
-    # the host's nova-compute so (since failed_at), else null.
-    for stamp in ('created_at', 'updated_at', 'failed_at'):
+    # the host's nova-compute so (since failed_at), 'power' while the
+    # power manager's host does not come up, else null.
+    view['power_next_transition'] = row.power_next_action
+    view['power_next_transition_at'] = row.power_next_at
+    for stamp in ('created_at', 'updated_at', 'failed_at',
+                  'power_next_transition_at'):
         view[stamp] = validation.format_timestamp(view[stamp])
     return view
 

@@ -15,7 +15,8 @@
 Every key of a host create or update but ``name`` is an extra capability:
 a string of at most 255 characters (its column's) or a number (``null``
 removes it in an update). ``name`` is what Nova's hypervisor search takes
-(Nova's ``fqdn``), so that Nova never refuses the name we pass on.
+(Nova's ``fqdn``), so that Nova never refuses the name we pass on. An
+update's ``power_managed`` is no capability but the host's own flag.
 """
 
 _CAPABILITY = {'type': ['string', 'number', 'boolean'], 'maxLength': 255,
@@ -37,8 +38,20 @@ CREATE = {
     'required': ['name'],
 }
 
+# Keys of a host update that set the host's own columns, not capabilities.
+UPDATE_COLUMNS = ('power_managed',)
+
 UPDATE = {
     'type': 'object',
+    'properties': {
+        # Also as text: blazarclient's "host set --extra" sends strings.
+        'power_managed': {'type': ['boolean', 'string'],
+                          'enum': [True, False, 'true', 'false', 'True',
+                                   'False'],
+                          'description': 'true or false (whether the '
+                                         'power manager switches the '
+                                         'host)'},
+    },
     'additionalProperties': dict(
         _CAPABILITY, type=_CAPABILITY['type'] + ['null']),
 }

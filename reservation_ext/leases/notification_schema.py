@@ -201,7 +201,7 @@ SCHEMA = {
 }
 
 
-PREEMPTED_VERSION = '1.0'
+PREEMPTED_VERSION = '1.1'
 
 PREEMPTED = {
     '$schema': 'https://json-schema.org/draft/2020-12/schema',
@@ -215,8 +215,12 @@ PREEMPTED = {
         'server_id': _text('the preemptible Nova server that was stopped'),
         'project_id': _text("the server's project"),
         'host': _text('the hypervisor hostname it ran on'),
-        'lease_id': _text('the lease whose booking needed the host'),
-        'reservation_id': _text('the reservation of that booking'),
+        'lease_id': _text('the lease whose booking needed the host; '
+                          'null (since 1.1) when it was stopped to switch '
+                          'the idle host off ([power] '
+                          'reclaim_preemptible_for_power)', nullable=True),
+        'reservation_id': _text('the reservation of that booking (null '
+                                'as lease_id)', nullable=True),
         'action': {'enum': ['delete', 'shelve'],
                    'description': 'what became of the server '
                                   '([reservation] preemptible_on_reclaim; '

@@ -157,7 +157,7 @@ def plan(hosts, now, settings):
     for host in spares[:settings.spare_hosts]:
         if _due(planned[host.id], POWER_OFF, now):
             planned[host.id] = None
-    # Not below 0: a negative slice bound would switch on all but a few.
+    # Never negative: a slice [:-n] would take all hosts but n.
     wanted = max(0, settings.spare_hosts - len(spares))
     for host in [h for h in idle if h.state == OFF and h.managed][:wanted]:
         planned[host.id] = Transition(POWER_ON, now, SPARE)

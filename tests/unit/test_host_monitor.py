@@ -52,6 +52,14 @@ class ChangesTest(base.TestCase):
         self.assertEqual(({}, []), host_monitor.changes(
             {'a': 'down', 'b': None}, [service('other', state='down')]))
 
+    def test_a_service_the_power_manager_disabled_is_left_alone(self):
+        switched = dict(service('a', state='down', status='disabled'),
+                        disabled_reason='reservation-ext: powered off, idle')
+        other = dict(service('b', status='disabled'),
+                     disabled_reason='maintenance')
+        self.assertEqual(({'b': 'disabled'}, []), host_monitor.changes(
+            {'a': None, 'b': None}, [switched, other]))
+
 
 class GroupsTest(base.TestCase):
 
