@@ -84,7 +84,9 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from reservation_ext.engine import power as power_manager
 from reservation_ext.planning import preference
+from reservation_ext.power import drivers
 from reservation_ext.power import policy
 import utilization
 
@@ -97,8 +99,9 @@ RESERVATIONS = models.Reservation.__table__
 IDLE_WATTS = 200
 OFF_WATTS = 10
 BOOT_WATTS = 300
-# A driver that switches hosts: the planner then prefers hosts that are
-# on near the start. The simulation switches them itself.
+# A driver that switches hosts, by name: the planner then prefers hosts
+# that are on near the start. The simulation switches them itself (the
+# engine's power manager is given the noop driver).
 SIM_DRIVER = 'simulated'
 
 
@@ -120,6 +123,12 @@ class PowerSimulation(utilization.Simulation):
         self.late = []
         self.boots = collections.Counter()
         self.starts = collections.Counter()
+
+    def power_manager(self, conf, clients):
+        """The engine's own, idle: the simulation switches the hosts."""
+        return power_manager.PowerManager(
+            conf, self.clock, drivers.NoopDriver(conf), clients, None,
+            'sim')
 
     def tick(self):
         """Boots that end, the lease events, the starts, the policy."""

@@ -511,7 +511,7 @@ class AtStartReclaimer(reclaim.Reclaimer):
         return 0
 
 
-def make_engine(policy, conf, clock, plugins, clients):
+def make_engine(policy, conf, clock, plugins, clients, power=None):
     """The policy's engine: the real one, its reclaim as the policy says.
 
     ``ours`` and ``none`` (which has no preemptible to stop) the engine's
@@ -522,7 +522,7 @@ def make_engine(policy, conf, clock, plugins, clients):
     reclaimer = (AtStartReclaimer(conf, clock, clients, notifier)
                  if policy == 'blazar' else None)
     return runner.Engine(conf, clock, plugins, notifier, engine_id='sim',
-                         reclaimer=reclaimer)
+                         reclaimer=reclaimer, power=power)
 
 
 # One policy's run.
@@ -592,7 +592,8 @@ class Simulation:
         plugins = plugins_mod.load_plugins(conf, self.clock, clients=clients)
         self.service = lease_service.LeaseService(
             conf, self.clock, plugins, notifications.get_notifier(conf))
-        self.engine = make_engine(policy, conf, self.clock, plugins, clients)
+        self.engine = make_engine(policy, conf, self.clock, plugins, clients,
+                                  self.power_manager(conf, clients))
         self.ctx = context.RequestContext(
             user_id='sim-user', project_id=PROJECT,
             roles=['member', 'reader'], overwrite=False)
@@ -605,6 +606,10 @@ class Simulation:
         self.requests = {}
         self.next_due = None
         self.cached = None
+
+    def power_manager(self, conf, clients):
+        """The engine's power manager: None, the ``[power]`` driver's."""
+        return None
 
     def run(self):
         """Tick from the trace's beginning to its end."""

@@ -21,8 +21,10 @@ switches anything (with ``noop``, the default, nothing at all happens):
    now, widened by ``[reservation] cleaning_time``);
    :func:`reservation_ext.power.policy.plan` gives each host's next
    transition, the hosts taken in the planner's order of preference
-   (:func:`preference`), and the rows whose planned transition changed
-   get ``power_next_action``, ``power_next_at`` and ``power_next_reason``.
+   (:mod:`reservation_ext.planning.preference`: ``[power]`` host weights,
+   then id; the query reads them in it), and the rows whose planned
+   transition changed get ``power_next_action``, ``power_next_at`` and
+   ``power_next_reason``.
 2. Switch each host whose transition is due, claimed as other engine
    work: one conditional UPDATE of the host row (the ``power_state`` this
    engine read, no live claim) sets ``power_claimed_by`` to a new token
@@ -100,15 +102,6 @@ def switched_off(service):
                 DISABLED_REASON))
 
 
-def preference(hosts):
-    """The planner's order of preference of ``hosts`` (by host id).
-
-    The one place where the power manager orders hosts: the spares kept on
-    are the first idle ones in this order.
-    """
-    return sorted(hosts, key=lambda read: read.row.id)
-
-
 class PowerManager:
     """Switches idle reservable hosts off and on again for their bookings.
 
@@ -142,7 +135,7 @@ class PowerManager:
         if not self.driver.switches:
             return 0
         now = self.clock.now()
-        reads = preference(self._read(ctx, now))
+        reads = self._read(ctx, now)
         planned = policy.plan([read.host for read in reads], now,
                               policy.Settings.from_conf(self.conf))
         self._record_plan(ctx, reads, planned, now)
@@ -161,8 +154,12 @@ class PowerManager:
         return done
 
     def _read(self, ctx, now):
-        """Every reservable host with its windows, in one query."""
-        busy = planner.Busy(now, self.conf.reservation.cleaning_time)
+        """Every reservable host with its windows, in one query.
+
+        In the planner's order of preference, the spares kept on being
+        the first idle hosts in it.
+        """
+        busy = planner.Busy.from_conf(now, self.conf)
         live = sa.and_(ALLOCATIONS.c.host_id == HOSTS.c.id,
                        ALLOCATIONS.c.end_date > now - busy.margin,
                        *busy.counted())
@@ -171,7 +168,8 @@ class PowerManager:
                 sa.select(HOSTS, ALLOCATIONS.c.start_date.label('w_start'),
                           ALLOCATIONS.c.end_date.label('w_end'))
                 .select_from(HOSTS.outerjoin(ALLOCATIONS, live))
-                .order_by(HOSTS.c.id, ALLOCATIONS.c.start_date)).all()
+                .order_by(*busy.prefer.order_by(),
+                          ALLOCATIONS.c.start_date)).all()
         windows = collections.defaultdict(list)
         hosts = {}
         for row in rows:

@@ -411,6 +411,17 @@ class _PowerTests:
         self.assertEqual(['on', 'off', 'off'],
                          [self.host(name).power_state for name in self.names])
 
+    def test_spares_stay_on_in_the_order_of_the_host_weights(self):
+        self.conf.set_override('spare_hosts', 1, 'power')
+        self.conf.set_override('host_weight_property', 'watts', 'power')
+        with db_api.writer(self.ctx, self.clock) as session:
+            for name, watts in (('compute-1', '300'), ('compute-3', '120')):
+                host_records.set_capabilities(
+                    session, self.host_ids[name], {'watts': watts})
+        self.run_engines()
+        self.assertEqual(['off', 'off', 'on'],
+                         [self.host(name).power_state for name in self.names])
+
     def test_an_unmanaged_host_is_switched_on_and_left_alone(self):
         self.switch_off_all()
         with db_api.writer(self.ctx, self.clock) as session:
