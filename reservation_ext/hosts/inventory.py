@@ -52,7 +52,8 @@ VIEW_COLUMNS = ('id', 'hypervisor_hostname', 'hypervisor_type',
                 'failed_at', 'power_state', 'power_managed', 'power_failure')
 # The power manager's next transition of a host (reservation_ext.engine.
 # power): view keys that are no column of their own name.
-POWER_KEYS = ('power_next_transition', 'power_next_transition_at')
+POWER_KEYS = ('power_next_transition', 'power_next_transition_at',
+              'power_state_since')
 # Keys of Blazar's host view that are always null here: Blazar has no host
 # status yet, and this service acts as its service user, not through a
 # trust of the host's operator.
@@ -332,8 +333,10 @@ def _host_view(row):
     # power manager's host does not come up, else null.
     view['power_next_transition'] = row.power_next_action
     view['power_next_transition_at'] = row.power_next_at
+    # When the engine last changed power_state (null: never switched).
+    view['power_state_since'] = row.power_changed_at
     for stamp in ('created_at', 'updated_at', 'failed_at',
-                  'power_next_transition_at'):
+                  'power_next_transition_at', 'power_state_since'):
         view[stamp] = validation.format_timestamp(view[stamp])
     return view
 

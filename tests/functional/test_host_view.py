@@ -73,10 +73,12 @@ class HostPowerViewTest(base.DBTestCase):
         self.assertEqual(
             {'power_state': 'on', 'power_managed': True,
              'power_next_transition': None,
-             'power_next_transition_at': None, 'power_failure': None},
+             'power_next_transition_at': None, 'power_failure': None,
+             'power_state_since': None},
             {key: host[key] for key in (
                 'power_state', 'power_managed', 'power_next_transition',
-                'power_next_transition_at', 'power_failure')})
+                'power_next_transition_at', 'power_failure',
+                'power_state_since')})
 
     def test_power_managed_is_set_as_the_hosts_own_flag(self):
         host = self.inventory.update(self.ctx, self.host_id,
