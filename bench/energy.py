@@ -16,6 +16,7 @@
                            [--warmup-days 3] [--policies noop power]
                            [--boot-s 300] [--min-off-time S]
                            [--power-on-lead-time S] [--spare-hosts N]
+                           [--spare-share F]
                            [--jobs 2]
 
 (or ``tox -e bench -- energy.py``). The month of ``bench/utilization.py``
@@ -320,6 +321,8 @@ def parse_args(argv=None):
         parser.add_argument('--' + option.replace('_', '-'), type=int,
                             help='[power] %s (default: its default)'
                                  % option)
+    parser.add_argument('--spare-share', type=float,
+                        help='[power] spare_share (default: its default)')
     parser.add_argument('--jobs', type=int, default=2)
     return parser.parse_args(argv)
 
@@ -327,7 +330,8 @@ def parse_args(argv=None):
 def options(args):
     return {'min_off_time': args.min_off_time,
             'power_on_lead_time': args.power_on_lead_time,
-            'spare_hosts': args.spare_hosts}
+            'spare_hosts': args.spare_hosts,
+            'spare_share': args.spare_share}
 
 
 def run_policy(args, power):
@@ -340,7 +344,8 @@ def run_policy(args, power):
                           datetime.timedelta(seconds=args.boot_s))
     line.update({'min_off_time_s': conf.power.min_off_time,
                  'power_on_lead_time_s': conf.power.power_on_lead_time,
-                 'spare_hosts': conf.power.spare_hosts})
+                 'spare_hosts': conf.power.spare_hosts,
+                 'spare_share': conf.power.spare_share})
     return line
 
 

@@ -44,6 +44,12 @@ power_opts = [
                     'first), so that a lease made to start now, or a '
                     'booking healed away from a host that failed to come '
                     'up, finds a host that is on.'),
+    cfg.FloatOpt('spare_share', default=0.25, min=0, max=1,
+                 help='The share of the reservable hosts (those that have '
+                      'not failed) kept on while idle, when that is more '
+                      'than spare_hosts: size it to the largest leases '
+                      'users make to start at once, which must find their '
+                      'hosts on. 0: spare_hosts alone.'),
     cfg.BoolOpt('reclaim_preemptible_for_power', default=False,
                 help='Whether an idle host that runs only preemptible '
                      'servers is switched off anyway (they are stopped '

@@ -29,7 +29,7 @@ has not ended, widened by the cleaning time, in start order.
   service up; the engine then enables it and records it on.
 - A host that is not power-managed (``power_managed=false``) is switched
   on if it is off, and then left alone.
-- Spares: the first ``spare_hosts`` idle hosts that are on (in the
+- Spares: the first *n* idle hosts that are on (in the
   planner's order of preference, which the caller gives) are not switched
   off; when fewer idle hosts are on, the preferred idle hosts that are
   off are switched on. A lease made to start now, or a booking healed
@@ -42,6 +42,9 @@ has not ended, widened by the cleaning time, in start order.
   The idle hosts without any window come first, then the others, each
   in the order given: a lease made to start now, for hours or days,
   fits on a host booked by nobody, not on one booked a few hours on.
+  *n* is ``spare_hosts``, or ``spare_share`` of the hosts that have not
+  failed if that is more: a lease made to start now takes as many hosts
+  as it asks for at once, and the largest ones grow with the cloud.
 
 Failed hosts (the host monitor's ``failed_at``) are neither switched off
 nor counted as spares; one that is off is still switched on for its
@@ -50,6 +53,7 @@ bookings.
 
 import dataclasses
 import datetime
+import math
 
 ON = 'on'
 OFF = 'off'
@@ -73,13 +77,18 @@ class Settings:
     min_off_time: datetime.timedelta = datetime.timedelta(minutes=30)
     lead_time: datetime.timedelta = datetime.timedelta(minutes=15)
     spare_hosts: int = 1
+    spare_share: float = 0.0
 
     @classmethod
     def from_conf(cls, conf):
         """The settings of ``conf.power``."""
         return cls(datetime.timedelta(seconds=conf.power.min_off_time),
                    datetime.timedelta(seconds=conf.power.power_on_lead_time),
-                   conf.power.spare_hosts)
+                   conf.power.spare_hosts, conf.power.spare_share)
+
+    def spares(self, hosts):
+        """How many idle hosts stay on, of ``hosts`` that have not failed."""
+        return max(self.spare_hosts, math.ceil(self.spare_share * hosts))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,12 +162,13 @@ def plan(hosts, now, settings):
     idle = sorted((host for host in hosts if not host.failed and
                    _free_for_a_while(host, now, settings)),
                   key=lambda host: bool(host.windows))
+    count = settings.spares(sum(not host.failed for host in hosts))
     spares = [host for host in idle if host.state in (ON, POWERING_ON)]
-    for host in spares[:settings.spare_hosts]:
+    for host in spares[:count]:
         if _due(planned[host.id], POWER_OFF, now):
             planned[host.id] = None
     # Never negative: a slice [:-n] would take all hosts but n.
-    wanted = max(0, settings.spare_hosts - len(spares))
+    wanted = max(0, count - len(spares))
     for host in [h for h in idle if h.state == OFF and h.managed][:wanted]:
         planned[host.id] = Transition(POWER_ON, now, SPARE)
     return planned

@@ -48,7 +48,7 @@ class NovaPowerTest(healing._Monitored, nova_base.NovaTestCase):
                 'address': self.bmc.address,
                 'system_id': power_emulator.system_id(name)}
                 for name in SWITCHED}, stream)
-        self.flags(driver='redfish', spare_hosts=0,
+        self.flags(driver='redfish', spare_hosts=0, spare_share=0,
                    credentials_file=credentials, group='power')
         self.flags(healing_interval=60, group='reservation')
         self.now = clock_mod.SYSTEM.now()

@@ -139,6 +139,7 @@ class _PowerTests:
         self.clock = clock_mod.ManualClock(NOW)
         self.conf = test_engine.make_conf(self, cleaning_time=0)
         self.conf.set_override('spare_hosts', 0, 'power')
+        self.conf.set_override('spare_share', 0, 'power')
         self.names = ['compute-%d' % i for i in (1, 2, 3)]
         self.nova = FakeNova(self.names)
         self.hardware = Hardware(self.conf, self.names)

@@ -168,9 +168,21 @@ class PolicyTest(testtools.TestCase):
     def test_the_settings_come_from_the_power_options(self):
         conf = type('Conf', (), {'power': type('Power', (), {
             'min_off_time': 60, 'power_on_lead_time': 120,
-            'spare_hosts': 3})})
-        self.assertEqual(policy.Settings(MINUTE, 2 * MINUTE, 3),
+            'spare_hosts': 3, 'spare_share': 0.1})})
+        self.assertEqual(policy.Settings(MINUTE, 2 * MINUTE, 3, 0.1),
                          policy.Settings.from_conf(conf))
+
+    def test_a_share_of_the_hosts_stays_on_when_it_is_more_spares(self):
+        settings = policy.Settings(spare_hosts=1, spare_share=0.25)
+        self.assertEqual(1, settings.spares(2))
+        self.assertEqual(3, settings.spares(9))
+        self.assertEqual(25, settings.spares(100))
+        hosts = [policy.Host(i) for i in range(1, 9)]
+        planned = policy.plan(hosts, self.clock.now(), settings)
+        # Two of eight idle hosts stay on; the others go off now.
+        self.assertEqual([None, None] + [policy.POWER_OFF] * 6,
+                         [planned[h.id] and planned[h.id].action
+                          for h in hosts])
 
     def test_a_later_clock_plans_from_its_now(self):
         host = policy.Host(1, windows=(self.window(40 * MINUTE),))
