@@ -119,8 +119,8 @@ class HostInventory:
     def update(self, ctx, host_id, body):
         """Set (or, with ``null``, remove) extra capabilities.
 
-        ``power_managed`` (a boolean, or its text) is the host's own: whether the power
-        manager switches it.
+        ``power_managed`` (a boolean, or its text) is the host's own:
+        whether the power manager switches it.
         """
         policy.authorize(ctx, 'update', ctx.project_id, policy.HOSTS)
         validation.check_schema(body, schemas.UPDATE)
