@@ -31,9 +31,10 @@ host without a booking is idle), once per power policy:
     ``[power] driver = noop``: every host is always on.
 ``power``
     The real pure policy (:func:`reservation_ext.power.policy.plan`) with
-    the ``[power]`` options (their defaults unless given), its hosts in
-    the planner's order of preference
-    (:func:`reservation_ext.planning.preference.ordered_host_ids`), and a
+    the ``[power]`` options (their defaults unless given), its hosts and
+    windows read as the engine reads them
+    (:func:`reservation_ext.engine.power.read_hosts`, in the planner's
+    order of preference), and a
     power driver named, so that the planner prefers hosts that are on
     for a window that starts within ``power_on_lead_time``.
 
@@ -73,6 +74,7 @@ One JSON line per policy. Nothing is asserted; the unit test
 
 import argparse
 import collections
+import dataclasses
 import datetime
 import functools
 import json
@@ -86,7 +88,7 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext.engine import power as power_manager
-from reservation_ext.planning import preference
+from reservation_ext.planning import planner
 from reservation_ext.power import drivers
 from reservation_ext.power import policy
 import utilization
@@ -114,7 +116,6 @@ class PowerSimulation(utilization.Simulation):
         self.power = power
         self.boot = boot
         self.settings = policy.Settings.from_conf(conf)
-        self.prefer = preference.Preference.from_conf(conf)
         self.state = dict.fromkeys(self.hosts, policy.ON)
         self.up_at = {}
         # Per host: [(from, to)] spent off, booting.
@@ -170,13 +171,12 @@ class PowerSimulation(utilization.Simulation):
     def _poll_power(self, now):
         """One power poll of the engine: plan, and make the due ones."""
         with db_api.context_manager.reader.using(self.ctx) as session:
-            order = preference.ordered_host_ids(
-                session, self.prefer, (HOSTS.c.reservable,))
-            windows = self._windows(session, now)
-        planned = policy.plan(
-            [policy.Host(host, self.state[host],
-                         windows=tuple(windows.get(host, ())))
-             for host in order], now, self.settings)
+            # As the engine reads them; the power state is the simulation's.
+            hosts = [dataclasses.replace(reading.host,
+                                         state=self.state[reading.row.id])
+                     for reading in power_manager.read_hosts(
+                         session, planner.Busy.from_conf(now, self.conf))]
+        planned = policy.plan(hosts, now, self.settings)
         changed = {}
         for host, transition in planned.items():
             if transition is None or not transition.due(now):
@@ -197,20 +197,6 @@ class PowerSimulation(utilization.Simulation):
                 for host, state in changed.items():
                     session.execute(sa.update(HOSTS).where(
                         HOSTS.c.id == host).values(power_state=state))
-
-    def _windows(self, session, now):
-        """``{host: [(start, end)]}``: its live allocations not ended."""
-        margin = self.margin
-        windows = collections.defaultdict(list)
-        for host, start, end in session.execute(
-                sa.select(ALLOCATIONS.c.host_id, ALLOCATIONS.c.start_date,
-                          ALLOCATIONS.c.end_date)
-                .where(ALLOCATIONS.c.end_date > now - margin,
-                       sa.or_(ALLOCATIONS.c.expires_at.is_(None),
-                              ALLOCATIONS.c.expires_at > now))
-                .order_by(ALLOCATIONS.c.start_date)):
-            windows[host].append((start - margin, end + margin))
-        return windows
 
     def run(self):
         super().run()

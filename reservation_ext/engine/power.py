@@ -90,9 +90,42 @@ FAILED = 'failed'
 _DETAIL_LENGTH = 255
 
 # A host as read for planning: its row, and the policy's view of it.
-_Read = collections.namedtuple('_Read', 'row host')
+Reading = collections.namedtuple('Reading', 'row host')
 # A transition this engine holds: its token, event row and host.
 _Claim = collections.namedtuple('_Claim', 'token event_id read transition')
+
+
+def read_hosts(session, busy):
+    """Every reservable host with its windows, in one query.
+
+    In the planner's order of preference (``busy.prefer``), the spares
+    kept on being the first idle hosts in it; the windows are the
+    allocations ``busy`` counts that end after ``busy.now``, widened by
+    its margin.
+
+    :returns: :class:`Reading` s (the computehosts row, the
+        :class:`~reservation_ext.power.policy.Host`).
+    """
+    live = sa.and_(ALLOCATIONS.c.host_id == HOSTS.c.id,
+                   ALLOCATIONS.c.end_date > busy.now - busy.margin,
+                   *busy.counted())
+    rows = session.execute(
+        sa.select(HOSTS, ALLOCATIONS.c.start_date.label('w_start'),
+                  ALLOCATIONS.c.end_date.label('w_end'))
+        .select_from(HOSTS.outerjoin(ALLOCATIONS, live))
+        .order_by(*busy.prefer.order_by(), ALLOCATIONS.c.start_date)).all()
+    windows = collections.defaultdict(list)
+    hosts = {}
+    for row in rows:
+        hosts[row.id] = row
+        if row.w_start is not None:
+            windows[row.id].append((row.w_start - busy.margin,
+                                    row.w_end + busy.margin))
+    return [Reading(row, policy.Host(
+        id=row.id, state=row.power_state,
+        managed=row.power_managed and row.service_name is not None,
+        failed=row.failed_at is not None,
+        windows=tuple(windows[row.id]))) for row in hosts.values()]
 
 
 def switched_off(service):
@@ -154,34 +187,8 @@ class PowerManager:
         return done
 
     def _read(self, ctx, now):
-        """Every reservable host with its windows, in one query.
-
-        In the planner's order of preference, the spares kept on being
-        the first idle hosts in it.
-        """
-        busy = planner.Busy.from_conf(now, self.conf)
-        live = sa.and_(ALLOCATIONS.c.host_id == HOSTS.c.id,
-                       ALLOCATIONS.c.end_date > now - busy.margin,
-                       *busy.counted())
         with db_api.context_manager.reader.using(ctx) as session:
-            rows = session.execute(
-                sa.select(HOSTS, ALLOCATIONS.c.start_date.label('w_start'),
-                          ALLOCATIONS.c.end_date.label('w_end'))
-                .select_from(HOSTS.outerjoin(ALLOCATIONS, live))
-                .order_by(*busy.prefer.order_by(),
-                          ALLOCATIONS.c.start_date)).all()
-        windows = collections.defaultdict(list)
-        hosts = {}
-        for row in rows:
-            hosts[row.id] = row
-            if row.w_start is not None:
-                windows[row.id].append((row.w_start - busy.margin,
-                                        row.w_end + busy.margin))
-        return [_Read(row, policy.Host(
-            id=row.id, state=row.power_state,
-            managed=row.power_managed and row.service_name is not None,
-            failed=row.failed_at is not None,
-            windows=tuple(windows[row.id]))) for row in hosts.values()]
+            return read_hosts(session, planner.Busy.from_conf(now, self.conf))
 
     def _record_plan(self, ctx, reads, planned, now):
         """Write the planned transitions of the hosts where they changed.

@@ -15,7 +15,8 @@
 The one order of preference of every search that picks hosts (whole
 hosts, instance slices and seats, healing replacements, proposals' holds:
 :mod:`reservation_ext.planning.planner`) and of the power engine's choice
-of the idle hosts kept on as spares (:func:`ordered_host_ids`):
+of the idle hosts kept on as spares
+(:func:`reservation_ext.engine.power.read_hosts`):
 
 1. *Near the start*, when a power driver switches hosts (``[power]
    driver`` is not ``noop``) and the window starts before ``now +
@@ -201,14 +202,3 @@ def _wanted(branches, limit, n):
                 .scalar_subquery() for branch in branches)
     wanted = sa.select(found.label('found')).subquery('wanted_%d' % n)
     return wanted, wanted.c.found < limit
-
-
-def ordered_host_ids(session, preference, conditions=()):
-    """The ids of the hosts matching ``conditions``, preferred first.
-
-    Every host by default, reservable or not. No window: the power state
-    plays no part. One statement.
-    """
-    return session.execute(
-        sa.select(HOSTS.c.id).where(*conditions)
-        .order_by(*preference.order_by())).scalars().all()
