@@ -203,12 +203,7 @@ class PowerManager:
             row, transition = read.row, planned[read.row.id]
             recorded = (row.power_next_action, row.power_next_at,
                         row.power_next_reason)
-            values = ((transition.action, transition.at, transition.reason)
-                      if transition else (None, None, None))
-            if transition and transition.due(now) and \
-                    row.power_next_at is not None and \
-                    row.power_next_at <= now:
-                values = values[:1] + recorded[1:2] + values[2:]
+            values = _planned(row, transition, now)
             if values != recorded:
                 stale = row.failed_at is None and not (
                     transition and transition.due(now))
@@ -398,6 +393,20 @@ class PowerManager:
                 .where(CAPS.c.host_id == row.id)).all())
         return drivers.Target(row.hypervisor_hostname, row.service_name,
                               properties)
+
+
+def _planned(row, transition, now):
+    """``(action, at, reason)`` of ``transition`` as the row records it.
+
+    A transition that was due already keeps the time it became due.
+    """
+    if transition is None:
+        return None, None, None
+    at = transition.at
+    if transition.due(now) and row.power_next_at is not None and \
+            row.power_next_at <= now:
+        at = row.power_next_at
+    return transition.action, at, transition.reason
 
 
 def _kept_on(preemptible, others, reclaim_preemptible):
