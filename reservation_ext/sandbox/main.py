@@ -67,6 +67,8 @@ import time
 import requests
 
 from db import migration
+from reservation_ext.clients import polling
+from reservation_ext import exceptions
 from reservation_ext.sandbox import config
 from reservation_ext.sandbox.dashboard import settings as dashboard_settings
 
@@ -327,19 +329,21 @@ class Sandbox:
 
 def wait_for_redfish(layout, deadline, children):
     """Wait until the Redfish emulator answers; fail if a child ends."""
-    while True:
+    def answers():
         for child in children:
             child.check()
         try:
-            if requests.get(layout.redfish_url + '/redfish/v1/',
-                            timeout=5).ok:
-                return
+            return requests.get(layout.redfish_url + '/redfish/v1/',
+                                timeout=5).ok
         except requests.ConnectionError:
-            pass
-        if time.monotonic() > deadline:
-            raise SandboxFailed('the Redfish emulator did not answer in '
-                                '%d s' % START_TIMEOUT)
-        time.sleep(0.5)
+            return False
+
+    try:
+        polling.wait_for(answers, bool, deadline - time.monotonic(), 0.5,
+                         lambda _answered: 'the Redfish emulator did not '
+                         'answer in %d s' % START_TIMEOUT)
+    except exceptions.PluginError as exc:
+        raise SandboxFailed(exc.message) from exc
 
 
 def check_redfish(layout):
