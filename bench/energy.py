@@ -33,7 +33,7 @@ host without a booking is idle), once per power policy:
     The real pure policy (:func:`reservation_ext.power.policy.plan`) with
     the ``[power]`` options (their defaults unless given), its hosts and
     windows read as the engine reads them
-    (:func:`reservation_ext.engine.power.read_hosts`, in the planner's
+    (:func:`reservation_ext.engine.power_manager.read_hosts`, in the planner's
     order of preference), and a
     power driver named, so that the planner prefers hosts that are on
     for a window that starts within ``power_on_lead_time``.
@@ -87,7 +87,7 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
-from reservation_ext.engine import power as power_manager
+from reservation_ext.engine import power_manager
 from reservation_ext.planning import planner
 from reservation_ext.power import drivers
 from reservation_ext.power import policy

@@ -43,8 +43,8 @@ from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.engine import runner
 from reservation_ext.leases import notifications
-from reservation_ext.leases import states
 from reservation_ext.plugins import base
+from reservation_ext import states
 
 RESOURCE_TYPE = 'bench:noop'
 PG_URL = ('postgresql+psycopg2://openstack_citest:openstack_citest@'

@@ -77,18 +77,18 @@ from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
+from reservation_ext import dates
 from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.leases import notifications
-from reservation_ext.leases import requests as lease_requests
+from reservation_ext.leases import parsing as lease_requests
 from reservation_ext.leases import service as lease_service
-from reservation_ext.leases.states import LeaseStatus
-from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.nova_api import server_records
 from reservation_ext import plugins
 from reservation_ext.plugins import virtual_instance
 from reservation_ext.sandbox import config as sandbox_config
-from reservation_ext import validation
+from reservation_ext.states import LeaseStatus
+from reservation_ext.states import ReservationStatus
 
 E2E = common.import_script(os.path.join(common.TOP, 'tests', 'e2e',
                                         'base.py'))
@@ -414,8 +414,8 @@ def book(service, ctx, hints):
     server_id = str(uuid.uuid4())
     lease = lease_hints.parse(
         hints, clock_mod.SYSTEM.now(), 'bench-%s' % server_id,
-        validation.parse_duration(conf.default_lease_duration,
-                                  'default_lease_duration'),
+        dates.parse_duration(conf.default_lease_duration,
+                             'default_lease_duration'),
         virtual_instance.ON_END, conf.instance_on_end)
     vcpus, memory_mb, disk_gb = SIZES[0]
     service.create_parsed(ctx, lease_requests.with_reservation(

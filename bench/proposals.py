@@ -65,9 +65,9 @@ from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
+from reservation_ext import dates
 from reservation_ext.leases import notifications
 from reservation_ext import plugins as plugins_mod
-from reservation_ext import validation
 
 PEER_OPTIONS = ('hosts', 'allocs', 'seed', 'placement', 'horizon_days',
                 'min_lease_hours', 'max_lease_hours', 'max_hosts_per_lease',
@@ -220,7 +220,7 @@ def propose_case(bench, model, filter_name, query, first, last, reps):
                               'max': WANT, 'resource_properties': query}],
             'duration': '2d', 'count': COUNT, 'not_before': str(first),
             'not_after': str(last)}
-    expected = [validation.format_date(start) for start, _hosts in
+    expected = [dates.format_date(start) for start, _hosts in
                 model.proposals(filter_name, first, last)]
 
     def call():

@@ -59,8 +59,8 @@ The policies:
     shared pool.
 ``ours``
     Issue 15 (the ReservationFilter's rule, :func:`reservation_ext.
-    planning.preemptible.closed_hosts`): preemptibles on any reservable
-    capacity that no active host lease holds and where no booking starts
+    planning.preemptible_placement.closed_hosts`): preemptibles on any
+    reservable capacity that no active host lease holds and where no booking starts
     within ``[reservation] preemption_lead_time``; the engine's default
     reclaim stops them that long before a booking starts (at the next
     tick's poll), and in the lease's start those that landed since, only
@@ -144,18 +144,18 @@ from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
+from reservation_ext import dates
 from reservation_ext.engine import reclaim
 from reservation_ext.engine import runner
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notifications
-from reservation_ext.leases import requests as lease_requests
+from reservation_ext.leases import parsing as lease_requests
 from reservation_ext.leases import service as lease_service
 from reservation_ext.planning import planner
-from reservation_ext.planning import preemptible
+from reservation_ext.planning import preemptible_placement
 from reservation_ext import plugins as plugins_mod
 from reservation_ext.plugins import virtual_instance
-from reservation_ext import validation
 
 POLICIES = ('none', 'blazar', 'ours')
 T0 = datetime.datetime(2030, 1, 1)
@@ -475,7 +475,7 @@ class SimNova:
 
 def _view(server):
     """Nova's 2.100 view of a server (the fields the reclaim reads)."""
-    extra_specs = ({preemptible.EXTRA_SPEC: 'true'}
+    extra_specs = ({preemptible_placement.EXTRA_SPEC: 'true'}
                    if server.kind == PREEMPTIBLE else {})
     vcpus, memory_mb, disk_gb = server.size
     return {'id': server.id, 'tenant_id': PROJECT,
@@ -800,7 +800,7 @@ class Simulation:
         """The hosts the policy lets preemptibles land on now.
 
         ``ours`` asks the ReservationFilter's own rule
-        (:func:`reservation_ext.planning.preemptible.closed_hosts`).
+        (:func:`reservation_ext.planning.preemptible_placement.closed_hosts`).
         """
         if self.policy == 'blazar':
             schedules = self._schedules(now)
@@ -808,7 +808,7 @@ class Simulation:
                     if blazar_allows(schedules.get(host, ()), now,
                                      self.margin)]
         with db_api.context_manager.reader.using(self.ctx) as session:
-            closed = preemptible.closed_hosts(
+            closed = preemptible_placement.closed_hosts(
                 session, now, self.conf.reservation.preemption_lead_time,
                 self.conf.reservation.cleaning_time)
         return [host for host in self.hosts.values() if host not in closed]
@@ -905,7 +905,7 @@ def _spread(free, size):
 
 
 def _date(moment):
-    return moment.strftime(validation.BLAZAR_DATE_FORMAT)
+    return moment.strftime(dates.BLAZAR_DATE_FORMAT)
 
 
 def _lease_of(view):
@@ -915,7 +915,7 @@ def _lease_of(view):
 
 
 def _parse_view_date(text):
-    return datetime.datetime.strptime(text, validation.VIEW_DATE_FORMAT)
+    return datetime.datetime.strptime(text, dates.VIEW_DATE_FORMAT)
 
 
 def _hours(delta):

@@ -74,7 +74,7 @@ from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.leases import metadata as lease_metadata
 from reservation_ext.leases import notifications
-from reservation_ext.leases import requests as lease_requests
+from reservation_ext.leases import parsing as lease_requests
 from reservation_ext.leases import service as lease_service
 from reservation_ext import operation_rules
 from reservation_ext.plugins import virtual_volume

@@ -41,7 +41,7 @@ from cinder.volume import api as volume_api
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
 from reservation_ext import context as rctx_mod
 from reservation_ext import exceptions
 from reservation_ext.leases import metadata as lease_metadata
@@ -50,9 +50,9 @@ RESERVED = 'reserved'
 # The volume's admin metadata (hidden from its users) names the image
 # its end uploads to.
 END_IMAGE_KEY = 'reservation_end_image_id'
-VOLUMES = models.VolumeReservation.__table__
-RESERVATIONS = models.Reservation.__table__
-LEASES = models.Lease.__table__
+VOLUME_RESERVATIONS = tables.VOLUME_RESERVATIONS
+RESERVATIONS = tables.RESERVATIONS
+LEASES = tables.LEASES
 QUOTAS = quota.QUOTAS
 
 
@@ -63,11 +63,12 @@ def leases(volume_ids):
     with db_api.context_manager.reader.using(
             rctx_mod.get_admin_context()) as session:
         rows = session.execute(
-            sa.select(VOLUMES.c.volume_id, LEASES.c.id, LEASES.c.project_id,
-                      LEASES.c.end_date)
-            .join(RESERVATIONS, RESERVATIONS.c.id == VOLUMES.c.reservation_id)
+            sa.select(VOLUME_RESERVATIONS.c.volume_id, LEASES.c.id,
+                      LEASES.c.project_id, LEASES.c.end_date)
+            .join(RESERVATIONS,
+                  RESERVATIONS.c.id == VOLUME_RESERVATIONS.c.reservation_id)
             .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
-            .where(VOLUMES.c.volume_id.in_(list(volume_ids))))
+            .where(VOLUME_RESERVATIONS.c.volume_id.in_(list(volume_ids))))
         return {row.volume_id: lease_metadata.Lease(*row[1:])
                 for row in rows}
 

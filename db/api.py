@@ -68,6 +68,7 @@ from oslo_db.sqlalchemy import enginefacade
 import sqlalchemy as sa
 
 from db import models
+from db import tables
 
 # How many times a transaction that lost a race is run in all.
 RETRY_ATTEMPTS = 10
@@ -79,7 +80,7 @@ _SQLITE_BEGIN = 'reservation_sqlite_begin'
 _WRITER = 'reservation_writer'
 _POOLS_CHANGED = 'reservation_pools_changed'
 
-_POOL_STATE = models.PoolState.__table__
+POOL_STATE = tables.POOL_STATE
 
 # The names of SQLAlchemy's dialects of MySQL and MariaDB.
 _MYSQL = ('mysql', 'mariadb')
@@ -150,7 +151,7 @@ def _take_writers_lock(session):
         return
     try:
         with session.begin_nested():
-            session.execute(sa.insert(_POOL_STATE).values(id=1, generation=1))
+            session.execute(sa.insert(POOL_STATE).values(id=1, generation=1))
     except db_exc.DBDuplicateEntry:
         pass
     _lock_pool_state(session)
@@ -158,7 +159,7 @@ def _take_writers_lock(session):
 
 def _lock_pool_state(session):
     return session.execute(
-        sa.select(_POOL_STATE.c.id).where(_POOL_STATE.c.id == 1)
+        sa.select(POOL_STATE.c.id).where(POOL_STATE.c.id == 1)
         .with_for_update()).first()
 
 
@@ -206,7 +207,7 @@ def _bump_pools(session):
     if (session.in_nested_transaction() or
             not session.info.pop(_POOLS_CHANGED, False)):
         return
-    bump_counter(session, _POOL_STATE)
+    bump_counter(session, POOL_STATE)
 
 
 def bump_counter(session, table):

@@ -246,7 +246,8 @@ class ComputeHost(TimestampMixin, Base):
     # was found so, and which ('down' or 'disabled').
     failed_at = sa.Column(DateTime, nullable=True)
     failure = sa.Column(sa.String(16), nullable=True)
-    # Power management (reservation_ext.engine.power): whether the engine
+    # Power management (reservation_ext.engine.power_manager): whether the
+    # engine
     # switches the host, its state ('on', 'off', 'powering_on'), since
     # when, the engine switching it now (claimed until), the transition
     # planned next (action, time, reason) and the last switch that failed.

@@ -24,7 +24,7 @@ connection``) through a per-process cache that costs one small SELECT per
 request while no pool changed. A preemptible request (flavor extra spec
 ``reservation:preemptible=true`` or hint ``preemptible=true``) costs one
 query instead: the hosts closed to it
-(:mod:`reservation_ext.planning.preemptible`) depend on the time.
+(:mod:`reservation_ext.planning.preemptible_placement`) depend on the time.
 """
 
 from nova.scheduler import filters
@@ -38,7 +38,7 @@ from reservation_ext import context
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.nova_api import server_records
 from reservation_ext.planning import pool_snapshot
-from reservation_ext.planning import preemptible
+from reservation_ext.planning import preemptible_placement
 from reservation_ext.planning import seats
 
 LOG = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ class ReservationFilter(filters.BaseHostFilter):
         conf = conf_mod.CONF.reservation
         with db_api.context_manager.reader.using(
                 context.get_admin_context()) as session:
-            closed = preemptible.closed_hosts(
+            closed = preemptible_placement.closed_hosts(
                 session, self._clock.now(), conf.preemption_lead_time,
                 conf.cleaning_time)
         return _Passing(closed, excluded=True)
@@ -145,9 +145,9 @@ def _is_preemptible(spec_obj):
     A reservation hint wins: the server runs on what its lease holds.
     """
     hints = (lease_hints.RESERVED, lease_hints.LEASE_PARAMS, HINT)
-    return preemptible.is_preemptible(
-        spec_obj.flavor.extra_specs,
-        {preemptible.HINT: spec_obj.get_scheduler_hint(preemptible.HINT)}
+    hint = preemptible_placement.HINT
+    return preemptible_placement.is_preemptible(
+        spec_obj.flavor.extra_specs, {hint: spec_obj.get_scheduler_hint(hint)}
     ) and all(spec_obj.get_scheduler_hint(hint) is None for hint in hints)
 
 

@@ -10,32 +10,28 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Validation of user input: JSON bodies, request shapes, dates,
-durations, names, keys, lease windows.
+"""Validation of user input: JSON bodies, request shapes, names, keys,
+integers and booleans sent as text.
 
 :func:`load_json` reads a JSON text that a user sent: no deeper than
 :data:`MAX_DEPTH`, no ``NaN`` or ``Infinity``, text that is Unicode
 (no lone surrogates). JSON Schema (:func:`check_schema`) checks the
 shape of a request: keys, types, choices. The functions below it check
-what a schema cannot say (dates, durations, names, integers sent as
-text, windows) and return the
-normalized value. Every integer of a checked value, and every integer
-sent as text, fits the leases DB's integer columns (:data:`MAX_INTEGER`);
-digits are ASCII ``0-9`` only (``str.isdigit`` and ``int`` also take
-``'١٢'`` and ``'²'``). Every error is
-:class:`reservation_ext.exceptions.InvalidInput` naming the field as the
-user wrote it. Times are naive UTC datetimes, as everywhere else.
+what a schema cannot say (names, integers and booleans sent as text,
+ids) and return the normalized value; dates, durations and lease
+windows are read by :mod:`reservation_ext.dates`. Every integer of a
+checked value, and every integer sent as text, fits the leases DB's
+integer columns (:data:`MAX_INTEGER`); digits are ASCII ``0-9`` only
+(``str.isdigit`` and ``int`` also take ``'١٢'`` and ``'²'``). Every
+error is :class:`reservation_ext.exceptions.InvalidInput` naming the
+field as the user wrote it.
 
-Where Blazar defines an error for the same mistake (a missing parameter,
-an invalid date, a window in the wrong order), the reason is Blazar's
-message, word for word, after the field's name
-(``end_date: End date must be later than start date.``), so that tools
-matching Blazar's messages keep working. As in Blazar, "now" is taken to
-the minute: a date in the current minute is not in the past.
+Where Blazar defines an error for the same mistake (a missing
+parameter), the reason is Blazar's message, word for word, after the
+field's name, so that tools matching Blazar's messages keep working.
 """
 
 import contextlib
-import datetime
 import json
 import re
 import uuid
@@ -54,25 +50,6 @@ MAX_DEPTH = 32
 MAX_INTEGER = 2 ** 31 - 1
 MIN_INTEGER = -2 ** 31
 
-# The format Blazar names in its errors about dates.
-BLAZAR_DATE_FORMAT = '%Y-%m-%d %H:%M'
-# The format of dates in lease views (Blazar's).
-VIEW_DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
-# created_at/updated_at in Blazar's views.
-TIMESTAMP_FORMAT = '%Y-%m-%d %H:%M:%S'
-
-# Blazar's "CCYY-MM-DD hh:mm" (leniently: one-digit month, day and hour,
-# optional seconds and fraction), also with a "T" and an ISO 8601 offset.
-# re.ASCII: \d is 0-9 only.
-_DATE_RE = re.compile(
-    r'(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})[ T]'
-    r'(?P<hour>\d{1,2}):(?P<minute>\d{2})'
-    r'(?::(?P<second>\d{2})(?:\.(?P<fraction>\d{1,6}))?)?'
-    r'(?P<offset>Z|[+-]\d{2}:?\d{2})?', re.ASCII)
-
-_DURATION_RE = re.compile(
-    r'(?:(?P<days>\d+)d)?(?:(?P<hours>\d+)h)?'
-    r'(?:(?P<minutes>\d+)m)?(?:(?P<seconds>\d+)s)?', re.ASCII)
 
 _DIGITS_RE = re.compile(r'[0-9]+')
 # int() of text also takes blanks around, a sign and underscores.
@@ -307,100 +284,6 @@ _REASONS = {
 }
 
 
-def parse_date(value, field, now):
-    """Return the naive UTC datetime that ``value`` names.
-
-    ``value`` is ``"now"`` (returns ``now``), ``CCYY-MM-DD hh:mm`` (also
-    ``2013-12-1 9:07`` and ``hh:mm:ss``), Blazar's view format
-    ``2017-12-26T12:00:00.000000``, or ISO 8601 with an offset
-    (``2027-01-10T09:00:00+02:00``, ``...Z``). Dates without an offset are
-    UTC.
-    """
-    if not isinstance(value, str):
-        raise exceptions.InvalidInput(field, 'must be a date string')
-    value = value.strip()
-    if value.lower() == 'now':
-        return now
-    match = _DATE_RE.fullmatch(value)
-    if not match:
-        raise invalid_date(field, value)
-    try:
-        return _to_utc(match)
-    except (ValueError, OverflowError) as exc:
-        raise invalid_date(field, value, exc)
-
-
-def invalid_date(field, value, why=None):
-    """InvalidInput for a date that cannot be read, in Blazar's words.
-
-    Blazar's message names its one format; the other forms accepted here
-    (and why the date is wrong, when it looks like one) follow it.
-    """
-    also = '; "now" and ISO 8601 are also accepted'
-    return exceptions.InvalidInput(field, '%s is an invalid date. Required '
-                                   'format: %s%s' % (
-                                       value, BLAZAR_DATE_FORMAT,
-                                       ' (%s)' % why if why else also))
-
-
-def _to_utc(match):
-    parts = match.groupdict()
-    fraction = (parts['fraction'] or '').ljust(6, '0')
-    date = datetime.datetime(
-        int(parts['year']), int(parts['month']), int(parts['day']),
-        int(parts['hour']), int(parts['minute']),
-        int(parts['second'] or 0), int(fraction),
-        tzinfo=_timezone(parts['offset']))
-    return date.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-
-
-def _timezone(offset):
-    if offset in (None, 'Z'):
-        return datetime.timezone.utc
-    sign = -1 if offset[0] == '-' else 1
-    digits = offset[1:].replace(':', '')
-    delta = datetime.timedelta(hours=int(digits[:2]),
-                               minutes=int(digits[2:]))
-    return datetime.timezone(sign * delta)
-
-
-def parse_duration(value, field):
-    """Return the positive timedelta that ``value`` names.
-
-    ``value`` is a number of seconds (an int or a string of digits) or
-    days, hours, minutes and seconds in this order: ``"5d"``, ``"12h"``,
-    ``"30m"``, ``"45s"``, ``"1d12h"``.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise exceptions.InvalidInput(
-            field, 'must be a duration such as "5d", "12h", "30m" or a '
-                   'number of seconds')
-    try:
-        duration = _to_timedelta(value)
-    except (OverflowError, ValueError):
-        raise exceptions.InvalidInput(field, 'duration is too long')
-    if duration is None:
-        raise exceptions.InvalidInput(
-            field, 'invalid duration %r, expected e.g. "5d", "12h", "30m" '
-                   'or a number of seconds' % value)
-    if duration <= datetime.timedelta(0):
-        raise exceptions.InvalidInput(field, 'must be longer than 0')
-    return duration
-
-
-def _to_timedelta(value):
-    if isinstance(value, int):
-        return datetime.timedelta(seconds=value)
-    value = value.strip()
-    if _DIGITS_RE.fullmatch(value):
-        return datetime.timedelta(seconds=int(value))
-    match = _DURATION_RE.fullmatch(value)
-    if not value or not match:
-        return None
-    return datetime.timedelta(**{unit: int(amount) for unit, amount
-                                 in match.groupdict().items() if amount})
-
-
 def validate_name(value, field):
     """Return the name ``value`` without surrounding blanks.
 
@@ -509,49 +392,6 @@ def resource_uuid(value, field, kind, reserve_command):
         raise exceptions.InvalidInput(field, 'must be a %s UUID' % kind)
 
 
-def current_minute(now):
-    """``now`` rounded down to the minute: the earliest date not past.
-
-    Blazar compares dates with "now" taken to the minute, so a date
-    typed for the current minute ("09:00" at 09:00:40) still counts as
-    now, whatever the seconds of the clocks of the client and the API.
-    """
-    return now.replace(second=0, microsecond=0)
-
-
-def check_start(start, now, field='start_date'):
-    """Reject a start before the current minute (Blazar's message)."""
-    if start < current_minute(now):
-        raise exceptions.InvalidInput(
-            field, 'Start date must be later than current date')
-
-
-def check_end(end, now, field='end_date'):
-    """Reject an end before the current minute (Blazar's message).
-
-    An end in the current minute is "now": the lease ends at once.
-    """
-    if end < current_minute(now):
-        raise exceptions.InvalidInput(
-            field, 'End date must be later than current and start date')
-
-
-def check_window(start, end, before_end=None,
-                 fields=('start_date', 'end_date', 'before_end_date')):
-    """Check that ``end`` > ``start`` and ``before_end`` in [start, end].
-
-    ``fields`` names start, end and before-end as the request spelled
-    them (e.g. ``start``, ``end``, ``before_end`` in server hints).
-    """
-    if end <= start:
-        raise exceptions.InvalidInput(
-            fields[1], 'End date must be later than start date.')
-    if before_end is not None and not start <= before_end <= end:
-        raise exceptions.InvalidInput(
-            fields[2], 'Datetime is out of lease limits (%s to %s)'
-            % fields[:2])
-
-
 def missing_reason(key):
     """Blazar's reason for a parameter ``key`` not given."""
     return 'Missing parameter %s' % key
@@ -560,21 +400,3 @@ def missing_reason(key):
 def missing(field):
     """InvalidInput for the parameter ``field`` not given."""
     return exceptions.InvalidInput(field, missing_reason(field))
-
-
-def add(start, duration, field):
-    """``start + duration``, or InvalidInput when beyond the calendar."""
-    try:
-        return start + duration
-    except OverflowError:
-        raise exceptions.InvalidInput(field, 'duration is too long')
-
-
-def format_date(value):
-    """A datetime in lease views' format, None stays None."""
-    return None if value is None else value.strftime(VIEW_DATE_FORMAT)
-
-
-def format_timestamp(value):
-    """``created_at``/``updated_at`` as Blazar shows them, or None."""
-    return None if value is None else value.strftime(TIMESTAMP_FORMAT)

@@ -36,17 +36,17 @@ import sqlalchemy as sa
 from sqlalchemy.ext import compiler
 from sqlalchemy.sql import expression
 
-from db import models
+from db import tables
 
 HOST_HOURS = 'host_hours'
 VCPU_HOURS = 'vcpu_hours'
 GB_HOURS = 'gb_hours'
 RESOURCES = (HOST_HOURS, VCPU_HOURS, GB_HOURS)
 
-LEASES = models.Lease.__table__
-RESERVATIONS = models.Reservation.__table__
-ALLOCATIONS = models.HostAllocation.__table__
-VOLUMES = models.VolumeReservation.__table__
+LEASES = tables.LEASES
+RESERVATIONS = tables.RESERVATIONS
+ALLOCATIONS = tables.ALLOCATIONS
+VOLUME_RESERVATIONS = tables.VOLUME_RESERVATIONS
 
 
 class hours(expression.FunctionElement):
@@ -130,9 +130,10 @@ def _allocation_usage(project_id, floor, lease_id):
 def _volume_usage(project_id, floor, lease_id):
     span = _clipped_hours(LEASES.c.start_date, LEASES.c.end_date, floor)
     is_lease = (LEASES.c.id == lease_id).label('is_lease')
-    return (sa.select(is_lease, sa.func.sum(VOLUMES.c.size_gb * span))
-            .join_from(VOLUMES, RESERVATIONS,
-                       RESERVATIONS.c.id == VOLUMES.c.reservation_id)
+    volumes = VOLUME_RESERVATIONS
+    return (sa.select(is_lease, sa.func.sum(volumes.c.size_gb * span))
+            .join_from(volumes, RESERVATIONS,
+                       RESERVATIONS.c.id == volumes.c.reservation_id)
             .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
             .where(LEASES.c.project_id == project_id,
                    LEASES.c.end_date > floor)

@@ -28,7 +28,8 @@ Blazar's polling monitor:
    the services at once (an interval of 0) make each change once, by the
    engine whose UPDATE matched. A host Nova does not list is left as it
    is, and so is one that the power manager
-   (:mod:`reservation_ext.engine.power`) switched off or is switching on
+   (:mod:`reservation_ext.engine.power_manager`) switched off or is
+   switching on
    (``power_state`` not ``on``), or whose service it disabled to switch
    the host off (the ``disabled_reason`` it wrote): its service is down
    and disabled on purpose, and the power manager fails it (``failure``
@@ -73,23 +74,23 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
-from reservation_ext.engine import power
+from db import tables
+from reservation_ext.engine import power_manager
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
-from reservation_ext.leases import states
 from reservation_ext.leases import views
 from reservation_ext.planning import healing
 from reservation_ext.planning import planner
 from reservation_ext.power import policy
+from reservation_ext import states
 
 LOG = logging.getLogger(__name__)
 
-HOSTS = models.ComputeHost.__table__
-ALLOCATIONS = models.HostAllocation.__table__
-RESERVATIONS = models.Reservation.__table__
-LEASES = models.Lease.__table__
-STATE = models.HostMonitorState.__table__
+HOSTS = tables.HOSTS
+ALLOCATIONS = tables.ALLOCATIONS
+RESERVATIONS = tables.RESERVATIONS
+LEASES = tables.LEASES
+MONITOR_STATE = tables.MONITOR_STATE
 
 DOWN = 'down'
 DISABLED = 'disabled'
@@ -122,7 +123,7 @@ def changes(hosts, services):
     failing, recovered = {}, []
     for service in services:
         name = service['host']
-        if name not in hosts or power.switched_off(service):
+        if name not in hosts or power_manager.switched_off(service):
             continue
         failure = failure_of(service)
         if failure and not hosts[name]:
@@ -183,20 +184,20 @@ class HostMonitor:
             return True
         now = self.clock.now()
         with db_api.context_manager.reader.using(ctx) as session:
-            next_check = session.scalar(sa.select(STATE.c.next_check)
-                                        .where(STATE.c.id == 1))
+            next_check = session.scalar(sa.select(MONITOR_STATE.c.next_check)
+                                        .where(MONITOR_STATE.c.id == 1))
         if next_check is not None and next_check > now:
             return False
         values = {'next_check': now + datetime.timedelta(seconds=interval)}
         with db_api.writer(ctx, self.clock) as session:
             if next_check is not None:
                 return bool(session.execute(
-                    sa.update(STATE).where(STATE.c.id == 1,
-                                           STATE.c.next_check <= now)
+                    sa.update(MONITOR_STATE).where(MONITOR_STATE.c.id == 1,
+                                                   MONITOR_STATE.c.next_check <= now)
                     .values(**values)).rowcount)
             try:
                 with session.begin_nested():
-                    session.execute(sa.insert(STATE).values(id=1, **values))
+                    session.execute(sa.insert(MONITOR_STATE).values(id=1, **values))
             except db_exc.DBDuplicateEntry:
                 return False
             return True

@@ -12,7 +12,8 @@
 
 """The engine's reclaim: preemptible servers give way to bookings in time.
 
-Preemptible servers (:mod:`reservation_ext.planning.preemptible`) run on
+Preemptible servers
+(:mod:`reservation_ext.planning.preemptible_placement`) run on
 reservable capacity that the planner books as if they were not there.
 Every poll, and once more in a lease's start (so that a lease made to
 start now does not start late), the engine stops the ones in the way of
@@ -28,7 +29,7 @@ the bookings that start within ``[reservation] preemption_lead_time``:
 2. For each host of a claimed booking, outside any transaction: list its
    servers through Nova (service user, microversion 2.100: the flavor's
    extra specs and the scheduler hints), pick the preemptible ones and
-   decide with :func:`reservation_ext.planning.preemption.to_reclaim`
+   decide with :func:`reservation_ext.planning.reclaim_choice.to_reclaim`
    which stop: the host's usable size (Nova's reserve and allocation
    ratios applied, :mod:`reservation_ext.planning.host_capacity`) must hold
    every booking running on it by then, the other servers that are no
@@ -54,21 +55,21 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
+from reservation_ext import dates
 from reservation_ext.leases import notification_schema
 from reservation_ext.planning import host_capacity
-from reservation_ext.planning import preemptible
-from reservation_ext.planning import preemption
-from reservation_ext import validation
+from reservation_ext.planning import preemptible_placement
+from reservation_ext.planning import reclaim_choice
 
 LOG = logging.getLogger(__name__)
 
 PREEMPTED = 'instance.preempted'
 
-HOSTS = models.ComputeHost.__table__
-ALLOCATIONS = models.HostAllocation.__table__
-RESERVATIONS = models.Reservation.__table__
-REQUESTS = models.InstanceReservation.__table__
+HOSTS = tables.HOSTS
+ALLOCATIONS = tables.ALLOCATIONS
+RESERVATIONS = tables.RESERVATIONS
+INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
 
 # A claimed booking: the host it is on and who needs it from when.
 Booking = collections.namedtuple(
@@ -207,8 +208,8 @@ class Reclaimer:
                       for row in session.execute(
                           sa.select(ALLOCATIONS).where(on_host))]
             reserved = set(session.scalars(
-                sa.select(REQUESTS.c.server_id).where(
-                    REQUESTS.c.reservation_id.in_(
+                sa.select(INSTANCE_RESERVATIONS.c.server_id).where(
+                    INSTANCE_RESERVATIONS.c.reservation_id.in_(
                         sa.select(ALLOCATIONS.c.reservation_id)
                         .where(on_host)))))
         return host, needed, reserved
@@ -219,13 +220,13 @@ class Reclaimer:
         mine, others = [], []
         for server in servers:
             if _is_preemptible(server):
-                mine.append(preemption.Server(
+                mine.append(reclaim_choice.Server(
                     server['id'], _size(server), server['created']))
             elif not _is_booked(server, reserved):
                 others.append(_size(server))
         capacity = host_capacity.from_nova_conf(self.conf).of(
             host.vcpus, host.memory_mb, host.local_gb)
-        return [by_id[chosen.id] for chosen in preemption.to_reclaim(
+        return [by_id[chosen.id] for chosen in reclaim_choice.to_reclaim(
             capacity, needed, mine, _total(others))]
 
     def servers_on(self, service_name):
@@ -239,7 +240,7 @@ class Reclaimer:
         """Delete or shelve one preemptible server, then say so.
 
         :param booking: the :class:`Booking` it gives way to; None when
-            the host is switched off (:mod:`reservation_ext.engine.power`).
+            the host is switched off (:mod:`reservation_ext.engine.power_manager`).
         """
         action = self.conf.reservation.preemptible_on_reclaim
         LOG.info('Preempting server %s on %s for %s (%s)', server['id'],
@@ -258,7 +259,7 @@ class Reclaimer:
                 'reservation_id': booking and booking.reservation_id,
                 'action': action,
                 'payload_version': notification_schema.PREEMPTED_VERSION,
-                'event_time': validation.format_date(self.clock.now())})
+                'event_time': dates.format_date(self.clock.now())})
 
     def _record(self, ctx, bookings):
         """Record the bookings reclaimed for their claimed starts.
@@ -283,7 +284,7 @@ def _by_host(bookings):
 
 
 def _is_preemptible(server):
-    return preemptible.is_preemptible(
+    return preemptible_placement.is_preemptible(
         server.get('flavor', {}).get('extra_specs'),
         server.get('scheduler_hints'))
 
@@ -296,7 +297,7 @@ def _is_booked(server, reserved):
     """
     extra_specs = server.get('flavor', {}).get('extra_specs') or {}
     return (server['id'] in reserved or
-            preemptible.RESERVED_FLAVOR_SPEC in extra_specs)
+            preemptible_placement.RESERVED_FLAVOR_SPEC in extra_specs)
 
 
 def _size(server):

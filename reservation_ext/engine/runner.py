@@ -52,7 +52,8 @@ period that ended, hosts that recycle), which the plugin claims in the DB
 by its own rules. Last, with ``[reservation] host_monitor``, the host
 monitor (:mod:`reservation_ext.engine.host_monitor`) heals the bookings
 on failed hosts, and the power manager
-(:mod:`reservation_ext.engine.power`) switches idle reservable hosts off
+(:mod:`reservation_ext.engine.power_manager`) switches idle reservable
+hosts off
 and on again for their bookings (with a ``[power] driver`` that switches).
 """
 
@@ -66,23 +67,23 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
 from reservation_ext.clients import plugin_clients
 from reservation_ext import context
 from reservation_ext.enforcement import enforcer
 from reservation_ext.engine import host_monitor
-from reservation_ext.engine import power as power_mod
+from reservation_ext.engine import power_manager
 from reservation_ext.engine import reclaim
 from reservation_ext.leases import notifications
-from reservation_ext.leases import states
 from reservation_ext.leases import views
 from reservation_ext.power import drivers
+from reservation_ext import states
 
 LOG = logging.getLogger(__name__)
 
-EVENTS = models.Event.__table__
-LEASES = models.Lease.__table__
-RESERVATIONS = models.Reservation.__table__
+LEASE_EVENTS = tables.LEASE_EVENTS
+LEASES = tables.LEASES
+RESERVATIONS = tables.RESERVATIONS
 
 EventStatus = states.EventStatus
 EventType = states.EventType
@@ -142,12 +143,12 @@ def _due(now):
     time (and retry time) has come.
     """
     return (
-        sa.and_(EVENTS.c.status == EventStatus.IN_PROGRESS,
-                EVENTS.c.claim_expires_at < now),
-        sa.and_(EVENTS.c.status == EventStatus.UNDONE,
-                EVENTS.c.time <= now,
-                sa.or_(EVENTS.c.retry_at.is_(None),
-                       EVENTS.c.retry_at <= now)))
+        sa.and_(LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS,
+                LEASE_EVENTS.c.claim_expires_at < now),
+        sa.and_(LEASE_EVENTS.c.status == EventStatus.UNDONE,
+                LEASE_EVENTS.c.time <= now,
+                sa.or_(LEASE_EVENTS.c.retry_at.is_(None),
+                       LEASE_EVENTS.c.retry_at <= now)))
 
 
 def _ready():
@@ -157,13 +158,13 @@ def _ready():
     order of time, then start, before end, end) and no user action on the
     lease is under way.
     """
-    earlier = EVENTS.alias('earlier')
+    earlier = LEASE_EVENTS.alias('earlier')
     blocked = sa.exists().where(
-        earlier.c.lease_id == EVENTS.c.lease_id,
+        earlier.c.lease_id == LEASE_EVENTS.c.lease_id,
         earlier.c.status.not_in(EventStatus.FINISHED),
         sa.tuple_(earlier.c.time, _rank(earlier), earlier.c.id) <
-        sa.tuple_(EVENTS.c.time, _rank(EVENTS), EVENTS.c.id))
-    lease_busy = sa.exists().where(LEASES.c.id == EVENTS.c.lease_id,
+        sa.tuple_(LEASE_EVENTS.c.time, _rank(LEASE_EVENTS), LEASE_EVENTS.c.id))
+    lease_busy = sa.exists().where(LEASES.c.id == LEASE_EVENTS.c.lease_id,
                                    LEASES.c.status.in_(_BUSY_LEASE))
     return sa.and_(~blocked, ~lease_busy)
 
@@ -182,7 +183,7 @@ def _clients(conf, plugins):
 
 def _ends_first():
     """SQL: at one instant, ends are claimed first (see _event_order)."""
-    return sa.case((EVENTS.c.event_type == EventType.END_LEASE, 0), else_=1)
+    return sa.case((LEASE_EVENTS.c.event_type == EventType.END_LEASE, 0), else_=1)
 
 
 def _event_order(event):
@@ -226,7 +227,7 @@ class Engine:
         reservable hosts (by default one acting through the plugins'
         clients; idle unless ``[reservation] host_monitor``)
     :param power: the
-        :class:`~reservation_ext.engine.power.PowerManager` of the
+        :class:`~reservation_ext.engine.power_manager.PowerManager` of the
         reservable hosts (by default one with the ``[power] driver``,
         acting through the plugins' clients and ``reclaimer``; idle with
         the ``noop`` driver)
@@ -249,7 +250,7 @@ class Engine:
             conf, clock, _clients(conf, plugins), notifier)
         self.monitor = monitor or host_monitor.HostMonitor(
             conf, clock, plugins, _clients(conf, plugins), notifier)
-        self.power = power or power_mod.PowerManager(
+        self.power = power or power_manager.PowerManager(
             conf, clock, drivers.load(conf), _clients(conf, plugins),
             self.reclaimer, self.engine_id)
         self.checkpoint = checkpoint or _no_checkpoint
@@ -346,21 +347,21 @@ class Engine:
                 limit = self.conf.event_batch_size - len(candidates)
                 if limit:
                     candidates += session.scalars(
-                        sa.select(EVENTS.c.id).where(due, _ready())
-                        .order_by(EVENTS.c.time, _ends_first())
+                        sa.select(LEASE_EVENTS.c.id).where(due, _ready())
+                        .order_by(LEASE_EVENTS.c.time, _ends_first())
                         .limit(limit)
-                        .with_for_update(skip_locked=True, of=EVENTS))
+                        .with_for_update(skip_locked=True, of=LEASE_EVENTS))
             if not candidates:
                 return None
             # The conditions are checked again: this UPDATE, not the
             # SELECTs above, is what makes the claim exclusive.
             events = db_api.update_returning(
-                session, EVENTS.update()
-                .where(EVENTS.c.id.in_(candidates), sa.or_(*_due(now)),
+                session, LEASE_EVENTS.update()
+                .where(LEASE_EVENTS.c.id.in_(candidates), sa.or_(*_due(now)),
                        _ready())
                 .values(status=EventStatus.IN_PROGRESS, claimed_by=token,
                         claim_expires_at=expires),
-                *EVENTS.c).mappings().all()
+                *LEASE_EVENTS.c).mappings().all()
             if not events:
                 return None
             self._mark_leases(session, events)
@@ -443,8 +444,8 @@ class Engine:
 
     def _record(self, ctx, batch, outcomes):
         """Write the outcomes; return the events recorded as DONE."""
-        mine = sa.and_(EVENTS.c.claimed_by == batch.token,
-                       EVENTS.c.status == EventStatus.IN_PROGRESS)
+        mine = sa.and_(LEASE_EVENTS.c.claimed_by == batch.token,
+                       LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS)
         now = self.clock.now()
         with db_api.writer(ctx, self.clock) as session:
             done = []
@@ -462,7 +463,7 @@ class Engine:
                          if e['id'] not in started]
             if unstarted:
                 session.execute(
-                    EVENTS.update().where(EVENTS.c.id.in_(unstarted), mine)
+                    LEASE_EVENTS.update().where(LEASE_EVENTS.c.id.in_(unstarted), mine)
                     .values(status=EventStatus.UNDONE, claimed_by=None,
                             claim_expires_at=None))
         return done
@@ -472,11 +473,11 @@ class Engine:
         if not events:
             return []
         done_ids = set(db_api.update_returning(
-            session, EVENTS.update()
-            .where(EVENTS.c.id.in_([e['id'] for e in events]), mine)
+            session, LEASE_EVENTS.update()
+            .where(LEASE_EVENTS.c.id.in_([e['id'] for e in events]), mine)
             .values(status=EventStatus.DONE, claim_expires_at=None,
                     retry_at=None, message=None),
-            EVENTS.c.id).scalars())
+            LEASE_EVENTS.c.id).scalars())
         done = [e for e in events if e['id'] in done_ids]
         step = _STEPS[event_type]
         lease_ids = [e['lease_id'] for e in done]
@@ -498,14 +499,14 @@ class Engine:
         if not outcome.final:
             backoff = self.conf.event_retry_backoff * 2 ** (attempts - 1)
             session.execute(
-                EVENTS.update().where(EVENTS.c.id == event['id'], mine)
+                LEASE_EVENTS.update().where(LEASE_EVENTS.c.id == event['id'], mine)
                 .values(status=EventStatus.UNDONE, attempts=attempts,
                         retry_at=now + datetime.timedelta(seconds=backoff),
                         message=outcome.reason, claimed_by=None,
                         claim_expires_at=None))
             return
         recorded = session.execute(
-            EVENTS.update().where(EVENTS.c.id == event['id'], mine)
+            LEASE_EVENTS.update().where(LEASE_EVENTS.c.id == event['id'], mine)
             .values(status=EventStatus.ERROR, attempts=attempts,
                     message=outcome.reason, claim_expires_at=None))
         if recorded.rowcount:

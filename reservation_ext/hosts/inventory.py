@@ -27,7 +27,8 @@ import json
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
+from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
 from reservation_ext.hosts import schemas
@@ -37,11 +38,11 @@ from reservation_ext.power import credentials
 from reservation_ext.power import policy as power_policy
 from reservation_ext import validation
 
-HOSTS = models.ComputeHost.__table__
-CAPS = models.HostCapability.__table__
-ALLOCATIONS = models.HostAllocation.__table__
-RESERVATIONS = models.Reservation.__table__
-PROPERTIES = models.HostProperty.__table__
+HOSTS = tables.HOSTS
+CAPABILITIES = tables.CAPABILITIES
+ALLOCATIONS = tables.ALLOCATIONS
+RESERVATIONS = tables.RESERVATIONS
+HOST_PROPERTIES = tables.HOST_PROPERTIES
 
 # Keys of a host view that are columns; every other key is an extra
 # capability, and these cannot be one.
@@ -167,12 +168,12 @@ class HostInventory:
         policy.authorize(ctx, 'get_properties', ctx.project_id,
                          policy.HOSTS)
         with db_api.context_manager.reader.using(ctx) as session:
-            private = set(session.scalars(sa.select(PROPERTIES.c.name).where(
-                PROPERTIES.c.private)))
+            private = set(session.scalars(sa.select(HOST_PROPERTIES.c.name).where(
+                HOST_PROPERTIES.c.private)))
             values = {}
             for name, value in session.execute(
-                    sa.select(CAPS.c.name, CAPS.c.value).distinct()
-                    .order_by(CAPS.c.name, CAPS.c.value)):
+                    sa.select(CAPABILITIES.c.name, CAPABILITIES.c.value).distinct()
+                    .order_by(CAPABILITIES.c.name, CAPABILITIES.c.value)):
                 values.setdefault(name, []).append(value)
         return [_property_view(name, values[name], name in private, detail)
                 for name in values
@@ -187,11 +188,11 @@ class HostInventory:
         private = body['private']
         with db_api.writer(ctx, self.clock) as session:
             if not session.scalar(sa.select(sa.exists().where(
-                    CAPS.c.name == name))):
+                    CAPABILITIES.c.name == name))):
                 raise exceptions.NotFound(kind='Host property', id=name)
-            session.execute(sa.delete(PROPERTIES).where(
-                PROPERTIES.c.name == name))
-            session.execute(sa.insert(PROPERTIES).values(
+            session.execute(sa.delete(HOST_PROPERTIES).where(
+                HOST_PROPERTIES.c.name == name))
+            session.execute(sa.insert(HOST_PROPERTIES).values(
                 name=name, private=private))
         return {'property_name': name, 'private': private,
                 'resource_type': 'physical:host'}
@@ -312,8 +313,8 @@ def _get_row(session, host_id):
 def _capabilities_of(session, host_ids):
     found = {}
     for host_id, name, value in session.execute(
-            sa.select(CAPS.c.host_id, CAPS.c.name, CAPS.c.value)
-            .where(CAPS.c.host_id.in_(host_ids))):
+            sa.select(CAPABILITIES.c.host_id, CAPABILITIES.c.name, CAPABILITIES.c.value)
+            .where(CAPABILITIES.c.host_id.in_(host_ids))):
         found.setdefault(host_id, {})[name] = value
     return found
 
@@ -337,7 +338,7 @@ def _host_view(row):
     view['power_state_since'] = row.power_changed_at
     for stamp in ('created_at', 'updated_at', 'failed_at',
                   'power_next_transition_at', 'power_state_since'):
-        view[stamp] = validation.format_timestamp(view[stamp])
+        view[stamp] = dates.format_timestamp(view[stamp])
     return view
 
 
@@ -363,8 +364,8 @@ def _allocations(session, host_id, lease_id, reservation_id):
     for row in session.execute(stmt):
         by_host.setdefault(row.host_id, []).append({
             'id': row.reservation_id, 'lease_id': row.lease_id,
-            'start_date': validation.format_date(row.start_date),
-            'end_date': validation.format_date(row.end_date)})
+            'start_date': dates.format_date(row.start_date),
+            'end_date': dates.format_date(row.end_date)})
     if host_id is not None:
         by_host.setdefault(host_id, [])
     return [{'resource_id': str(host), 'reservations': reservations}

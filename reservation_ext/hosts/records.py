@@ -21,10 +21,10 @@ import math
 
 import sqlalchemy as sa
 
-from db import models
+from db import tables
 
-HOSTS = models.ComputeHost.__table__
-CAPS = models.HostCapability.__table__
+HOSTS = tables.HOSTS
+CAPABILITIES = tables.CAPABILITIES
 
 
 def add_host(session, values, capabilities=None):
@@ -42,10 +42,10 @@ def add_host(session, values, capabilities=None):
 
 def set_capabilities(session, host_id, capabilities):
     """Replace the extra capabilities of a host by ``{name: value}``."""
-    session.execute(sa.delete(CAPS).where(CAPS.c.host_id == host_id))
+    session.execute(sa.delete(CAPABILITIES).where(CAPABILITIES.c.host_id == host_id))
     rows = capability_rows(host_id, capabilities)
     if rows:
-        session.execute(sa.insert(CAPS), rows)
+        session.execute(sa.insert(CAPABILITIES), rows)
 
 
 def capability_rows(host_id, capabilities):
@@ -67,7 +67,7 @@ def bulk_load(connection, hosts):
     rows = [row for host_id, (_values, caps) in zip(ids, hosts)
             for row in capability_rows(host_id, caps)]
     if rows:
-        connection.execute(sa.insert(CAPS), rows)
+        connection.execute(sa.insert(CAPABILITIES), rows)
     return ids
 
 

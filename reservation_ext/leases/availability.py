@@ -29,15 +29,16 @@ periods.
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
+from reservation_ext import dates
 from reservation_ext import exceptions
-from reservation_ext.leases import requests
+from reservation_ext.leases import parsing
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext import policy
 from reservation_ext import validation
 
-HOSTS = models.ComputeHost.__table__
+HOSTS = tables.HOSTS
 
 # What the steps count, by resource type.
 UNITS = {'physical:host': 'hosts', 'virtual:instance': 'servers',
@@ -59,16 +60,16 @@ def parse(params, plugins, now):
     resource_type = _single(values, 'resource_type', None)
     if resource_type is None:
         raise validation.missing('resource_type')
-    start = validation.parse_date(_single(values, 'start', 'now'), 'start',
-                                  now)
+    start = dates.parse_date(_single(values, 'start', 'now'), 'start',
+                             now)
     if 'end' not in values:
         raise validation.missing('end')
-    end = validation.parse_date(_single(values, 'end', None), 'end', now)
-    validation.check_window(start, end, fields=('start', 'end'))
+    end = dates.parse_date(_single(values, 'end', None), 'end', now)
+    dates.check_window(start, end, fields=('start', 'end'))
     fields = {key: (_split(given) if key in _LISTS else given[0])
               for key, given in values.items()}
-    _type, checked = requests.reservation(plugins, resource_type, fields,
-                                          '', check='validate_query')
+    _type, checked = parsing.reservation(plugins, resource_type, fields,
+                                         '', check='validate_query')
     return resource_type, checked, start, end
 
 
@@ -103,8 +104,8 @@ class AvailabilityService:
                                              rules=policy.HOSTS)
             names = _host_names(session, hosts) if shown else {}
         view = {'resource_type': resource_type,
-                'start': validation.format_date(start),
-                'end': validation.format_date(end),
+                'start': dates.format_date(start),
+                'end': dates.format_date(end),
                 'unit': UNITS.get(resource_type),
                 'free': [_step(step) for step in steps]}
         if shown:
@@ -121,8 +122,8 @@ def _host_names(session, host_ids):
 
 
 def _step(step):
-    view = {'start': validation.format_date(step[0]),
-            'end': validation.format_date(step[1])}
+    view = {'start': dates.format_date(step[0]),
+            'end': dates.format_date(step[1])}
     if len(step) > 2:
         view['amount'] = step[2]
     return view

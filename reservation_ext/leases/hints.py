@@ -29,8 +29,9 @@ raises ``InvalidInput`` naming the field as the user wrote it
 
 from oslo_utils import strutils
 
+from reservation_ext import dates
 from reservation_ext import exceptions
-from reservation_ext.leases import requests
+from reservation_ext.leases import parsing
 from reservation_ext import validation
 
 RESERVED = 'reserved'
@@ -59,9 +60,9 @@ def parse(hints, now, default_name, default_duration, on_end_choices,
     :param proposal_window: ``f(proposal_id)``: the ``(start, end)`` of
         a schedule proposal the caller may take, or NotFound/Conflict
         (:meth:`reservation_ext.leases.service.LeaseService.proposal_window`).
-    :returns: a create request of :mod:`reservation_ext.leases.requests`
+    :returns: a create request of :mod:`reservation_ext.leases.parsing`
         without reservations (add one with
-        :func:`~reservation_ext.leases.requests.with_reservation`), with
+        :func:`~reservation_ext.leases.parsing.with_reservation`), with
         one more key, ``on_end``, for its reservation.
     """
     reserved = _reserved(hints.get(RESERVED))
@@ -82,7 +83,7 @@ def parse(hints, now, default_name, default_duration, on_end_choices,
 
 def default_duration(conf):
     """``[reservation] default_lease_duration`` as a timedelta."""
-    return validation.parse_duration(
+    return dates.parse_duration(
         conf.reservation.default_lease_duration, 'default_lease_duration')
 
 
@@ -150,7 +151,7 @@ def _proposed(params, now, default_name, default_on_end, proposal,
     name = params.get('name', default_name)
     if name is not None:
         name = validation.validate_name(name, _field('name'))
-    return dict(requests.lease(name, start, end, None, now),
+    return dict(parsing.lease(name, start, end, None, now),
                 on_end=params.get('on_end', default_on_end),
                 proposal_id=proposal)
 
@@ -160,20 +161,20 @@ def _field(key):
 
 
 def _lease(params, now, default_name, default_duration, default_on_end):
-    start = validation.parse_date(params.get('start', 'now'),
-                                  _field('start'), now)
-    validation.check_start(start, now, _field('start'))
+    start = dates.parse_date(params.get('start', 'now'),
+                             _field('start'), now)
+    dates.check_start(start, now, _field('start'))
     end = _end(params, start, now, default_duration)
     before_end = None
     if params.get('before_end') is not None:
-        before_end = validation.parse_date(params['before_end'],
-                                           _field('before_end'), now)
-    validation.check_window(start, end, before_end, fields=tuple(
+        before_end = dates.parse_date(params['before_end'],
+                                      _field('before_end'), now)
+    dates.check_window(start, end, before_end, fields=tuple(
         _field(key) for key in ('start', 'end', 'before_end')))
     name = params.get('name', default_name)
     if name is not None:
         name = validation.validate_name(name, _field('name'))
-    return dict(requests.lease(name, start, end, before_end, now),
+    return dict(parsing.lease(name, start, end, before_end, now),
                 on_end=params.get('on_end', default_on_end))
 
 
@@ -182,11 +183,11 @@ def _end(params, start, now, default_duration):
         raise exceptions.InvalidInput(_field('duration'),
                                       'give end or duration, not both')
     if 'end' in params:
-        end = validation.parse_date(params['end'], _field('end'), now)
-        validation.check_end(end, now, _field('end'))
+        end = dates.parse_date(params['end'], _field('end'), now)
+        dates.check_end(end, now, _field('end'))
         return end
     duration = default_duration
     if 'duration' in params:
-        duration = validation.parse_duration(params['duration'],
-                                             _field('duration'))
-    return validation.add(start, duration, _field('duration'))
+        duration = dates.parse_duration(params['duration'],
+                                        _field('duration'))
+    return dates.add(start, duration, _field('duration'))

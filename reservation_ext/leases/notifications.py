@@ -34,9 +34,9 @@ service that dies between the change and the send) is not sent again.
 
 import oslo_messaging
 
+from reservation_ext import dates
 from reservation_ext.leases import notification_schema
-from reservation_ext.leases.states import EventType
-from reservation_ext import validation
+from reservation_ext.states import EventType
 
 PUBLISHER_ID = 'reservation'
 
@@ -95,7 +95,7 @@ def notify(notifier, ctx, event_type, payload, now):
     if notifier.is_enabled():
         notifier.info(ctx, event_type, dict(
             payload, payload_version=notification_schema.PAYLOAD_VERSION,
-            event_time=validation.format_date(now)))
+            event_time=dates.format_date(now)))
 
 
 def _by_type(lease_views):

@@ -45,18 +45,19 @@ import uuid
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
+from reservation_ext import dates
 from reservation_ext import exceptions
-from reservation_ext.leases import requests
+from reservation_ext.leases import parsing
 from reservation_ext.leases import schemas
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext import policy
 from reservation_ext import validation
 
-PROPOSALS = models.Proposal.__table__
-HOSTS = models.ComputeHost.__table__
-ALLOCATIONS = models.HostAllocation.__table__
+PROPOSALS = tables.PROPOSALS
+HOSTS = tables.HOSTS
+ALLOCATIONS = tables.ALLOCATIONS
 
 # The first span searched: this many windows' lengths, at least a week.
 _FIRST_SPAN_WINDOWS = 4
@@ -74,15 +75,15 @@ def parse(body, plugins, now, conf):
         body had it.
     """
     validation.check_schema(body, schemas.PROPOSE)
-    duration = validation.parse_duration(body['duration'], 'duration')
-    not_before = validation.parse_date(body.get('not_before', 'now'),
-                                       'not_before', now)
-    validation.check_start(not_before, now, 'not_before')
+    duration = dates.parse_duration(body['duration'], 'duration')
+    not_before = dates.parse_date(body.get('not_before', 'now'),
+                                  'not_before', now)
+    dates.check_start(not_before, now, 'not_before')
     if not_before <= now:
         # "Now", on a whole second: windows that users read.
         not_before = now.replace(microsecond=0)
     not_after = _not_after(body, not_before, now, conf)
-    validation.add(not_after, duration, 'duration')
+    dates.add(not_after, duration, 'duration')
     count = body.get('count', 5)
     if count > conf.reservation.max_proposals:
         raise exceptions.InvalidInput(
@@ -96,7 +97,7 @@ def _not_after(body, not_before, now, conf):
     if 'not_after' not in body:
         return not_before + datetime.timedelta(
             days=conf.reservation.proposal_search_days)
-    not_after = validation.parse_date(body['not_after'], 'not_after', now)
+    not_after = dates.parse_date(body['not_after'], 'not_after', now)
     if not_after < not_before:
         raise exceptions.InvalidInput('not_after',
                                       'must not be before not_before')
@@ -115,7 +116,7 @@ def _reservations(given, plugins):
                 '%s reservation, and %s has one already'
                 % (resource_type, seen[resource_type]))
         seen[resource_type] = field
-        _type, checked = requests.reservation(
+        _type, checked = parsing.reservation(
             plugins, resource_type, values, field,
             check='validate_proposal')
         parsed.append((resource_type, checked, given[index]))
@@ -235,9 +236,9 @@ def _generations(searched):
 
 def _view(row, hosts=None):
     view = {'id': row['id'],
-            'start_date': validation.format_date(row['start_date']),
-            'end_date': validation.format_date(row['end_date']),
-            'expires_at': validation.format_date(row['expires_at'])}
+            'start_date': dates.format_date(row['start_date']),
+            'end_date': dates.format_date(row['end_date']),
+            'expires_at': dates.format_date(row['expires_at'])}
     if hosts is not None:
         view['hosts'] = hosts
     return view
@@ -280,7 +281,7 @@ def find(session, ctx, proposal_id, now, lock=False):
     if row.expires_at <= now:
         raise exceptions.Conflict(
             'Proposal %s expired at %s; ask for new proposals.'
-            % (proposal_id, validation.format_date(row.expires_at)))
+            % (proposal_id, dates.format_date(row.expires_at)))
     return row
 
 

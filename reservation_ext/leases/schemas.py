@@ -13,14 +13,14 @@
 """JSON Schemas of the lease API's request bodies (Blazar v1) and of the
 lease list's query parameters.
 
-They check the shape of a body; :mod:`reservation_ext.leases.requests`
+They check the shape of a body; :mod:`reservation_ext.leases.parsing`
 parses what they let through (dates, durations, names, windows) and each
 resource plugin checks the fields of its reservations. They live beside
 the lease service rather than in :mod:`reservation_ext.api` because the
 service checks every body it is given, whoever calls it.
 """
 
-from reservation_ext.leases.states import LeaseStatus
+from reservation_ext.states import LeaseStatus
 from reservation_ext import validation
 
 # Blazar clients always send "events": []; events are the service's.

@@ -29,7 +29,7 @@ to the filters after its plugins cleaned up.
 Plugins get the lease as a dict of its columns (dates as datetimes) plus
 ``projects`` (and, when it is created, ``starts_later`` as the request
 decided it), and each reservation as its view with the plugin's details.
-Requests are parsed in :mod:`reservation_ext.leases.requests`.
+Requests are parsed in :mod:`reservation_ext.leases.parsing`.
 """
 
 import contextlib
@@ -42,28 +42,29 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
+from reservation_ext import dates
 from reservation_ext.enforcement import enforcer
 from reservation_ext.enforcement import time_quotas
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
+from reservation_ext.leases import parsing
 from reservation_ext.leases import proposals
-from reservation_ext.leases import requests
-from reservation_ext.leases.states import EventStatus
-from reservation_ext.leases.states import EventType
-from reservation_ext.leases.states import LeaseStatus
-from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.leases import views
 from reservation_ext.planning import planner
 from reservation_ext import policy
+from reservation_ext.states import EventStatus
+from reservation_ext.states import EventType
+from reservation_ext.states import LeaseStatus
+from reservation_ext.states import ReservationStatus
 from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
 
-LEASES = models.Lease.__table__
-PROJECTS = models.LeaseProject.__table__
-RESERVATIONS = models.Reservation.__table__
-EVENTS = models.Event.__table__
+LEASES = tables.LEASES
+LEASE_PROJECTS = tables.LEASE_PROJECTS
+RESERVATIONS = tables.RESERVATIONS
+LEASE_EVENTS = tables.LEASE_EVENTS
 
 _retry = db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
 
@@ -87,7 +88,7 @@ class LeaseService:
     def create(self, ctx, body):
         """Create the lease that ``body`` (Blazar's request) describes."""
         _authorize_create(ctx)
-        return self._create(ctx, requests.parse_create(
+        return self._create(ctx, parsing.parse_create(
             body, self.plugins, self.clock.now()))
 
     def create_parsed(self, ctx, request):
@@ -95,7 +96,7 @@ class LeaseService:
 
         The server and volume hints are parsed where they arrive
         (:mod:`reservation_ext.leases.hints`); see
-        :mod:`reservation_ext.leases.requests` for the request.
+        :mod:`reservation_ext.leases.parsing` for the request.
         """
         _authorize_create(ctx)
         return self._create(ctx, request)
@@ -130,9 +131,9 @@ class LeaseService:
         ``all_projects`` in ``params`` asks for one or the other.
         ``params`` (the query string) narrows the list by ``status``,
         ``name``, ``project_id`` and the window ``start``..``end`` the
-        leases overlap (:func:`requests.parse_list`).
+        leases overlap (:func:`parsing.parse_list`).
         """
-        query = requests.parse_list(params or {}, self.clock.now())
+        query = parsing.parse_list(params or {}, self.clock.now())
         conditions = _list_conditions(query)
         project = _listed_project(ctx, query.get('all_projects'))
         if project is not None:
@@ -166,7 +167,7 @@ class LeaseService:
         UPDATING; if it fails, the lease is changed back and keeps its
         status, and a ``Conflict`` says why.
         """
-        request = requests.parse_update(body, self.clock.now())
+        request = parsing.parse_update(body, self.clock.now())
         quota = time_quotas.NO_QUOTA_CHECK
         # A rename alone needs neither the plugins nor the checks.
         if set(request) != {'name', 'reservations'} or \
@@ -299,8 +300,8 @@ class LeaseService:
         row, given = proposals.take(session, ctx, request['proposal_id'],
                                     now)
         reservations = request['reservations'] or [
-            requests.reservation(self.plugins, values.pop('resource_type'),
-                                 values, 'reservations[%d]' % index)
+            parsing.reservation(self.plugins, values.pop('resource_type'),
+                                values, 'reservations[%d]' % index)
             for index, values in enumerate(dict(values) for values in given)]
         proposed = [values['resource_type'] for values in given]
         wanted = [resource_type for resource_type, _values in reservations]
@@ -308,9 +309,9 @@ class LeaseService:
             raise exceptions.InvalidInput(
                 'proposal_id', 'proposes %s, not %s'
                 % (', '.join(proposed), ', '.join(wanted)))
-        made = requests.lease(request['name'], row.start_date, row.end_date,
-                              None, now, request['projects'],
-                              request['trust_id'])
+        made = parsing.lease(request['name'], row.start_date, row.end_date,
+                             None, now, request['projects'],
+                             request['trust_id'])
         return row, dict(made, reservations=reservations)
 
     def _insert_lease(self, session, ctx, request):
@@ -327,7 +328,7 @@ class LeaseService:
         }
         session.execute(LEASES.insert().values(**lease))
         if request['projects']:
-            session.execute(PROJECTS.insert(), [
+            session.execute(LEASE_PROJECTS.insert(), [
                 {'lease_id': lease['id'], 'project_id': project}
                 for project in request['projects']])
         return dict(lease, projects=request['projects'],
@@ -352,7 +353,7 @@ class LeaseService:
 
     def _insert_events(self, session, lease):
         now = self.clock.now()
-        session.execute(EVENTS.insert(), [
+        session.execute(LEASE_EVENTS.insert(), [
             {'id': str(uuid.uuid4()), 'lease_id': lease['id'],
              'event_type': event_type, 'time': time,
              'status': EventStatus.UNDONE, 'attempts': 0,
@@ -477,7 +478,7 @@ class LeaseService:
             dates['before_end_date'] = None
         if not undo:
             _check_date_changes(lease, dates, now, end_field)
-        validation.check_window(
+        dates.check_window(
             dates['start_date'], dates['end_date'],
             dates['before_end_date'],
             fields=('start_date', end_field, 'before_end_date'))
@@ -494,11 +495,11 @@ class LeaseService:
             # The engine moved the lease on since we read it.
             raise exceptions.ConcurrentUpdate()
         for event_type, time in self._event_times(lease).items():
-            session.execute(EVENTS.update().where(
-                EVENTS.c.lease_id == old['id'],
-                EVENTS.c.event_type == event_type,
-                EVENTS.c.status == EventStatus.UNDONE,
-                EVENTS.c.time != time).values(time=time, updated_at=now))
+            session.execute(LEASE_EVENTS.update().where(
+                LEASE_EVENTS.c.lease_id == old['id'],
+                LEASE_EVENTS.c.event_type == event_type,
+                LEASE_EVENTS.c.status == EventStatus.UNDONE,
+                LEASE_EVENTS.c.time != time).values(time=time, updated_at=now))
 
     def _rebook(self, session, ctx, old, lease, reservations, changes,
                 undo=False):
@@ -726,7 +727,7 @@ def _shifted_end(end, request):
     if request.get('end_date') is not None:
         return request['end_date']
     if 'shift' in request:
-        return validation.add(end, request['shift'], request['end_field'])
+        return dates.add(end, request['shift'], request['end_field'])
     return end
 
 
@@ -746,9 +747,9 @@ def _check_date_changes(lease, dates, now, end_field):
             raise exceptions.InvalidInput(
                 'start_date', 'Cannot modify the start date of already '
                 'started leases')
-        validation.check_start(dates['start_date'], now)
+        dates.check_start(dates['start_date'], now)
     if 'end_date' in moved:
-        validation.check_end(dates['end_date'], now, end_field)
+        dates.check_end(dates['end_date'], now, end_field)
 
 
 def _check_reservation_ids(reservations, changes):

@@ -20,15 +20,15 @@ lease as :func:`lease_dicts` makes it, from the API and from the engine.
 
 import sqlalchemy as sa
 
-from db import models
+from db import tables
+from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.planning import healing
-from reservation_ext import validation
 
-LEASES = models.Lease.__table__
-PROJECTS = models.LeaseProject.__table__
-RESERVATIONS = models.Reservation.__table__
-EVENTS = models.Event.__table__
+LEASES = tables.LEASES
+LEASE_PROJECTS = tables.LEASE_PROJECTS
+RESERVATIONS = tables.RESERVATIONS
+LEASE_EVENTS = tables.LEASE_EVENTS
 
 
 def plugin_for(plugins, resource_type):
@@ -59,8 +59,8 @@ def lease_views(session, plugins, rows):
     ids = [row.id for row in rows]
     projects = projects_of(session, ids)
     reservations = reservation_views(session, plugins, ids)
-    events = _grouped(session, EVENTS, ids,
-                      (EVENTS.c.time, EVENTS.c.event_type))
+    events = _grouped(session, LEASE_EVENTS, ids,
+                      (LEASE_EVENTS.c.time, LEASE_EVENTS.c.event_type))
     return [dict(_lease_view(row), projects=projects.get(row.id, []),
                  reservations=reservations.get(row.id, []),
                  events=[_event_view(e) for e in events.get(row.id, [])])
@@ -78,8 +78,8 @@ def projects_of(session, lease_ids):
     """``{lease_id: [project_id, ...]}``: who each lease is shared with."""
     return {lease_id: [row.project_id for row in rows]
             for lease_id, rows in _grouped(
-                session, PROJECTS, lease_ids,
-                (PROJECTS.c.project_id,)).items()}
+                session, LEASE_PROJECTS, lease_ids,
+                (LEASE_PROJECTS.c.project_id,)).items()}
 
 
 def lease_dicts(session, rows):
@@ -146,13 +146,13 @@ def _grouped(session, table, lease_ids, order_by):
 def _lease_view(row):
     return {
         'id': row.id, 'name': row.name,
-        'start_date': validation.format_date(row.start_date),
-        'end_date': validation.format_date(row.end_date),
+        'start_date': dates.format_date(row.start_date),
+        'end_date': dates.format_date(row.end_date),
         'status': row.status, 'status_reason': row.status_reason,
         'degraded': row.degraded, 'user_id': row.user_id,
         'project_id': row.project_id, 'trust_id': row.trust_id,
-        'created_at': validation.format_timestamp(row.created_at),
-        'updated_at': validation.format_timestamp(row.updated_at),
+        'created_at': dates.format_timestamp(row.created_at),
+        'updated_at': dates.format_timestamp(row.updated_at),
     }
 
 
@@ -163,8 +163,8 @@ def _reservation_view(row):
         'resources_changed': row.resources_changed,
         'resource_id': row.resource_id,
         'resource_type': row.resource_type,
-        'created_at': validation.format_timestamp(row.created_at),
-        'updated_at': validation.format_timestamp(row.updated_at),
+        'created_at': dates.format_timestamp(row.created_at),
+        'updated_at': dates.format_timestamp(row.updated_at),
     }
 
 
@@ -172,7 +172,7 @@ def _event_view(row):
     return {
         'id': row.id, 'lease_id': row.lease_id, 'status': row.status,
         'event_type': row.event_type,
-        'time': validation.format_date(row.time),
-        'created_at': validation.format_timestamp(row.created_at),
-        'updated_at': validation.format_timestamp(row.updated_at),
+        'time': dates.format_date(row.time),
+        'created_at': dates.format_timestamp(row.created_at),
+        'updated_at': dates.format_timestamp(row.updated_at),
     }

@@ -42,11 +42,12 @@ from nova import context as nova_context
 from nova import objects
 
 from db import api as db_api
+from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
-from reservation_ext.leases.states import LeaseStatus
 from reservation_ext.nova_api import held_builds
 from reservation_ext.planning import seats
+from reservation_ext.states import LeaseStatus
 from reservation_ext import validation
 
 
@@ -153,4 +154,4 @@ def _count(server):
 
 
 def _date(moment):
-    return moment.strftime(validation.BLAZAR_DATE_FORMAT)
+    return moment.strftime(dates.BLAZAR_DATE_FORMAT)

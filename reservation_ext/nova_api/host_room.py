@@ -13,7 +13,8 @@
 """Whether a held-back build fits its booked host now, as Placement says.
 
 The planner books reservable capacity as if the preemptible servers on it
-were not there (:mod:`reservation_ext.planning.preemptible`): they give
+were not there (:mod:`reservation_ext.planning.preemptible_placement`):
+they give
 way when a booking starts (:mod:`reservation_ext.engine.reclaim`). A
 server booked into the gap of a reservable host from now is therefore
 built at once only when Placement has room for it there now. The question

@@ -82,23 +82,24 @@ from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context as rctx_mod
+from reservation_ext import dates
 from reservation_ext.enforcement import enforcer
 from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.leases import metadata as lease_metadata
 from reservation_ext.leases import notifications
-from reservation_ext.leases import requests as lease_requests
+from reservation_ext.leases import parsing as lease_requests
 from reservation_ext.leases import service as lease_service
-from reservation_ext.leases.states import LeaseStatus
 from reservation_ext.nova_api import capacity_boots
 from reservation_ext.nova_api import held_builds
 from reservation_ext.nova_api import host_room
 from reservation_ext.nova_api import server_access
 from reservation_ext.nova_api import server_records
-from reservation_ext.planning import preemptible
+from reservation_ext.planning import preemptible_placement
 from reservation_ext import plugins
 from reservation_ext.plugins import virtual_instance
 from reservation_ext import policy
+from reservation_ext.states import LeaseStatus
 from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
@@ -188,7 +189,7 @@ class ServerReservations:
                                      'server.metadata')
         hints = _hints(body)
         _check_kept(hints)
-        preemptible.check_hint(hints)
+        preemptible_placement.check_hint(hints)
         response = self.capacity.boot(req, server, hints,
                                       _reservation_context(req))
         if response is not None:
@@ -298,7 +299,7 @@ class ServerReservations:
             'Server %s is reserved: it is built when lease %s starts at '
             '%s; until then it can only be shown or deleted.' % (
                 server_id, leased.lease_id,
-                validation.format_date(leased.start_date)))
+                dates.format_date(leased.start_date)))
 
     def _delete(self, req, server_id):
         rctx = _reservation_context(req)
@@ -396,7 +397,8 @@ def _hints(body):
 
 # The hints this middleware reads.
 OWN_HINTS = (lease_hints.RESERVED, lease_hints.LEASE_PARAMS,
-             lease_hints.PROPOSAL, lease_hints.RESERVATION, preemptible.HINT)
+             lease_hints.PROPOSAL, lease_hints.RESERVATION,
+             preemptible_placement.HINT)
 
 
 def _check_kept(hints):
@@ -423,10 +425,10 @@ def _check_reservable(server, hints, deferred):
         raise exceptions.InvalidInput(
             'reservation', 'a server in a host lease cannot have a lease of '
             'its own; give reserved/lease_params or reservation, not both')
-    if preemptible.check_hint(hints):
+    if preemptible_placement.check_hint(hints):
         raise exceptions.InvalidInput(
-            preemptible.HINT, 'a reserved server cannot be preemptible; '
-            'give reserved/lease_params or preemptible, not both')
+            preemptible_placement.HINT,
+            'a reserved server cannot be preemptible; give reserved/lease_params or preemptible, not both')
     for key in ('min_count', 'max_count'):
         if str(server.get(key, 1)) != '1':
             raise exceptions.InvalidInput(

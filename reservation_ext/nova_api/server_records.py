@@ -21,14 +21,14 @@ import collections
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
 from reservation_ext.leases import metadata as lease_metadata
 
-REQUESTS = models.InstanceReservation.__table__
-RESERVATIONS = models.Reservation.__table__
-LEASES = models.Lease.__table__
-ALLOCATIONS = models.HostAllocation.__table__
-HOSTS = models.ComputeHost.__table__
+INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
+RESERVATIONS = tables.RESERVATIONS
+LEASES = tables.LEASES
+ALLOCATIONS = tables.ALLOCATIONS
+HOSTS = tables.HOSTS
 
 # A leased server: its lease, whether it waits for the start (RESERVED),
 # the lease's status and start, the host booked for it (or None), and
@@ -45,7 +45,7 @@ def leased_servers(ctx, server_ids):
         return {}
     with db_api.context_manager.reader.using(ctx) as session:
         rows = session.execute(_select().where(
-            REQUESTS.c.server_id.in_(list(server_ids))))
+            INSTANCE_RESERVATIONS.c.server_id.in_(list(server_ids))))
         return {row.server_id: LeasedServer(*row) for row in rows}
 
 
@@ -62,7 +62,7 @@ def shown_servers(ctx, server_ids):
     ids = list(server_ids)
     with db_api.context_manager.reader.using(ctx) as session:
         rows = session.execute(sa.union_all(
-            _select().where(REQUESTS.c.server_id.in_(ids)),
+            _select().where(INSTANCE_RESERVATIONS.c.server_id.in_(ids)),
             _select_seats().where(ALLOCATIONS.c.server_id.in_(ids))))
         return {row.server_id: LeasedServer(*row) for row in rows}
 
@@ -81,8 +81,8 @@ def leased_server(ctx, server_id):
 def save_build_args(ctx, server_id, build_args):
     """Keep a deferred build's arguments (:func:`builds.dump`)."""
     with db_api.writer(ctx) as session:
-        session.execute(sa.update(REQUESTS).where(
-            REQUESTS.c.server_id == server_id).values(build_args=build_args))
+        session.execute(sa.update(INSTANCE_RESERVATIONS).where(
+            INSTANCE_RESERVATIONS.c.server_id == server_id).values(build_args=build_args))
 
 
 def take_build_args(ctx, server_id):
@@ -91,13 +91,13 @@ def take_build_args(ctx, server_id):
     Of two concurrent starts, only one gets them.
     """
     with db_api.writer(ctx) as session:
-        args = session.execute(sa.select(REQUESTS.c.build_args).where(
-            REQUESTS.c.server_id == server_id)).scalar()
+        args = session.execute(sa.select(INSTANCE_RESERVATIONS.c.build_args).where(
+            INSTANCE_RESERVATIONS.c.server_id == server_id)).scalar()
         if args is None:
             return None
-        taken = session.execute(sa.update(REQUESTS).where(
-            REQUESTS.c.server_id == server_id,
-            REQUESTS.c.build_args.is_not(None)).values(build_args=None))
+        taken = session.execute(sa.update(INSTANCE_RESERVATIONS).where(
+            INSTANCE_RESERVATIONS.c.server_id == server_id,
+            INSTANCE_RESERVATIONS.c.build_args.is_not(None)).values(build_args=None))
         return args if taken.rowcount else None
 
 
@@ -108,16 +108,16 @@ def booked_host(ctx, server_id):
 
 
 def _select():
-    return (sa.select(REQUESTS.c.server_id, LEASES.c.id,
-                      REQUESTS.c.build_args.is_not(None), LEASES.c.status,
-                      LEASES.c.start_date, REQUESTS.c.build_args,
+    return (sa.select(INSTANCE_RESERVATIONS.c.server_id, LEASES.c.id,
+                      INSTANCE_RESERVATIONS.c.build_args.is_not(None), LEASES.c.status,
+                      LEASES.c.start_date, INSTANCE_RESERVATIONS.c.build_args,
                       HOSTS.c.service_name, HOSTS.c.hypervisor_hostname,
                       LEASES.c.project_id, LEASES.c.end_date)
             .join(RESERVATIONS,
-                  RESERVATIONS.c.id == REQUESTS.c.reservation_id)
+                  RESERVATIONS.c.id == INSTANCE_RESERVATIONS.c.reservation_id)
             .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
             .outerjoin(ALLOCATIONS, ALLOCATIONS.c.reservation_id ==
-                       REQUESTS.c.reservation_id)
+                       INSTANCE_RESERVATIONS.c.reservation_id)
             .outerjoin(HOSTS, HOSTS.c.id == ALLOCATIONS.c.host_id))
 
 

@@ -53,14 +53,14 @@ from sqlalchemy.ext import compiler
 from sqlalchemy.sql import expression
 from sqlalchemy.sql import visitors
 
-from db import models
+from db import tables
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
 from reservation_ext.power import credentials
 from reservation_ext import validation
 
-HOSTS = models.ComputeHost.__table__
-CAPS = models.HostCapability.__table__
+HOSTS = tables.HOSTS
+CAPABILITIES = tables.CAPABILITIES
 
 COLUMNS = frozenset(('vcpus', 'memory_mb', 'local_gb', 'hypervisor_type',
                      'hypervisor_version', 'hypervisor_hostname',
@@ -310,7 +310,7 @@ def _where(name, condition, numeric=False):
         if not column.nullable:
             return condition(column)
         return sa.and_(column.is_not(None), condition(column))
-    value = CAPS.c.num_value if numeric else CAPS.c.value
-    return sa.exists().where(CAPS.c.host_id == HOSTS.c.id,
-                             CAPS.c.name == name,
+    value = CAPABILITIES.c.num_value if numeric else CAPABILITIES.c.value
+    return sa.exists().where(CAPABILITIES.c.host_id == HOSTS.c.id,
+                             CAPABILITIES.c.name == name,
                              condition(value)).correlate(HOSTS)

@@ -40,12 +40,12 @@ import datetime
 
 import sqlalchemy as sa
 
-from db import models
+from db import tables
 from reservation_ext import exceptions
 from reservation_ext.planning import planner
 
-HOSTS = models.ComputeHost.__table__
-ALLOCATIONS = models.HostAllocation.__table__
+HOSTS = tables.HOSTS
+ALLOCATIONS = tables.ALLOCATIONS
 
 # A booking on a failed host: the row's columns the move needs.
 Booking = collections.namedtuple(

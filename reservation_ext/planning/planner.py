@@ -45,14 +45,14 @@ import uuid
 
 import sqlalchemy as sa
 
-from db import models
+from db import tables
 from reservation_ext import exceptions
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import preference
 from reservation_ext.planning import timelines
 
-HOSTS = models.ComputeHost.__table__
-ALLOCATIONS = models.HostAllocation.__table__
+HOSTS = tables.HOSTS
+ALLOCATIONS = tables.ALLOCATIONS
 # A host counted as it is: no reserve, allocation ratios 1.
 AS_IS = host_capacity.Usable()
 

@@ -36,18 +36,18 @@ import threading
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
 from reservation_ext import context
-from reservation_ext.leases.states import LeaseStatus
-from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.states import LeaseStatus
+from reservation_ext.states import ReservationStatus
 
-POOL_STATE = models.PoolState.__table__
-HOSTS = models.ComputeHost.__table__
-ALLOCATIONS = models.HostAllocation.__table__
-RESERVATIONS = models.Reservation.__table__
-LEASES = models.Lease.__table__
-LEASE_PROJECTS = models.LeaseProject.__table__
-RECYCLING = models.RecyclingHost.__table__
+POOL_STATE = tables.POOL_STATE
+HOSTS = tables.HOSTS
+ALLOCATIONS = tables.ALLOCATIONS
+RESERVATIONS = tables.RESERVATIONS
+LEASES = tables.LEASES
+LEASE_PROJECTS = tables.LEASE_PROJECTS
+RECYCLING = tables.RECYCLING
 
 # Lease statuses in which the hosts of its active reservations take
 # instances: not while it starts, ends or is being deleted.

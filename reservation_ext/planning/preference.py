@@ -16,7 +16,7 @@ The one order of preference of every search that picks hosts (whole
 hosts, instance slices and seats, healing replacements, proposals' holds:
 :mod:`reservation_ext.planning.planner`) and of the power engine's choice
 of the idle hosts kept on as spares
-(:func:`reservation_ext.engine.power.read_hosts`):
+(:func:`reservation_ext.engine.power_manager.read_hosts`):
 
 1. *Near the start*, when a power driver switches hosts (``[power]
    driver`` is not ``noop``) and the window starts before ``now +
@@ -51,10 +51,10 @@ import datetime
 
 import sqlalchemy as sa
 
-from db import models
+from db import tables
 
-HOSTS = models.ComputeHost.__table__
-CAPABILITIES = models.HostCapability.__table__
+HOSTS = tables.HOSTS
+CAPABILITIES = tables.CAPABILITIES
 # computehosts.power_state, best first; anything else ranks after.
 _POWER_RANK = (('on', 0), ('powering_on', 1))
 

@@ -40,15 +40,15 @@ import uuid
 
 import sqlalchemy as sa
 
-from db import models
+from db import tables
 from reservation_ext import exceptions
 
-ALLOCATIONS = models.HostAllocation.__table__
-HOSTS = models.ComputeHost.__table__
-REQUESTS = models.InstanceReservation.__table__
-RESERVATIONS = models.Reservation.__table__
-LEASES = models.Lease.__table__
-PROJECTS = models.LeaseProject.__table__
+ALLOCATIONS = tables.ALLOCATIONS
+HOSTS = tables.HOSTS
+INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
+RESERVATIONS = tables.RESERVATIONS
+LEASES = tables.LEASES
+LEASE_PROJECTS = tables.LEASE_PROJECTS
 # The extra spec of a reservation's private flavor: the reservation id.
 FLAVOR_SPEC = 'reservation:id'
 # The scheduler hint nova-api sets on the builds of one boot: the seats
@@ -69,16 +69,16 @@ def capacity(session, reservation_id):
     """
     row = session.execute(
         sa.select(RESERVATIONS.c.id, LEASES.c.id, LEASES.c.status,
-                  LEASES.c.start_date, LEASES.c.end_date, REQUESTS.c.amount,
-                  REQUESTS.c.server_group_id, LEASES.c.project_id)
+                  LEASES.c.start_date, LEASES.c.end_date, INSTANCE_RESERVATIONS.c.amount,
+                  INSTANCE_RESERVATIONS.c.server_group_id, LEASES.c.project_id)
         .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
-        .join(REQUESTS, REQUESTS.c.reservation_id == RESERVATIONS.c.id)
+        .join(INSTANCE_RESERVATIONS, INSTANCE_RESERVATIONS.c.reservation_id == RESERVATIONS.c.id)
         .where(RESERVATIONS.c.id == reservation_id,
-               REQUESTS.c.server_id.is_(None))).first()
+               INSTANCE_RESERVATIONS.c.server_id.is_(None))).first()
     if row is None:
         return None
-    shared = session.scalars(sa.select(PROJECTS.c.project_id).where(
-        PROJECTS.c.lease_id == row[1])).all()
+    shared = session.scalars(sa.select(LEASE_PROJECTS.c.project_id).where(
+        LEASE_PROJECTS.c.lease_id == row[1])).all()
     return Capacity(*row[:7], projects=frozenset([row[7], *shared]))
 
 

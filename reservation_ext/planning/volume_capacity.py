@@ -36,16 +36,16 @@ import datetime
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
 from reservation_ext import exceptions
-from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import timelines
+from reservation_ext.states import ReservationStatus
 
-VOLUMES = models.VolumeReservation.__table__
-RESERVATIONS = models.Reservation.__table__
-LEASES = models.Lease.__table__
-PROPOSALS = models.Proposal.__table__
-STATE = models.VolumeCapacityState.__table__
+VOLUME_RESERVATIONS = tables.VOLUME_RESERVATIONS
+RESERVATIONS = tables.RESERVATIONS
+LEASES = tables.LEASES
+PROPOSALS = tables.PROPOSALS
+VOLUME_STATE = tables.VOLUME_STATE
 
 
 def reserved_gb(session, start, end, busy):
@@ -72,9 +72,9 @@ def read_held(session, lower, upper, busy):
     if busy.ignore_reservation is not None:
         conditions.append(RESERVATIONS.c.id != busy.ignore_reservation)
     reservations = (
-        sa.select(LEASES.c.start_date, LEASES.c.end_date, VOLUMES.c.size_gb)
-        .select_from(VOLUMES)
-        .join(RESERVATIONS, RESERVATIONS.c.id == VOLUMES.c.reservation_id)
+        sa.select(LEASES.c.start_date, LEASES.c.end_date, VOLUME_RESERVATIONS.c.size_gb)
+        .select_from(VOLUME_RESERVATIONS)
+        .join(RESERVATIONS, RESERVATIONS.c.id == VOLUME_RESERVATIONS.c.reservation_id)
         .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
         .where(*conditions))
     holds = (sa.select(PROPOSALS.c.start_date, PROPOSALS.c.end_date,
@@ -127,4 +127,4 @@ def latest_end(session, reservable_gb, start, size_gb, busy):
 
 def lock(session):
     """Serialize the capacity checks of concurrent transactions."""
-    db_api.bump_counter(session, STATE)
+    db_api.bump_counter(session, VOLUME_STATE)

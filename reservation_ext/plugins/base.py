@@ -38,10 +38,10 @@ Plugins act on Nova and Cinder through the clients they are built with
 import abc
 
 from reservation_ext.clients import plugin_clients
+from reservation_ext import dates
 from reservation_ext import exceptions
-from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import planner
-from reservation_ext import validation
+from reservation_ext.states import ReservationStatus
 
 
 class ResourcePlugin(metaclass=abc.ABCMeta):
@@ -271,4 +271,4 @@ def blocked_extension(exc, latest, lease):
         return exc
     return exceptions.NotEnoughResources(
         '%s The lease can be extended until %s at the latest.'
-        % (exc.message, latest.strftime(validation.BLAZAR_DATE_FORMAT)))
+        % (exc.message, latest.strftime(dates.BLAZAR_DATE_FORMAT)))

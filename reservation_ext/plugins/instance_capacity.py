@@ -62,19 +62,19 @@ import math
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
 from reservation_ext import exceptions
-from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import capabilities
 from reservation_ext.planning import healing
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from reservation_ext.planning import seats
 from reservation_ext.plugins import base
+from reservation_ext.states import ReservationStatus
 from reservation_ext import validation
 
 FLAVOR_RESOURCE_TYPE = 'flavor:instance'
-REQUESTS = models.InstanceReservation.__table__
+INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
 SIZE_KEYS = ('vcpus', 'memory_mb', 'disk_gb')
 ON_END = ('delete', 'snapshot_delete', 'shelve')
 _AFFINITY = {'true': True, 'false': False, 'none': None, 'null': None}
@@ -148,7 +148,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
                 hold=None):
         self._check_flavor_access(ctx, lease, values)
         self._book(session, reservation_id, lease, values)
-        session.execute(sa.insert(REQUESTS).values(
+        session.execute(sa.insert(INSTANCE_RESERVATIONS).values(
             id=reservation_id, reservation_id=reservation_id,
             source_flavor=values['source_flavor'],
             **{key: values[key] for key in _COLUMNS}))
@@ -168,9 +168,9 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
 
     def get_details(self, session, reservation_ids):
         return {row.reservation_id: _view(row) for row in session.execute(
-            sa.select(REQUESTS).where(
-                REQUESTS.c.reservation_id.in_(reservation_ids),
-                REQUESTS.c.server_id.is_(None)))}
+            sa.select(INSTANCE_RESERVATIONS).where(
+                INSTANCE_RESERVATIONS.c.reservation_id.in_(reservation_ids),
+                INSTANCE_RESERVATIONS.c.server_id.is_(None)))}
 
     def prepare_update(self, ctx, reservation, values):
         validation.check_schema(values, UPDATE_SCHEMA)
@@ -193,8 +193,8 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
                                   if value != reservation[key]},
                                  'started instance-capacity')
             self._move(session, lease, reservation)
-        session.execute(sa.update(REQUESTS).where(
-            REQUESTS.c.reservation_id == reservation['id']).values(
+        session.execute(sa.update(INSTANCE_RESERVATIONS).where(
+            INSTANCE_RESERVATIONS.c.reservation_id == reservation['id']).values(
                 **{key: request[key] for key in _COLUMNS}))
 
     def _move(self, session, lease, reservation):
@@ -227,8 +227,8 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
     def on_start(self, ctx, lease, reservation):
         with db_api.context_manager.reader.using(ctx) as session:
             source = json.loads(session.scalar(
-                sa.select(REQUESTS.c.source_flavor).where(
-                    REQUESTS.c.reservation_id == reservation['id']))
+                sa.select(INSTANCE_RESERVATIONS.c.source_flavor).where(
+                    INSTANCE_RESERVATIONS.c.reservation_id == reservation['id']))
                 or '{}')
         self.nova.ensure_private_flavor(
             _flavor(reservation, source),
@@ -240,8 +240,8 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
             group_id = self.nova.ensure_server_group(
                 'reservation-%s' % reservation['id'], policy)
             with db_api.writer(ctx, self.clock) as session:
-                session.execute(sa.update(REQUESTS).where(
-                    REQUESTS.c.reservation_id == reservation['id'])
+                session.execute(sa.update(INSTANCE_RESERVATIONS).where(
+                    INSTANCE_RESERVATIONS.c.reservation_id == reservation['id'])
                     .values(server_group_id=group_id))
 
     def on_end(self, ctx, lease, reservation):

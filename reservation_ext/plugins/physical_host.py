@@ -78,26 +78,27 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
 from reservation_ext.clients import compute as compute_client
+from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.leases import hints
-from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import capabilities
 from reservation_ext.planning import healing
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
+from reservation_ext.states import ReservationStatus
 from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
 
 RESOURCE_TYPE = 'physical:host'
-REQUESTS = models.HostReservation.__table__
-HOSTS = models.ComputeHost.__table__
-ALLOCATIONS = models.HostAllocation.__table__
-RESERVATIONS = models.Reservation.__table__
-RECYCLING = models.RecyclingHost.__table__
+HOST_RESERVATIONS = tables.HOST_RESERVATIONS
+HOSTS = tables.HOSTS
+ALLOCATIONS = tables.ALLOCATIONS
+RESERVATIONS = tables.RESERVATIONS
+RECYCLING = tables.RECYCLING
 
 # Blazar's messages for a min or max below 1, and a max below the min.
 COUNT_BELOW_ONE = ('Malformed parameter min and max (must be greater than '
@@ -204,7 +205,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 session, values['conditions']), values)
             raise
         # One request per reservation: it shares the reservation's id.
-        session.execute(sa.insert(REQUESTS).values(
+        session.execute(sa.insert(HOST_RESERVATIONS).values(
             id=reservation_id, reservation_id=reservation_id,
             **_request_columns(values)))
         return reservation_id
@@ -230,8 +231,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
 
     def get_details(self, session, reservation_ids):
         details = {}
-        for row in session.execute(sa.select(REQUESTS).where(
-                REQUESTS.c.reservation_id.in_(reservation_ids))):
+        for row in session.execute(sa.select(HOST_RESERVATIONS).where(
+                HOST_RESERVATIONS.c.reservation_id.in_(reservation_ids))):
             view = {key: getattr(row, key) for key in _VIEW_COLUMNS}
             view.update({key: getattr(row, key) for key in _OPTIONAL_COLUMNS
                          if getattr(row, key) is not None})
@@ -263,8 +264,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 latest -= datetime.timedelta(
                     seconds=request['grace_period'] or 0)
             raise base.blocked_extension(exc, latest, lease)
-        session.execute(sa.update(REQUESTS).where(
-            REQUESTS.c.reservation_id == reservation['id']).values(
+        session.execute(sa.update(HOST_RESERVATIONS).where(
+            HOST_RESERVATIONS.c.reservation_id == reservation['id']).values(
                 **_request_columns(request)))
 
     def undo_update(self, session, ctx, lease, reservation, values):
@@ -281,8 +282,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         planner.move_allocations(
             session, reservation['id'], lease['start_date'],
             _held_until(lease, request['grace_period']), self.busy())
-        session.execute(sa.update(REQUESTS).where(
-            REQUESTS.c.reservation_id == reservation['id']).values(
+        session.execute(sa.update(HOST_RESERVATIONS).where(
+            HOST_RESERVATIONS.c.reservation_id == reservation['id']).values(
                 **_request_columns(request)))
         return lambda ctx: self._leave(reservation, gained)
 
@@ -311,8 +312,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         until = _held_until(lease, request['grace_period'])
         planner.move_allocations(session, reservation['id'],
                                  lease['start_date'], until, self.busy())
-        session.execute(sa.update(REQUESTS).where(
-            REQUESTS.c.reservation_id == reservation['id']).values(
+        session.execute(sa.update(HOST_RESERVATIONS).where(
+            HOST_RESERVATIONS.c.reservation_id == reservation['id']).values(
                 **_request_columns(request)))
         if len(booked) >= request['min']:
             return None
@@ -329,8 +330,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         aggregate = self._join(lease, reservation,
                                self._service_hosts(ctx, reservation['id']))
         with db_api.writer(ctx, self.clock) as session:
-            session.execute(sa.update(REQUESTS).where(
-                REQUESTS.c.reservation_id == reservation['id']).values(
+            session.execute(sa.update(HOST_RESERVATIONS).where(
+                HOST_RESERVATIONS.c.reservation_id == reservation['id']).values(
                     aggregate_id=aggregate['id']))
 
     def heal_request(self, reservation):
@@ -440,22 +441,22 @@ class PhysicalHostPlugin(base.ResourcePlugin):
 
     def _begin_grace(self, ctx, reservation_id, act_at):
         with db_api.writer(ctx, self.clock) as session:
-            session.execute(sa.update(REQUESTS).where(
-                REQUESTS.c.reservation_id == reservation_id,
-                REQUESTS.c.end_phase.is_(None)).values(
+            session.execute(sa.update(HOST_RESERVATIONS).where(
+                HOST_RESERVATIONS.c.reservation_id == reservation_id,
+                HOST_RESERVATIONS.c.end_phase.is_(None)).values(
                     end_phase=GRACE, act_at=act_at))
 
     def _set_end_phase(self, ctx, reservation_id, phase):
         with db_api.writer(ctx, self.clock) as session:
-            session.execute(sa.update(REQUESTS).where(
-                REQUESTS.c.reservation_id == reservation_id).values(
+            session.execute(sa.update(HOST_RESERVATIONS).where(
+                HOST_RESERVATIONS.c.reservation_id == reservation_id).values(
                     end_phase=phase, act_at=None))
 
     @staticmethod
     def _end_phase(ctx, reservation_id):
         with db_api.context_manager.reader.using(ctx) as session:
-            return session.scalar(sa.select(REQUESTS.c.end_phase).where(
-                REQUESTS.c.reservation_id == reservation_id))
+            return session.scalar(sa.select(HOST_RESERVATIONS.c.end_phase).where(
+                HOST_RESERVATIONS.c.reservation_id == reservation_id))
 
     def _claim_graces(self, ctx):
         """``(reservation_id, on_end)`` of the grace periods now over.
@@ -465,12 +466,12 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         now = self.clock.now()
         with db_api.writer(ctx, self.clock) as session:
             return db_api.update_returning(
-                session, sa.update(REQUESTS)
-                .where(REQUESTS.c.end_phase == GRACE,
-                       REQUESTS.c.act_at <= now)
+                session, sa.update(HOST_RESERVATIONS)
+                .where(HOST_RESERVATIONS.c.end_phase == GRACE,
+                       HOST_RESERVATIONS.c.act_at <= now)
                 .values(act_at=now + datetime.timedelta(
                     seconds=self.conf.reservation.event_claim_timeout)),
-                REQUESTS.c.reservation_id, REQUESTS.c.on_end).all()
+                HOST_RESERVATIONS.c.reservation_id, HOST_RESERVATIONS.c.on_end).all()
 
     def _start_recycling(self, ctx, reservation_id):
         """Put the reservation's hosts into the recycling pool."""
@@ -673,7 +674,7 @@ def _grace_period(value):
     """The grace period in seconds, or None for none."""
     if value is None:
         return None
-    duration = validation.parse_duration(value, 'grace_period')
+    duration = dates.parse_duration(value, 'grace_period')
     return int(duration.total_seconds())
 
 

@@ -58,24 +58,24 @@ import math
 from oslo_log import log as logging
 import sqlalchemy as sa
 
-from db import models
+from db import tables
 from reservation_ext import exceptions
-from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import healing
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
 from reservation_ext.plugins import instance_capacity
+from reservation_ext.states import ReservationStatus
 from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
 
 RESOURCE_TYPE = 'virtual:instance'
-REQUESTS = models.InstanceReservation.__table__
-HOSTS = models.ComputeHost.__table__
-ALLOCATIONS = models.HostAllocation.__table__
-RECYCLING = models.RecyclingHost.__table__
+INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
+HOSTS = tables.HOSTS
+ALLOCATIONS = tables.ALLOCATIONS
+RECYCLING = tables.RECYCLING
 ON_END = ('delete', 'snapshot_delete', 'shelve')
 SIZE_KEYS = ('vcpus', 'memory_mb', 'disk_gb')
 # nova-api's middleware makes these requests: numbers are numbers.
@@ -194,7 +194,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 ignore_proposal=hold.proposal_id)
         else:
             self._book(session, reservation_id, lease, values)
-        session.execute(sa.insert(REQUESTS).values(
+        session.execute(sa.insert(INSTANCE_RESERVATIONS).values(
             id=reservation_id, reservation_id=reservation_id,
             build_args=values.get(BUILD_ARGS),
             **{key: values[key] for key in _COLUMNS}))
@@ -203,12 +203,12 @@ class VirtualInstancePlugin(base.ResourcePlugin):
     def get_details(self, session, reservation_ids):
         details = self.capacity.get_details(session, reservation_ids)
         for row in session.execute(
-                sa.select(REQUESTS, HOSTS.c.hypervisor_hostname)
+                sa.select(INSTANCE_RESERVATIONS, HOSTS.c.hypervisor_hostname)
                 .outerjoin(ALLOCATIONS, ALLOCATIONS.c.reservation_id ==
-                           REQUESTS.c.reservation_id)
+                           INSTANCE_RESERVATIONS.c.reservation_id)
                 .outerjoin(HOSTS, HOSTS.c.id == ALLOCATIONS.c.host_id)
-                .where(REQUESTS.c.reservation_id.in_(reservation_ids),
-                       REQUESTS.c.server_id.is_not(None))):
+                .where(INSTANCE_RESERVATIONS.c.reservation_id.in_(reservation_ids),
+                       INSTANCE_RESERVATIONS.c.server_id.is_not(None))):
             view = {key: getattr(row, key) for key in _COLUMNS
                     if getattr(row, key) is not None}
             view['shared_pool'] = row.hypervisor_hostname is None
@@ -255,8 +255,8 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         if not reservation['shared_pool'] and reservation['status'] in (
                 ReservationStatus.PENDING, ReservationStatus.ACTIVE):
             self._rebook(session, lease, reservation, request)
-        session.execute(sa.update(REQUESTS).where(
-            REQUESTS.c.reservation_id == reservation['id']).values(
+        session.execute(sa.update(INSTANCE_RESERVATIONS).where(
+            INSTANCE_RESERVATIONS.c.reservation_id == reservation['id']).values(
                 **{key: request[key] for key in _COLUMNS}))
         if resized:
             return functools.partial(
@@ -361,10 +361,10 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             'id': row.server_id, 'flavor_id': row.flavor_id,
             'amount': row.amount, 'vcpus': row.vcpus,
             'memory_mb': row.memory_mb, 'disk_gb': row.disk_gb}]
-            for row in session.execute(sa.select(REQUESTS).where(
-                REQUESTS.c.reservation_id.in_(
+            for row in session.execute(sa.select(INSTANCE_RESERVATIONS).where(
+                INSTANCE_RESERVATIONS.c.reservation_id.in_(
                     [reservation['id'] for reservation in reservations]),
-                REQUESTS.c.server_id.is_not(None)))})
+                INSTANCE_RESERVATIONS.c.server_id.is_not(None)))})
 
 
 def _check_waiting(reservation):

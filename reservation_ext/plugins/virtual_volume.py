@@ -36,16 +36,16 @@ import functools
 
 import sqlalchemy as sa
 
-from db import models
+from db import tables
 from reservation_ext import exceptions
-from reservation_ext.leases.states import ReservationStatus
 from reservation_ext.planning import timelines
 from reservation_ext.planning import volume_capacity
 from reservation_ext.plugins import base
+from reservation_ext.states import ReservationStatus
 from reservation_ext import validation
 
 RESOURCE_TYPE = 'virtual:volume'
-REQUESTS = models.VolumeReservation.__table__
+VOLUME_RESERVATIONS = tables.VOLUME_RESERVATIONS
 ON_END = ('delete', 'snapshot_delete')
 SCHEMA = {
     'type': 'object',
@@ -124,15 +124,15 @@ class VirtualVolumePlugin(base.ResourcePlugin):
             session, self.conf.reservation.volume_reservable_gb,
             lease['start_date'], lease['end_date'], values['size_gb'],
             self.busy(**ignore))
-        session.execute(sa.insert(REQUESTS).values(
+        session.execute(sa.insert(VOLUME_RESERVATIONS).values(
             id=reservation_id, reservation_id=reservation_id,
             **{key: values[key] for key in _COLUMNS}))
         return values['volume_id']
 
     def get_details(self, session, reservation_ids):
         details = {}
-        for row in session.execute(sa.select(REQUESTS).where(
-                REQUESTS.c.reservation_id.in_(reservation_ids))):
+        for row in session.execute(sa.select(VOLUME_RESERVATIONS).where(
+                VOLUME_RESERVATIONS.c.reservation_id.in_(reservation_ids))):
             details[row.reservation_id] = {
                 key: getattr(row, key) for key in _COLUMNS
                 if key not in _OPTIONAL or getattr(row, key) is not None}
@@ -167,8 +167,8 @@ class VirtualVolumePlugin(base.ResourcePlugin):
             raise base.blocked_extension(exc, volume_capacity.latest_end(
                 session, reservable, lease['start_date'], size, busy),
                 lease)
-        session.execute(sa.update(REQUESTS).where(
-            REQUESTS.c.reservation_id == reservation['id']).values(
+        session.execute(sa.update(VOLUME_RESERVATIONS).where(
+            VOLUME_RESERVATIONS.c.reservation_id == reservation['id']).values(
                 size_gb=size, on_end=values.get('on_end',
                                                 reservation['on_end'])))
         if resized:

@@ -20,7 +20,7 @@ and on again ahead of their next booking:
   (no I/O), which transition is next and when;
 - :mod:`.drivers` loads the power driver (stevedore namespace
   ``reservation_ext.power``: ``noop``, ``redfish``, ``ironic``);
-- :mod:`reservation_ext.engine.power` claims and carries out the
+- :mod:`reservation_ext.engine.power_manager` claims and carries out the
   transitions (the compute service disabled before a host goes off,
   enabled once it is back up).
 """

@@ -13,7 +13,7 @@
 """Power policy: which transition each reservable host makes next, and when.
 
 Pure decisions, with no I/O, shared by the engine
-(:mod:`reservation_ext.engine.power`), the host views and the energy
+(:mod:`reservation_ext.engine.power_manager`), the host views and the energy
 benchmark. A host is described by its power state and its *windows*: the
 ``[start, end)`` of each live allocation (booking or proposal hold) that
 has not ended, widened by the cleaning time, in start order.

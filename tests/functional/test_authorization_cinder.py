@@ -44,9 +44,9 @@ if IN_CINDER:
 
     from reservation_ext import clock as clock_mod
     from reservation_ext import context
+    from reservation_ext import dates
     from reservation_ext.leases import proposals
     from reservation_ext import plugins as plugins_mod
-    from reservation_ext import validation
     from tests.authz import table
     from tests.functional import cinder_base
 
@@ -90,8 +90,8 @@ if IN_CINDER:
                 'volume': {'size': 1, 'name': 'reserved'},
                 'OS-SCH-HNT:scheduler_hints': {
                     'reserved': 'True', 'lease_params': json.dumps({
-                        'start': validation.format_date(start),
-                        'end': validation.format_date(start + HOUR)})}})
+                        'start': dates.format_date(start),
+                        'end': dates.format_date(start + HOUR)})}})
             self.test.assertEqual(202, response.status_code, response.text)
             return response.json()['volume']['id']
 
@@ -106,7 +106,7 @@ if IN_CINDER:
                 'reservations': [{'resource_type': 'virtual:volume',
                                   'size_gb': 1}],
                 'duration': '1h', 'count': 1,
-                'not_before': validation.format_date(
+                'not_before': dates.format_date(
                     self.now + 100 * HOUR)})[0]['id']
 
     class AuthorizationTest(cinder_base.KeystoneCinderTestCase):

@@ -36,8 +36,8 @@ from oslo_utils.fixture import uuidsentinel
 import requests
 from wsgi_intercept import interceptor
 
+from reservation_ext import dates
 from reservation_ext import policy
-from reservation_ext import validation
 from tests.authz import table
 from tests.functional import nova_base
 
@@ -110,12 +110,12 @@ class NovaWorld:
 
     def propose_body(self):
         return {'reservations': [self._one_host()], 'duration': '1h',
-                'count': 1, 'not_before': validation.format_date(
+                'count': 1, 'not_before': dates.format_date(
                     self.now + 40 * DAY)}
 
     def availability_path(self):
         return '/availability?resource_type=physical:host&end=%s' % (
-            validation.format_date(self.now + 2 * DAY))
+            dates.format_date(self.now + 2 * DAY))
 
     @staticmethod
     def _one_host():
@@ -168,8 +168,8 @@ class NovaWorld:
     def _new_reserved_server(self):
         start, end = self._window(self.test.start + HOUR)
         call = self._boot({'reserved': 'True', 'lease_params': json.dumps({
-            'start': validation.format_date(start),
-            'end': validation.format_date(end)})}, None)
+            'start': dates.format_date(start),
+            'end': dates.format_date(end)})}, None)
         call.body['server']['flavorRef'] = self.flavor
         return self.test.boot_as(table.PERSONAS[1], call, 'RESERVED')
 
@@ -183,7 +183,7 @@ class NovaWorld:
             {'reservations': [{'resource_type': 'virtual:instance',
                                'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1}],
              'duration': '1h', 'count': 1,
-             'not_before': validation.format_date(self.now + 10 * DAY)},
+             'not_before': dates.format_date(self.now + 10 * DAY)},
             expect=201)['proposals'][0]['id']
 
 

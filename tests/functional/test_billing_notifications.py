@@ -35,7 +35,7 @@ from oslo_messaging import conffixture
 
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
-from reservation_ext import validation
+from reservation_ext import dates
 from tests import fixtures
 from tests.functional import nova_base
 from tests import payloads
@@ -49,7 +49,7 @@ MEDIUM = {'vcpus': 10, 'memory_mb': 8192, 'local_gb': 1028}
 
 
 def _date(text):
-    return datetime.datetime.strptime(text, validation.VIEW_DATE_FORMAT)
+    return datetime.datetime.strptime(text, dates.VIEW_DATE_FORMAT)
 
 
 class Consumer:
@@ -162,7 +162,7 @@ class BillingNotificationsTest(nova_base.NovaTestCase):
         _, updated = self.expect('lease.update', 'PENDING')
         self.assertEventTime(before, clock_mod.SYSTEM.now(), updated)
         self.assertEqual(payloads.as_view(updated), lease)
-        self.assertEqual(validation.format_date(end - 60 * MINUTE),
+        self.assertEqual(dates.format_date(end - 60 * MINUTE),
                          updated['before_end_date'])
         self.assertResources(hosts, updated)
 
@@ -172,7 +172,7 @@ class BillingNotificationsTest(nova_base.NovaTestCase):
                 (end + MINUTE, 'end_lease', 'TERMINATED')]:
             self.run_engine(at)
             _, payload = self.expect('lease.event.' + event_type, status)
-            self.assertEqual(validation.format_date(at),
+            self.assertEqual(dates.format_date(at),
                              payload['event_time'])
             self.assertResources(hosts, payload)
         # The consumer rates the hosts from the start to the end.
@@ -180,8 +180,8 @@ class BillingNotificationsTest(nova_base.NovaTestCase):
         hours = (end - start).total_seconds() / 3600
         self.assertEqual(
             {'lease_id': lease['id'], 'project_id': 'owner-project',
-             'from': validation.format_date(start + MINUTE),
-             'to': validation.format_date(end + MINUTE), 'hours': hours,
+             'from': dates.format_date(start + MINUTE),
+             'to': dates.format_date(end + MINUTE), 'hours': hours,
              'host_hours': 2 * hours, 'vcpu_hours': 20 * hours,
              'memory_gb_hours': 16 * hours, 'disk_gb_hours': 2056 * hours},
             usage)

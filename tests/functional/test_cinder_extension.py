@@ -41,13 +41,13 @@ if IN_CINDER:
     from db import models
     from reservation_ext import clock as clock_mod
     from reservation_ext import context
+    from reservation_ext import dates
     from reservation_ext import exceptions
     from reservation_ext.leases import notifications
     from reservation_ext.leases import proposals
     from reservation_ext.leases import service as lease_service
     from reservation_ext import plugins as plugins_mod
     from reservation_ext.plugins import virtual_volume
-    from reservation_ext import validation
     from tests.functional import cinder_base
 
     CAPACITY = 10
@@ -121,7 +121,7 @@ if IN_CINDER:
             lease = self.rows(models.Lease.__table__)[0]
             self.assertEqual(
                 (found[1]['start_date'], found[1]['end_date']),
-                tuple(validation.format_date(date) for date in (
+                tuple(dates.format_date(date) for date in (
                     lease.start_date, lease.end_date)))
             self.assertEqual('reserved', volume['status'])
             # The first proposal was released with it: its hour is free.

@@ -39,8 +39,8 @@ if IN_CINDER:
     from oslo_config import cfg
 
     from reservation_ext import clock as clock_mod
+    from reservation_ext import dates
     from reservation_ext.plugins import virtual_volume
-    from reservation_ext import validation
     from tests.authz import table
     from tests import fixtures
     from tests.functional import cinder_base
@@ -74,8 +74,8 @@ if IN_CINDER:
                 'volume': {'size': 1, 'name': name, 'metadata': USERS},
                 'OS-SCH-HNT:scheduler_hints': {
                     'reserved': 'True', 'lease_params': json.dumps({
-                        'start': validation.format_date(self.start),
-                        'end': validation.format_date(self.end)})}},
+                        'start': dates.format_date(self.start),
+                        'end': dates.format_date(self.end)})}},
                 status=202)['volume']
 
         def shown(self, persona, volume_id, status=200):

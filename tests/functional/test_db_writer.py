@@ -31,11 +31,11 @@ from reservation_ext.engine import runner
 from reservation_ext.hosts import inventory
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
-from reservation_ext.leases.states import EventStatus
-from reservation_ext.leases.states import EventType
-from reservation_ext.leases.states import LeaseStatus
 from reservation_ext.planning import pool_snapshot
 from reservation_ext import plugins as plugins_mod
+from reservation_ext.states import EventStatus
+from reservation_ext.states import EventType
+from reservation_ext.states import LeaseStatus
 from tests import base
 from tests import fixtures
 from tests import plugins as test_plugins

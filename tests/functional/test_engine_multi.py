@@ -36,9 +36,9 @@ from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.engine import runner
 from reservation_ext.leases import notifications
-from reservation_ext.leases.states import EventStatus
-from reservation_ext.leases.states import LeaseStatus
 from reservation_ext import plugins
+from reservation_ext.states import EventStatus
+from reservation_ext.states import LeaseStatus
 from tests import base
 from tests import fixtures as test_fixtures
 from tests import plugins as test_plugins

@@ -43,12 +43,12 @@ if cinder_child.IN_CINDER:
     from reservation_ext.clients import plugin_clients
     from reservation_ext import clock as clock_mod
     from reservation_ext import context
+    from reservation_ext import dates
     from reservation_ext.engine import runner
     from reservation_ext.leases import notifications
     from reservation_ext.leases import service as lease_service
-    from reservation_ext.leases import states
     from reservation_ext.plugins import virtual_volume
-    from reservation_ext import validation
+    from reservation_ext import states
     from tests import faults
     from tests.functional import cinder_base
 
@@ -83,8 +83,8 @@ if cinder_child.IN_CINDER:
             body = {'volume': {'size': 1, 'name': '%s-%s' % (name, on_end)},
                     'OS-SCH-HNT:scheduler_hints': {
                         'reserved': 'True', 'lease_params': json.dumps({
-                            'start': validation.format_date(self.start),
-                            'end': validation.format_date(self.end),
+                            'start': dates.format_date(self.start),
+                            'end': dates.format_date(self.end),
                             'on_end': on_end})}}
             response = self.api.api_request(
                 '/volumes', method='POST', body=json.dumps(body),

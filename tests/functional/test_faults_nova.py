@@ -39,13 +39,13 @@ from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
+from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.hosts import inventory
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
-from reservation_ext.leases import states
 from reservation_ext import plugins as plugins_mod
-from reservation_ext import validation
+from reservation_ext import states
 from tests import faults
 from tests.functional import nova_base
 
@@ -109,8 +109,8 @@ class FaultsTestCase(nova_base.NovaTestCase):
                                          networks='none'),
             'os:scheduler_hints': {
                 'reserved': 'True', 'lease_params': json.dumps({
-                    'start': validation.format_date(self.start),
-                    'end': validation.format_date(self.end),
+                    'start': dates.format_date(self.start),
+                    'end': dates.format_date(self.end),
                     'on_end': on_end})}})
         server = self._wait_for_state_change(server, 'RESERVED')
         return self.lease('/' + server[LEASE_KEY])

@@ -32,9 +32,9 @@ from reservation_ext import context
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
-from reservation_ext.leases.states import LeaseStatus
-from reservation_ext.leases.states import ReservationStatus
 from reservation_ext import plugins
+from reservation_ext.states import LeaseStatus
+from reservation_ext.states import ReservationStatus
 from tests import base
 from tests import fixtures as test_fixtures
 from tests import plugins as test_plugins
@@ -44,10 +44,10 @@ from tests.unit import test_engine
 WAIT = 60
 # Deletes the lease argv[2] of the leases DB argv[1] as an admin.
 DELETER = textwrap.dedent('''
-    import sys
     from db import api as db_api
     from reservation_ext import clock, conf, context, plugins
     from reservation_ext.leases import notifications, service
+    import sys
     config = conf.CONF
     config([], project='reservation-ext', default_config_files=[])
     config.set_override('connection', sys.argv[1],

@@ -24,9 +24,9 @@ from reservation_ext import context
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
-from reservation_ext.leases.states import EventStatus
-from reservation_ext.leases.states import LeaseStatus
 from reservation_ext import plugins as plugins_mod
+from reservation_ext.states import EventStatus
+from reservation_ext.states import LeaseStatus
 from tests import base
 from tests import fixtures
 from tests import payloads

@@ -23,7 +23,7 @@ import json
 
 from nova.tests.functional.api import client
 
-from reservation_ext import validation
+from reservation_ext import dates
 from tests import enforcement_service
 from tests.functional import nova_base
 
@@ -52,8 +52,8 @@ class NovaEnforcementTest(nova_base.NovaTestCase):
             'os:scheduler_hints': {
                 'reserved': 'True', 'lease_params': json.dumps({
                     'name': lease_name,
-                    'start': validation.format_date(start),
-                    'end': validation.format_date(start + HOUR)})}}
+                    'start': dates.format_date(start),
+                    'end': dates.format_date(start + HOUR)})}}
         return self.api_user.post_server(request)
 
     def test_a_refused_reserved_boot_is_403_and_creates_nothing(self):

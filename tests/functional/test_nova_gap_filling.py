@@ -33,9 +33,9 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import context
+from reservation_ext import dates
 from reservation_ext.leases import service as lease_service
 from reservation_ext.nova_api import server_records
-from reservation_ext import validation
 from tests.functional import nova_base
 
 MINUTE = datetime.timedelta(minutes=1)
@@ -74,7 +74,7 @@ class GapFillingTest(nova_base.NovaTestCase):
             'server': self._build_server(name=name, networks='none'),
             'os:scheduler_hints': {
                 'reserved': 'True', 'lease_params': json.dumps({
-                    'start': 'now', 'end': validation.format_date(end)})}})
+                    'start': 'now', 'end': dates.format_date(end)})}})
         return self._wait_for_state_change(server, 'ACTIVE')
 
     def host_of(self, server):
@@ -160,17 +160,17 @@ class GapFillingTest(nova_base.NovaTestCase):
         self.run_engine(at=datetime.datetime.utcnow() + MINUTE)
         path = '/leases/' + server[LEASE_KEY]
         answer = self.lease_api('PUT', path, {
-            'end_date': validation.format_date(self.now + 4 * HOUR)},
+            'end_date': dates.format_date(self.now + 4 * HOUR)},
             expect=409)
         latest = self.host_start - CLEANING * MINUTE
         self.assertIn('The lease can be extended until %s at the latest.'
-                      % latest.strftime(validation.BLAZAR_DATE_FORMAT),
+                      % latest.strftime(dates.BLAZAR_DATE_FORMAT),
                       answer['error_message'])
-        self.assertEqual(validation.format_date(self.now + 2 * HOUR),
+        self.assertEqual(dates.format_date(self.now + 2 * HOUR),
                          self.lease_of(server)['end_date'])
         lease = self.lease_api('PUT', path, {
-            'end_date': validation.format_date(latest)})['lease']
-        self.assertEqual((validation.format_date(latest), 'compute-2'),
+            'end_date': dates.format_date(latest)})['lease']
+        self.assertEqual((dates.format_date(latest), 'compute-2'),
                          (lease['end_date'], lease['reservations'][0]['host']))
         self.assertEqual('compute-2', self.host_of(server))
 
@@ -181,7 +181,7 @@ class GapFillingTest(nova_base.NovaTestCase):
         server = self.boot_until(self.now + 2 * HOUR)
         self.assertEqual('PENDING', self.lease_of(server)['status'])
         self.lease_api('PUT', '/leases/' + server[LEASE_KEY], {
-            'end_date': validation.format_date(self.now + 4 * HOUR)},
+            'end_date': dates.format_date(self.now + 4 * HOUR)},
             expect=409)
         self.assertEqual('compute-2', self.reservation_of(server)['host'])
 

@@ -27,11 +27,11 @@ from db import api as db_api
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
+from reservation_ext import dates
 from reservation_ext.leases import notification_schema
 from reservation_ext.leases import notifications
 from reservation_ext.leases import views
 from reservation_ext import plugins as plugins_mod
-from reservation_ext import validation
 from tests.functional import nova_base
 from tests import payloads
 
@@ -50,7 +50,7 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
     def create_lease(self, reservation, start='now', hours=2,
                      name='capacity', body_projects=(), **kwargs):
         body = {'name': name, 'start_date': start,
-                'end_date': validation.format_date(
+                'end_date': dates.format_date(
                     self.now + hours * HOUR),
                 'reservations': [reservation],
                 'projects': list(body_projects)}
@@ -92,7 +92,7 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
 
     def test_a_blazar_body_is_booked_and_shown_as_blazar_shows_it(self):
         lease = self.create_lease(self.capacity(), start=(
-            validation.format_date(self.now + HOUR)))['lease']
+            dates.format_date(self.now + HOUR)))['lease']
         [reservation] = lease['reservations']
         self.assertEqual(
             ('virtual:instance', 2, 1, 512, 1, False, '', reservation['id'],
@@ -206,7 +206,7 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
 
     def test_the_flavor_is_refused_before_the_start(self):
         lease = self.create_lease(self.capacity(amount=1), start=(
-            validation.format_date(self.now + HOUR)))['lease']
+            dates.format_date(self.now + HOUR)))['lease']
         error = self.post(lease['reservations'][0]['id'], expect=409)
         self.assertIn('starts at %s' % nova_base.lease_date(
             self.now + HOUR), error)
@@ -258,7 +258,7 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
     def test_a_pending_reservation_is_booked_anew_on_update(self):
         lease = self.create_lease(self.capacity(
             amount=1, affinity='None', memory_mb=3840), start=(
-                validation.format_date(self.now + HOUR)))['lease']
+                dates.format_date(self.now + HOUR)))['lease']
         [reservation] = lease['reservations']
         changed = self.lease_api('PUT', '/leases/' + lease['id'], {
             'reservations': [{'id': reservation['id'], 'amount': 4}]})
@@ -319,7 +319,7 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
                     session, plugins, [lease['id']]))
         payloads.checked(dict(
             payload, payload_version=notification_schema.PAYLOAD_VERSION,
-            event_time=validation.format_date(self.now)))
+            event_time=dates.format_date(self.now)))
         self.assertEqual(
             {'virtual:instance': [(2, 1, 512, 1)],
              'flavor:instance': [(1, 2, 1024, 3)]},

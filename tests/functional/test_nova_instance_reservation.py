@@ -22,7 +22,7 @@ import json
 
 from nova.tests.functional.api import client
 
-from reservation_ext import validation
+from reservation_ext import dates
 from tests.functional import nova_base
 
 HOUR = datetime.timedelta(hours=1)
@@ -31,8 +31,8 @@ LEASE_KEY = 'reservation:lease_id'
 
 def _hints(start, end, **params):
     return {'reserved': 'True', 'lease_params': json.dumps(dict(
-        params, start=validation.format_date(start),
-        end=validation.format_date(end)))}
+        params, start=dates.format_date(start),
+        end=dates.format_date(end)))}
 
 
 class InstanceReservationTest(nova_base.NovaTestCase):
@@ -107,7 +107,7 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         self.assertEqual('ACTIVE', self.lease_of(server)['status'])
         # A started server's lease extends on its host.
         self.lease_api('PUT', '/leases/' + lease['id'], {
-            'end_date': validation.format_date(self.end + HOUR)})
+            'end_date': dates.format_date(self.end + HOUR)})
         self.assertEqual('compute-2', self.lease_of(server)[
             'reservations'][0]['host'])
 
@@ -116,13 +116,13 @@ class InstanceReservationTest(nova_base.NovaTestCase):
             'reservations': [{'resource_type': 'virtual:instance',
                               'vcpus': 1, 'memory_mb': 3840, 'disk_gb': 1}],
             'duration': '1h', 'count': count,
-            'not_before': validation.format_date(self.start)})['proposals']
+            'not_before': dates.format_date(self.start)})['proposals']
 
     def test_a_proposal_gives_a_reserved_server_its_window_and_host(self):
         self.add_reservable_host('compute-2')
         proposals = self.propose()
         self.assertEqual(
-            [validation.format_date(self.start + k * HOUR) for k in (0, 1)],
+            [dates.format_date(self.start + k * HOUR) for k in (0, 1)],
             [proposal['start_date'] for proposal in proposals])
         server = self.post_server({'reserved': 'True',
                                    'proposal': proposals[1]['id']})
@@ -282,7 +282,7 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         self.post_server(_hints(self.end, later), name='c')
         # Extended, a's window would overlap both b and c: the planner
         # counts the slices overlapping a window together, 3 x 3840 MB.
-        body = {'end_date': validation.format_date(later)}
+        body = {'end_date': dates.format_date(later)}
         answer = self.lease_api('PUT', '/leases/' + server[LEASE_KEY], body,
                                 expect=409)
         # c starts where a ends: a cannot be extended at all.
@@ -290,10 +290,10 @@ class InstanceReservationTest(nova_base.NovaTestCase):
                       % self.end.strftime('%Y-%m-%d %H:%M'),
                       answer['error_message'])
         self.lease_api('PUT', '/leases/' + server[LEASE_KEY], {
-            'start_date': validation.format_date(later),
-            'end_date': validation.format_date(later + HOUR)})
+            'start_date': dates.format_date(later),
+            'end_date': dates.format_date(later + HOUR)})
         lease = self.lease_of(server)
-        self.assertEqual(validation.format_date(later), lease['start_date'])
+        self.assertEqual(dates.format_date(later), lease['start_date'])
         self.assertEqual('compute-1', lease['reservations'][0]['host'])
         self.assertEqual('RESERVED', self.api_user.get_server(
             server['id'])['status'])
@@ -317,9 +317,9 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         self.add_reservable_host('compute-2')
         server = self.reserve()
         host_request = {
-            'name': 'whole', 'start_date': validation.format_date(
+            'name': 'whole', 'start_date': dates.format_date(
                 self.start - HOUR / 2),
-            'end_date': validation.format_date(self.start + HOUR / 2),
+            'end_date': dates.format_date(self.start + HOUR / 2),
             'reservations': [{'resource_type': 'physical:host', 'min': 1,
                               'max': 1, 'hosts': ['compute-2']}]}
         self.lease_api('POST', '/leases', host_request, expect=409)

@@ -25,7 +25,7 @@ from nova import context as nova_context
 from nova import objects
 
 from reservation_ext import clock as clock_mod
-from reservation_ext import validation
+from reservation_ext import dates
 from tests import fixtures
 from tests.functional import nova_base
 
@@ -60,7 +60,7 @@ class LeaseMetadataTest(nova_base.NovaTestCase):
             'os:scheduler_hints': {
                 'reserved': 'True', 'lease_params': json.dumps({
                     'start': start,
-                    'end': validation.format_date(self.end)})}}
+                    'end': dates.format_date(self.end)})}}
         return self.api.post_server(request)
 
     def metadata_of(self, server_id, api=None):
@@ -75,7 +75,7 @@ class LeaseMetadataTest(nova_base.NovaTestCase):
         server = self._wait_for_state_change(self.leased(), 'ACTIVE')
         lease_id = server[LEASE_ID]
         lease = self.lease_api('GET', '/leases/' + lease_id)['lease']
-        self.assertEqual(validation.format_date(self.end), lease['end_date'])
+        self.assertEqual(dates.format_date(self.end), lease['end_date'])
         expected = self.expected(lease_id)
         self.assertEqual(expected, self.metadata_of(server['id']))
         [detailed] = self.api.get_servers()
@@ -105,7 +105,7 @@ class LeaseMetadataTest(nova_base.NovaTestCase):
 
     def test_a_reserved_server_shows_its_lease_and_a_plain_one_none(self):
         self.add_reservable_host('compute-2')
-        later = validation.format_date(self.now + HOUR)
+        later = dates.format_date(self.now + HOUR)
         reserved = self._wait_for_state_change(
             self.leased(start=later), 'RESERVED')
         plain = self._wait_for_state_change(self.api.post_server({
@@ -156,7 +156,7 @@ class LeaseMetadataTest(nova_base.NovaTestCase):
         self.add_reservable_host('compute-2')
         lease = self.lease_api('POST', '/leases', {
             'name': 'shared', 'start_date': 'now',
-            'end_date': validation.format_date(self.end),
+            'end_date': dates.format_date(self.end),
             'projects': [nova_base.OTHER],
             'reservations': [{'resource_type': 'virtual:instance',
                               'vcpus': 1, 'memory_mb': 512, 'disk_gb': 1,

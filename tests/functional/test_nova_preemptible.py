@@ -27,8 +27,8 @@ from nova.tests.functional.api import client
 from oslo_messaging.notify import _impl_test as test_notifier
 
 from reservation_ext import clock as clock_mod
+from reservation_ext import dates
 from reservation_ext.engine import reclaim
-from reservation_ext import validation
 from tests.functional import nova_base
 
 MINUTE = datetime.timedelta(minutes=1)
@@ -145,9 +145,9 @@ class PreemptibleTest(nova_base.NovaTestCase):
                 networks='none'),
             'os:scheduler_hints': {'reserved': 'True', 'lease_params':
                                    json.dumps({
-                                       'start': validation.format_date(
+                                       'start': dates.format_date(
                                            self.start),
-                                       'end': validation.format_date(
+                                       'end': dates.format_date(
                                            self.start + HOUR)})}})
         reserved = self._wait_for_state_change(reserved, 'RESERVED')
         flavor = self._create_flavor(

@@ -27,8 +27,8 @@ import json
 from oslo_messaging.notify import _impl_test as test_notifier
 
 from reservation_ext import clock as clock_mod
+from reservation_ext import dates
 from reservation_ext.engine import reclaim
-from reservation_ext import validation
 from tests.functional import nova_base
 
 HOUR = datetime.timedelta(hours=1)
@@ -70,7 +70,7 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
             'os:scheduler_hints': {
                 'reserved': 'True', 'lease_params': json.dumps({
                     'start': 'now',
-                    'end': validation.format_date(self.end)})}})
+                    'end': dates.format_date(self.end)})}})
 
     def lease_of(self, server):
         return self.lease_api('GET', '/leases/' + server[LEASE_KEY])['lease']

@@ -28,9 +28,9 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import context
+from reservation_ext import dates
 from reservation_ext.leases import service as lease_service
 from reservation_ext.nova_api import server_records
-from reservation_ext import validation
 from tests.functional import nova_base
 
 HOUR = datetime.timedelta(hours=1)
@@ -45,8 +45,8 @@ class ReservedBuildArgsTest(nova_base.NovaTestCase):
         self.api_user = self.user_api(nova_base.OWNER)
         start = (datetime.datetime.utcnow() + HOUR).replace(microsecond=0)
         self.hints = {'reserved': 'True', 'lease_params': json.dumps({
-            'start': validation.format_date(start),
-            'end': validation.format_date(start + HOUR)})}
+            'start': dates.format_date(start),
+            'end': dates.format_date(start + HOUR)})}
 
     def post_server(self):
         return self.api_user.post_server({

@@ -27,7 +27,7 @@ from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
-from reservation_ext.engine import power
+from reservation_ext.engine import power_manager
 from reservation_ext.hosts import inventory
 from reservation_ext.hosts import records as host_records
 from reservation_ext.planning import planner
@@ -195,7 +195,7 @@ class PreferenceMixin:
 
     def test_the_engine_orders_every_host_as_the_planner_does(self):
         with db_api.context_manager.reader.using(self.ctx) as session:
-            ordered = [reading.row.id for reading in power.read_hosts(
+            ordered = [reading.row.id for reading in power_manager.read_hosts(
                 session, planner.Busy(T0, prefer=preference.Preference(
                     'watts')))]
         self.assertEqual(['host1', 'host4', 'host2', 'host0', 'host3',

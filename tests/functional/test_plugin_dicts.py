@@ -26,8 +26,8 @@ from reservation_ext import context
 from reservation_ext.engine import runner
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
-from reservation_ext.leases.states import LeaseStatus
 from reservation_ext import plugins
+from reservation_ext.states import LeaseStatus
 from tests import base
 from tests import fixtures as test_fixtures
 from tests import plugins as test_plugins

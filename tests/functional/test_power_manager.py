@@ -33,7 +33,7 @@ from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext.engine import host_monitor
-from reservation_ext.engine import power
+from reservation_ext.engine import power_manager
 from reservation_ext.engine import reclaim
 from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notification_schema
@@ -152,7 +152,7 @@ class _PowerTests:
 
     def manager(self, engine_id='engine-1', driver=None):
         clients = Clients(self.nova)
-        return power.PowerManager(
+        return power_manager.PowerManager(
             self.conf, self.clock, driver or self.hardware, clients,
             reclaim.Reclaimer(self.conf, self.clock, clients,
                               notifications.get_notifier(self.conf)),

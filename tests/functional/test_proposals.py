@@ -29,10 +29,10 @@ from db import models
 from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
+from reservation_ext import dates
 from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notifications
 from reservation_ext import plugins as plugins_mod
-from reservation_ext import validation
 from tests import base
 from tests import fixtures
 
@@ -50,7 +50,7 @@ def date(moment):
 
 
 def viewed(moment):
-    return validation.format_date(moment)
+    return dates.format_date(moment)
 
 
 def hosts_request(count=2, query=GPU, **extra):

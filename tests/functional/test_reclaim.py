@@ -36,10 +36,10 @@ from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notification_schema
 from reservation_ext.leases import notifications
-from reservation_ext.leases.states import EventStatus
-from reservation_ext.leases.states import EventType
-from reservation_ext.leases.states import LeaseStatus
 from reservation_ext import plugins as plugins_mod
+from reservation_ext.states import EventStatus
+from reservation_ext.states import EventType
+from reservation_ext.states import LeaseStatus
 from tests import base
 from tests import fixtures as test_fixtures
 from tests import plugins as test_plugins

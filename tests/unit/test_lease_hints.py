@@ -19,7 +19,7 @@ from oslo_config import cfg
 from reservation_ext import clock
 from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
-from reservation_ext.leases import requests
+from reservation_ext.leases import parsing
 from reservation_ext.plugins import virtual_volume
 from tests import base
 
@@ -111,7 +111,7 @@ class ParseTest(base.TestCase):
         lease = parse({'lease_params': {'duration': '1d'}})
         plugins = {'virtual:volume': virtual_volume.VirtualVolumePlugin(
             cfg.CONF, clock.SYSTEM)}
-        request = requests.with_reservation(
+        request = parsing.with_reservation(
             lease, plugins, 'virtual:volume',
             {'size_gb': '2', 'volume_id': VOLUME.upper(), 'on_end': 'delete'})
         self.assertEqual([('virtual:volume', {
@@ -124,7 +124,7 @@ class ParseTest(base.TestCase):
         plugins = {'virtual:volume': virtual_volume.VirtualVolumePlugin(
             cfg.CONF, clock.SYSTEM)}
         error = self.assertRaises(
-            exceptions.InvalidInput, requests.with_reservation,
+            exceptions.InvalidInput, parsing.with_reservation,
             parse({'reserved': True}), plugins, 'virtual:volume',
             {'size_gb': 0, 'volume_id': VOLUME})
         self.assertEqual('reservations[0].size_gb', error.field)

@@ -18,7 +18,7 @@ from oslo_config import cfg
 
 from reservation_ext import clock
 from reservation_ext import exceptions
-from reservation_ext.leases import requests
+from reservation_ext.leases import parsing
 from reservation_ext.plugins import physical_host
 from tests import base
 
@@ -38,24 +38,24 @@ class ParseCreateTest(base.TestCase):
 
     def assertInvalid(self, field, body):
         error = self.assertRaises(exceptions.InvalidInput,
-                                  requests.parse_create, body, HOSTS, NOW)
+                                  parsing.parse_create, body, HOSTS, NOW)
         self.assertEqual(field, error.field)
 
     def test_python_blazarclients_numbers_as_text_work(self):
-        request = requests.parse_create(body(), HOSTS, NOW)
+        request = parsing.parse_create(body(), HOSTS, NOW)
         [(resource_type, values)] = request['reservations']
         self.assertEqual(('physical:host', 2, 3),
                          (resource_type, values['min'], values['max']))
 
     def test_whether_it_starts_later_is_decided_once(self):
-        self.assertTrue(requests.parse_create(body(), HOSTS, NOW)[
+        self.assertTrue(parsing.parse_create(body(), HOSTS, NOW)[
             'starts_later'])
-        self.assertFalse(requests.parse_create(body(start_date='now'), HOSTS,
-                                               NOW)['starts_later'])
+        self.assertFalse(parsing.parse_create(body(start_date='now'), HOSTS,
+                                              NOW)['starts_later'])
 
     def test_each_project_once_in_the_order_given(self):
-        request = requests.parse_create(body(projects=['p2', 'p1', 'p2']),
-                                        HOSTS, NOW)
+        request = parsing.parse_create(body(projects=['p2', 'p1', 'p2']),
+                                       HOSTS, NOW)
         self.assertEqual(['p2', 'p1'], request['projects'])
 
     def test_plugin_fields_are_named_inside_their_reservation(self):
@@ -73,17 +73,17 @@ class ParseCreateTest(base.TestCase):
 class ParseUpdateTest(base.TestCase):
 
     def test_null_dates_change_nothing(self):
-        self.assertEqual({'reservations': {}}, requests.parse_update(
+        self.assertEqual({'reservations': {}}, parsing.parse_update(
             {'start_date': None, 'end_date': None, 'prolong_for': None},
             NOW))
 
     def test_a_reservation_named_twice_is_refused(self):
         error = self.assertRaises(
-            exceptions.InvalidInput, requests.parse_update,
+            exceptions.InvalidInput, parsing.parse_update,
             {'reservations': [{'id': 'r1'}, {'id': 'r1'}]}, NOW)
         self.assertEqual('reservations[1].id', error.field)
 
     def test_prolong_for_is_a_shift_of_the_end(self):
-        request = requests.parse_update({'prolong_for': '1d'}, NOW)
+        request = parsing.parse_update({'prolong_for': '1d'}, NOW)
         self.assertEqual((datetime.timedelta(days=1), 'prolong_for'),
                          (request['shift'], request['end_field']))

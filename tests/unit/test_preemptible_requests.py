@@ -13,39 +13,39 @@
 """Which boots are preemptible: the flavor's extra spec or the hint."""
 
 from reservation_ext import exceptions
-from reservation_ext.planning import preemptible
+from reservation_ext.planning import preemptible_placement as placement
 from tests import base
 
-SPEC = preemptible.EXTRA_SPEC
+SPEC = placement.EXTRA_SPEC
 
 
 class PreemptibleRequestTest(base.TestCase):
 
     def test_the_flavor_extra_spec_makes_a_boot_preemptible(self):
         for value in ('true', 'True', '1', 'yes'):
-            self.assertTrue(preemptible.is_preemptible({SPEC: value}, {}))
-        self.assertFalse(preemptible.is_preemptible({SPEC: 'false'}, {}))
+            self.assertTrue(placement.is_preemptible({SPEC: value}, {}))
+        self.assertFalse(placement.is_preemptible({SPEC: 'false'}, {}))
 
     def test_the_hint_makes_a_boot_preemptible_as_given_or_as_nova_keeps_it(
             self):
         for hints in ({'preemptible': 'true'}, {'preemptible': ['True']}):
-            self.assertTrue(preemptible.is_preemptible({}, hints))
-        self.assertFalse(preemptible.is_preemptible(
+            self.assertTrue(placement.is_preemptible({}, hints))
+        self.assertFalse(placement.is_preemptible(
             {}, {'preemptible': ['false']}))
 
     def test_a_boot_without_either_is_not_preemptible(self):
-        self.assertFalse(preemptible.is_preemptible(None, None))
-        self.assertFalse(preemptible.is_preemptible({'hw:cpu': '2'},
-                                                    {'reserved': 'True'}))
+        self.assertFalse(placement.is_preemptible(None, None))
+        self.assertFalse(placement.is_preemptible({'hw:cpu': '2'},
+                                                  {'reserved': 'True'}))
 
     def test_a_capacity_reservations_flavor_is_never_preemptible(self):
-        self.assertFalse(preemptible.is_preemptible(
+        self.assertFalse(placement.is_preemptible(
             {SPEC: 'true', 'reservation:id': 'r1'}, {'preemptible': 'true'}))
 
     def test_the_hint_must_be_a_boolean(self):
-        self.assertTrue(preemptible.check_hint({'preemptible': 'yes'}))
-        self.assertFalse(preemptible.check_hint({}))
+        self.assertTrue(placement.check_hint({'preemptible': 'yes'}))
+        self.assertFalse(placement.check_hint({}))
         error = self.assertRaises(exceptions.InvalidInput,
-                                  preemptible.check_hint,
+                                  placement.check_hint,
                                   {'preemptible': 'maybe'})
         self.assertIn('preemptible', str(error))

@@ -12,44 +12,44 @@
 
 """Which preemptible servers give way to a booking."""
 
-from reservation_ext.planning import preemption
+from reservation_ext.planning import reclaim_choice
 from tests import base
 
 HOST = (8, 16384, 100)
 
 
 def server(name, created_at, vcpus=2, memory_mb=4096, disk_gb=10):
-    return preemption.Server(name, (vcpus, memory_mb, disk_gb), created_at)
+    return reclaim_choice.Server(name, (vcpus, memory_mb, disk_gb), created_at)
 
 
 class ToReclaimTest(base.TestCase):
 
     def test_a_whole_host_booking_stops_every_preemptible_newest_first(self):
         servers = [server('old', 1), server('new', 3), server('mid', 2)]
-        stopped = preemption.to_reclaim(HOST, [None], servers)
+        stopped = reclaim_choice.to_reclaim(HOST, [None], servers)
         self.assertEqual(['new', 'mid', 'old'],
                          [s.id for s in stopped])
 
     def test_a_slice_that_fits_beside_the_preemptibles_stops_none(self):
         servers = [server('a', 1), server('b', 2)]
-        self.assertEqual([], preemption.to_reclaim(
+        self.assertEqual([], reclaim_choice.to_reclaim(
             HOST, [(4, 8192, 20)], servers))
 
     def test_a_slice_stops_only_as_many_as_it_needs_newest_first(self):
         servers = [server('a', 1), server('b', 2), server('c', 3)]
-        stopped = preemption.to_reclaim(HOST, [(4, 4096, 10)], servers)
+        stopped = reclaim_choice.to_reclaim(HOST, [(4, 4096, 10)], servers)
         self.assertEqual(['c'], [s.id for s in stopped])
 
     def test_any_dimension_that_overflows_makes_a_preemptible_stop(self):
         servers = [server('a', 1, vcpus=1, memory_mb=12500),
                    server('b', 2, vcpus=1, memory_mb=1000)]
-        stopped = preemption.to_reclaim(HOST, [(1, 4096, 1)], servers)
+        stopped = reclaim_choice.to_reclaim(HOST, [(1, 4096, 1)], servers)
         self.assertEqual(['b', 'a'], [s.id for s in stopped])
 
     def test_what_other_servers_use_is_counted(self):
         servers = [server('a', 1), server('b', 2)]
-        self.assertEqual(['b'], [s.id for s in preemption.to_reclaim(
+        self.assertEqual(['b'], [s.id for s in reclaim_choice.to_reclaim(
             HOST, [(2, 4096, 10)], servers, others=(2, 8192, 10))])
 
     def test_no_preemptibles_means_nothing_to_stop(self):
-        self.assertEqual([], preemption.to_reclaim(HOST, [None], []))
+        self.assertEqual([], reclaim_choice.to_reclaim(HOST, [None], []))

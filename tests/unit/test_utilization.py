@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
-from reservation_ext.planning import preemptible
+from reservation_ext.planning import preemptible_placement
 from tests import base
 
 _PATH = os.path.join(os.path.dirname(__file__), '..', '..', 'bench',
@@ -152,7 +152,7 @@ class UtilizationTest(base.DBTestCase):
         nova.start_server('booked', 'lease')
         views = {view['id']: view for view in nova.servers_with_hints_on('h1')}
         self.assertEqual({'spot': True, 'booked': False}, {
-            server_id: preemptible.is_preemptible(
+            server_id: preemptible_placement.is_preemptible(
                 view['flavor']['extra_specs'], view['scheduler_hints'])
             for server_id, view in views.items()})
         self.assertEqual((4, 8192, 80), tuple(

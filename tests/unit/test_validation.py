@@ -14,6 +14,7 @@
 
 import datetime
 
+from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.hosts import schemas as host_schemas
 from reservation_ext import validation
@@ -50,7 +51,7 @@ class ParseDateTest(_Assertions, base.TestCase):
                 ('2027-01-10 00:30+01:00', D(2027, 1, 9, 23, 30)),
         ]:
             self.assertEqual(expected,
-                             validation.parse_date(value, 'end', NOW), value)
+                             dates.parse_date(value, 'end', NOW), value)
 
     def test_rejected_forms(self):
         for value in ['', 'tomorrow', '2027-01-10', '27-01-10 09:00',
@@ -59,16 +60,16 @@ class ParseDateTest(_Assertions, base.TestCase):
                       '2027-01-10 9:0', '2027/01/10 09:00',
                       '2027-01-10T09:00:00+25:00', '2027-01-10 09:00 UTC',
                       None, 20270110, ['now']]:
-            self.assertInvalid('start_date', validation.parse_date, value,
+            self.assertInvalid('start_date', dates.parse_date, value,
                                'start_date', NOW)
 
     def test_message_is_blazars_after_the_field(self):
-        exc = self.assertInvalid('end', validation.parse_date, 'soon',
+        exc = self.assertInvalid('end', dates.parse_date, 'soon',
                                  'end', NOW)
         self.assertTrue(str(exc).startswith(
             'end: soon is an invalid date. Required format: '
             '%Y-%m-%d %H:%M'), str(exc))
-        exc = self.assertInvalid('end_date', validation.parse_date,
+        exc = self.assertInvalid('end_date', dates.parse_date,
                                  '2027-13-01 10:00', 'end_date', NOW)
         self.assertTrue(str(exc).startswith(
             'end_date: 2027-13-01 10:00 is an invalid date. Required '
@@ -88,18 +89,18 @@ class ParseDurationTest(_Assertions, base.TestCase):
                 (3600, td(hours=1)),
         ]:
             self.assertEqual(expected,
-                             validation.parse_duration(value, 'duration'),
+                             dates.parse_duration(value, 'duration'),
                              value)
 
     def test_rejected_forms(self):
         for value in ['', 'd', '5x', '12h5d', '1.5h', '-5', '5 d',
                       None, True, 1.5, [], '0', 0, -1, '0d0h',
                       10 ** 20, '9' * 30, '9' * 5000]:
-            self.assertInvalid('duration', validation.parse_duration,
+            self.assertInvalid('duration', dates.parse_duration,
                                value, 'duration')
 
     def test_zero_is_rejected_as_too_short(self):
-        exc = self.assertInvalid('duration', validation.parse_duration,
+        exc = self.assertInvalid('duration', dates.parse_duration,
                                  '0m', 'duration')
         self.assertIn('longer than 0', exc.reason)
 
@@ -232,73 +233,73 @@ class WindowTest(_Assertions, base.TestCase):
 
     def test_the_current_minute_is_blazars_now(self):
         self.assertEqual(D(2027, 1, 10, 9, 0),
-                         validation.current_minute(NOW))
-        self.assertEqual(D(2027, 1, 10, 9, 0), validation.current_minute(
+                         dates.current_minute(NOW))
+        self.assertEqual(D(2027, 1, 10, 9, 0), dates.current_minute(
             D(2027, 1, 10, 9, 0, 59, 999999)))
 
     def test_a_start_in_the_current_minute_counts_as_now(self):
-        validation.check_start(NOW, NOW)
+        dates.check_start(NOW, NOW)
         # "09:00" typed at 09:00:30 is meant as now.
-        validation.check_start(D(2027, 1, 10, 9, 0), NOW)
-        validation.check_start(D(2027, 1, 10, 9, 0),
-                               D(2027, 1, 10, 9, 0, 59, 999999))
+        dates.check_start(D(2027, 1, 10, 9, 0), NOW)
+        dates.check_start(D(2027, 1, 10, 9, 0),
+                          D(2027, 1, 10, 9, 0, 59, 999999))
 
     def test_a_start_before_the_current_minute_is_in_the_past(self):
-        exc = self.assertInvalid('start_date', validation.check_start,
+        exc = self.assertInvalid('start_date', dates.check_start,
                                  D(2027, 1, 10, 8, 59, 59), NOW)
         self.assertEqual('Start date must be later than current date',
                          exc.reason)
-        self.assertInvalid('start', validation.check_start,
+        self.assertInvalid('start', dates.check_start,
                            D(2020, 1, 1), NOW, field='start')
 
     def test_an_end_in_the_current_minute_counts_as_now(self):
-        validation.check_end(NOW + datetime.timedelta(seconds=1), NOW)
-        validation.check_end(NOW, NOW)
+        dates.check_end(NOW + datetime.timedelta(seconds=1), NOW)
+        dates.check_end(NOW, NOW)
         # An update to "09:00" at 09:00:30 ends the lease now.
-        validation.check_end(D(2027, 1, 10, 9, 0), NOW)
+        dates.check_end(D(2027, 1, 10, 9, 0), NOW)
 
     def test_an_end_before_the_current_minute_is_refused(self):
-        exc = self.assertInvalid('end_date', validation.check_end,
+        exc = self.assertInvalid('end_date', dates.check_end,
                                  D(2027, 1, 10, 8, 59, 59), NOW)
         self.assertEqual('End date must be later than current and start '
                          'date', exc.reason)
-        self.assertInvalid('reduce_by', validation.check_end,
+        self.assertInvalid('reduce_by', dates.check_end,
                            D(2020, 1, 1), NOW, field='reduce_by')
 
     def test_good_windows(self):
         start, end = D(2027, 1, 10, 9), D(2027, 1, 12, 9)
-        validation.check_window(start, end)
-        validation.check_window(start, end, start)
-        validation.check_window(start, end, end)
-        validation.check_window(start, end, D(2027, 1, 11))
+        dates.check_window(start, end)
+        dates.check_window(start, end, start)
+        dates.check_window(start, end, end)
+        dates.check_window(start, end, D(2027, 1, 11))
 
     def test_end_not_after_start(self):
         start = D(2027, 1, 10, 9)
-        self.assertInvalid('end_date', validation.check_window, start, start)
-        self.assertInvalid('end_date', validation.check_window, start,
+        self.assertInvalid('end_date', dates.check_window, start, start)
+        self.assertInvalid('end_date', dates.check_window, start,
                            D(2027, 1, 9))
 
     def test_before_end_outside_the_window(self):
         start, end = D(2027, 1, 10, 9), D(2027, 1, 12, 9)
         for before_end in [D(2027, 1, 10, 8, 59), D(2027, 1, 12, 9, 1)]:
-            self.assertInvalid('before_end_date', validation.check_window,
+            self.assertInvalid('before_end_date', dates.check_window,
                                start, end, before_end)
 
     def test_field_names_of_server_hints(self):
         fields = ('start', 'end', 'before_end')
         start, end = D(2027, 1, 10, 9), D(2027, 1, 12, 9)
-        exc = self.assertInvalid('end', validation.check_window, start,
+        exc = self.assertInvalid('end', dates.check_window, start,
                                  start, fields=fields)
         self.assertEqual('End date must be later than start date.',
                          exc.reason)
-        self.assertInvalid('before_end', validation.check_window, start,
+        self.assertInvalid('before_end', dates.check_window, start,
                            end, D(2028, 1, 1), fields=fields)
 
     def test_add_beyond_the_calendar(self):
         self.assertEqual(D(2027, 1, 11, 9, 0, 30),
-                         validation.add(NOW, datetime.timedelta(days=1),
-                                        'duration'))
-        self.assertInvalid('duration', validation.add, NOW,
+                         dates.add(NOW, datetime.timedelta(days=1),
+                                   'duration'))
+        self.assertInvalid('duration', dates.add, NOW,
                            datetime.timedelta(days=999999999), 'duration')
 
 
@@ -306,13 +307,13 @@ class FormatDateTest(base.TestCase):
 
     def test_format(self):
         self.assertEqual('2017-12-26T12:00:00.000000',
-                         validation.format_date(D(2017, 12, 26, 12)))
-        self.assertIsNone(validation.format_date(None))
+                         dates.format_date(D(2017, 12, 26, 12)))
+        self.assertIsNone(dates.format_date(None))
 
     def test_round_trip(self):
         value = D(2017, 12, 26, 12, 0, 0, 123456)
-        self.assertEqual(value, validation.parse_date(
-            validation.format_date(value), 'end_date', NOW))
+        self.assertEqual(value, dates.parse_date(
+            dates.format_date(value), 'end_date', NOW))
 
 
 class LoadJSONTest(_Assertions, base.TestCase):
@@ -391,12 +392,12 @@ class IntegerRangeTest(_Assertions, base.TestCase):
 
     def test_durations_and_dates_in_other_digits(self):
         for value in ('²', '١٢', '١h', '²d'):
-            exc = self.assertInvalid('duration', validation.parse_duration,
+            exc = self.assertInvalid('duration', dates.parse_duration,
                                      value, 'duration')
             self.assertIn('invalid duration', exc.reason)
-        self.assertInvalid('start_date', validation.parse_date,
+        self.assertInvalid('start_date', dates.parse_date,
                            '٢٠٢٧-٠١-١٠ ١٠:٠٠', 'start_date', NOW)
-        self.assertInvalid('start_date', validation.parse_date,
+        self.assertInvalid('start_date', dates.parse_date,
                            '2027-01-10 ١٠:00', 'start_date', NOW)
 
     def test_database_id(self):

@@ -27,10 +27,10 @@ is always allowed. An extension is checked by
 
 import datetime
 
+from reservation_ext.conf import enforcement as enforcement_options
+from reservation_ext import dates
 from reservation_ext.enforcement.filters import base
-from reservation_ext.enforcement import options
 from reservation_ext import exceptions
-from reservation_ext import validation
 
 
 class MaxLeaseDurationFilter(base.Filter):
@@ -43,7 +43,8 @@ class MaxLeaseDurationFilter(base.Filter):
     def check_update(self, context, current_lease, lease):
         if self._exempt(context) or not _extends(current_lease, lease):
             return
-        if self.conf.reservation_extension_window == options.NO_LIMIT:
+        window = self.conf.reservation_extension_window
+        if window == enforcement_options.NO_LIMIT:
             self._check_duration(lease['start_date'], lease['end_date'])
             return
         self._check_in_window(current_lease['end_date'])
@@ -56,7 +57,7 @@ class MaxLeaseDurationFilter(base.Filter):
     def _check_duration(self, start, end):
         limit = self.conf.max_lease_duration
         seconds = int((end - start).total_seconds())
-        if limit != options.NO_LIMIT and seconds > limit:
+        if limit != enforcement_options.NO_LIMIT and seconds > limit:
             # Blazar's wording: tools match it.
             raise exceptions.EnforcementRefused(
                 'Lease duration of %d seconds must be less than or equal '
@@ -70,8 +71,8 @@ class MaxLeaseDurationFilter(base.Filter):
             raise exceptions.EnforcementRefused(
                 'The lease can only be extended in the last %d seconds '
                 'before its end (%s), that is from %s on.'
-                % (window, validation.format_date(end),
-                   validation.format_date(opens)))
+                % (window, dates.format_date(end),
+                   dates.format_date(opens)))
 
 
 def _extends(current_lease, lease):

@@ -13,7 +13,7 @@
 """Configuration options of reservation-ext.
 
 Options live in ``[reservation]`` and ``[reservation_database]`` (and
-``[enforcement]``, see :mod:`reservation_ext.enforcement.options`) so that
+``[enforcement]``, see :mod:`reservation_ext.conf.enforcement`) so that
 they can be read from nova.conf, cinder.conf or the engine's own file.
 """
 
@@ -23,8 +23,8 @@ from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_db import options as db_options
 
-from reservation_ext.enforcement import options as enforcement_options
-from reservation_ext.power import options as power_options
+from reservation_ext.conf import enforcement as enforcement_options
+from reservation_ext.conf import power as power_options
 
 GROUP = 'reservation'
 DB_GROUP = 'reservation_database'

@@ -29,6 +29,7 @@ create from a schedule proposal has ``proposal_id`` instead of the window
 from the proposal.
 """
 
+from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.leases import schemas
 from reservation_ext import validation
@@ -83,12 +84,12 @@ def parse_create(body, plugins, now):
     validation.check_schema(body, schemas.CREATE)
     if 'proposal_id' in body:
         return _from_proposal(body)
-    start = validation.parse_date(body.get('start_date', 'now'),
-                                  'start_date', now)
+    start = dates.parse_date(body.get('start_date', 'now'),
+                             'start_date', now)
     end = _end_of(body, start, now)
     before_end = _optional_date(body, 'before_end_date', now)
-    validation.check_start(start, now)
-    validation.check_window(start, end, before_end)
+    dates.check_start(start, now)
+    dates.check_window(start, end, before_end)
     request = lease(validation.validate_name(body['name'], 'name'), start,
                     end, before_end, now,
                     # Each project once, in the order given.
@@ -147,10 +148,10 @@ def parse_list(params, now):
     validation.check_schema(query, schemas.LIST_QUERY)
     for key in ('start', 'end'):
         if key in query:
-            query[key] = validation.parse_date(query[key], key, now)
+            query[key] = dates.parse_date(query[key], key, now)
     if 'start' in query and 'end' in query:
-        validation.check_window(query['start'], query['end'],
-                                fields=('start', 'end'))
+        dates.check_window(query['start'], query['end'],
+                           fields=('start', 'end'))
     if 'all_projects' in query:
         query['all_projects'] = validation.parse_boolean(
             query['all_projects'], 'all_projects')
@@ -165,7 +166,7 @@ def _reservation(plugins, index, values):
 
 def _optional_date(body, key, now):
     value = body.get(key)
-    return None if value is None else validation.parse_date(value, key, now)
+    return None if value is None else dates.parse_date(value, key, now)
 
 
 def _end_of(body, start, now):
@@ -175,10 +176,10 @@ def _end_of(body, start, now):
         raise exceptions.InvalidInput(
             'end_date', 'give exactly one of end_date and duration')
     if 'duration' in body:
-        return validation.add(
-            start, validation.parse_duration(body['duration'], 'duration'),
+        return dates.add(
+            start, dates.parse_duration(body['duration'], 'duration'),
             'duration')
-    return validation.parse_date(body['end_date'], 'end_date', now)
+    return dates.parse_date(body['end_date'], 'end_date', now)
 
 
 def _end_shift(body):
@@ -190,7 +191,7 @@ def _end_shift(body):
             given[1], 'cannot be combined with %s' % given[0])
     if not given or given[0] == 'end_date':
         return {}
-    duration = validation.parse_duration(body[given[0]], given[0])
+    duration = dates.parse_duration(body[given[0]], given[0])
     sign = 1 if given[0] == 'prolong_for' else -1
     return {'shift': sign * duration, 'end_field': given[0]}
 

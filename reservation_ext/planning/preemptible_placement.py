@@ -47,9 +47,9 @@ import datetime
 from oslo_utils import strutils
 import sqlalchemy as sa
 
-from db import models
+from db import tables
 from reservation_ext import exceptions
-from reservation_ext.leases.states import ReservationStatus
+from reservation_ext.states import ReservationStatus
 
 EXTRA_SPEC = 'reservation:preemptible'
 HINT = 'preemptible'
@@ -58,11 +58,11 @@ HINT = 'preemptible'
 # made from was).
 RESERVED_FLAVOR_SPEC = 'reservation:id'
 
-HOSTS = models.ComputeHost.__table__
-ALLOCATIONS = models.HostAllocation.__table__
-RESERVATIONS = models.Reservation.__table__
-RECYCLING = models.RecyclingHost.__table__
-REQUESTS = models.InstanceReservation.__table__
+HOSTS = tables.HOSTS
+ALLOCATIONS = tables.ALLOCATIONS
+RESERVATIONS = tables.RESERVATIONS
+RECYCLING = tables.RECYCLING
+INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
 
 
 def is_preemptible(extra_specs, hints):
@@ -115,8 +115,8 @@ def closed(now, lead_time, cleaning_time, hosts=HOSTS):
         RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id,
         RESERVATIONS.c.status == ReservationStatus.PENDING)
     free_seat = sa.and_(ALLOCATIONS.c.server_id.is_(None), sa.exists().where(
-        REQUESTS.c.reservation_id == ALLOCATIONS.c.reservation_id,
-        REQUESTS.c.server_id.is_(None)))
+        INSTANCE_RESERVATIONS.c.reservation_id == ALLOCATIONS.c.reservation_id,
+        INSTANCE_RESERVATIONS.c.server_id.is_(None)))
     booked = sa.exists().where(
         ALLOCATIONS.c.host_id == hosts.c.id,
         ALLOCATIONS.c.reservation_id.is_not(None),

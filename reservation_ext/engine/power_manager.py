@@ -66,18 +66,18 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
+from db import tables
+from reservation_ext import dates
 from reservation_ext.planning import planner
 from reservation_ext.power import drivers
 from reservation_ext.power import policy
-from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
 
-HOSTS = models.ComputeHost.__table__
-ALLOCATIONS = models.HostAllocation.__table__
-CAPS = models.HostCapability.__table__
-EVENTS = models.HostPowerEvent.__table__
+HOSTS = tables.HOSTS
+ALLOCATIONS = tables.ALLOCATIONS
+CAPABILITIES = tables.CAPABILITIES
+POWER_EVENTS = tables.POWER_EVENTS
 
 # The start of the disabled_reason of a service that the power manager
 # disabled to switch its host off (the host monitor leaves it alone).
@@ -343,7 +343,7 @@ class PowerManager:
                     .values(power_claimed_by=token,
                             power_claimed_until=until)).rowcount:
                 return None
-            event_id = session.execute(sa.insert(EVENTS).values(
+            event_id = session.execute(sa.insert(POWER_EVENTS).values(
                 host_id=read.row.id, action=transition.action,
                 reason=transition.reason, engine=token,
                 started_at=now)).inserted_primary_key[0]
@@ -377,8 +377,8 @@ class PowerManager:
                             claim.read.row.hypervisor_hostname,
                             claim.transition.action)
                 return 0
-            session.execute(sa.update(EVENTS).where(
-                EVENTS.c.id == claim.event_id).values(
+            session.execute(sa.update(POWER_EVENTS).where(
+                POWER_EVENTS.c.id == claim.event_id).values(
                     finished_at=now, outcome=FAILED if failure else DONE,
                     detail=_cut(failure)))
             if fail_host:
@@ -389,8 +389,8 @@ class PowerManager:
         """The host as power drivers see it."""
         with db_api.context_manager.reader.using(ctx) as session:
             properties = dict(session.execute(
-                sa.select(CAPS.c.name, CAPS.c.value)
-                .where(CAPS.c.host_id == row.id)).all())
+                sa.select(CAPABILITIES.c.name, CAPABILITIES.c.value)
+                .where(CAPABILITIES.c.host_id == row.id)).all())
         return drivers.Target(row.hypervisor_hostname, row.service_name,
                               properties)
 
@@ -429,7 +429,7 @@ def _disabled_reason(read, transition):
     if not upcoming:
         return DISABLED_REASON + ', idle'
     return '%s, idle until %s' % (DISABLED_REASON,
-                                  validation.format_date(min(upcoming)))
+                                  dates.format_date(min(upcoming)))
 
 
 def _fail(session, row, now, why, *conditions):

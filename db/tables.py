@@ -1,0 +1,45 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The handles of the leases DB's tables, for SQLAlchemy Core statements.
+
+Every module reads and writes the tables through these names and binds
+no other name to a table, so that one name means one table everywhere
+(``tests/unit/test_table_owners.py`` checks it). Which module may write
+each table is :data:`OWNERS`.
+"""
+
+from db import models
+
+LEASES = models.Lease.__table__
+LEASE_PROJECTS = models.LeaseProject.__table__
+RESERVATIONS = models.Reservation.__table__
+# The lease's start and end events; a host's power transitions are
+# POWER_EVENTS.
+LEASE_EVENTS = models.Event.__table__
+# What each reservation asked for, one table per resource type.
+HOST_RESERVATIONS = models.HostReservation.__table__
+INSTANCE_RESERVATIONS = models.InstanceReservation.__table__
+VOLUME_RESERVATIONS = models.VolumeReservation.__table__
+# The reservable compute hosts (``computehosts``) and what they offer.
+HOSTS = models.ComputeHost.__table__
+CAPABILITIES = models.HostCapability.__table__
+HOST_PROPERTIES = models.HostProperty.__table__
+RECYCLING = models.RecyclingHost.__table__
+POWER_EVENTS = models.HostPowerEvent.__table__
+# Bookings and proposal holds of hosts and slices of hosts.
+ALLOCATIONS = models.HostAllocation.__table__
+PROPOSALS = models.Proposal.__table__
+# Single-row generation counters and the host monitor's state.
+POOL_STATE = models.PoolState.__table__
+MONITOR_STATE = models.HostMonitorState.__table__
+VOLUME_STATE = models.VolumeCapacityState.__table__
