@@ -464,25 +464,25 @@ class LeaseService:
         An undo puts back dates that were checked when they were set.
         """
         now = self.clock.now()
-        dates = {key: lease[key] for key in
-                 ('start_date', 'end_date', 'before_end_date')}
+        window = {key: lease[key] for key in
+                  ('start_date', 'end_date', 'before_end_date')}
         if 'start_date' in request:
-            dates['start_date'] = request['start_date']
+            window['start_date'] = request['start_date']
         end_field = request.get('end_field', 'end_date')
-        dates['end_date'] = _shifted_end(lease['end_date'], request)
+        window['end_date'] = _shifted_end(lease['end_date'], request)
         if 'before_end_date' in request:
-            dates['before_end_date'] = request['before_end_date']
-        elif dates['end_date'] != lease['end_date']:
+            window['before_end_date'] = request['before_end_date']
+        elif window['end_date'] != lease['end_date']:
             # As in Blazar: moving the end resets the before-end event to
             # its default unless the request sets it again.
-            dates['before_end_date'] = None
+            window['before_end_date'] = None
         if not undo:
-            _check_date_changes(lease, dates, now, end_field)
+            _check_date_changes(lease, window, now, end_field)
         dates.check_window(
-            dates['start_date'], dates['end_date'],
-            dates['before_end_date'],
+            window['start_date'], window['end_date'],
+            window['before_end_date'],
             fields=('start_date', end_field, 'before_end_date'))
-        return dates
+        return window
 
     def _write_update(self, session, old, lease):
         now = self.clock.now()
@@ -731,10 +731,10 @@ def _shifted_end(end, request):
     return end
 
 
-def _check_date_changes(lease, dates, now, end_field):
+def _check_date_changes(lease, window, now, end_field):
     """Which dates may move, given the lease's status and now."""
     moved = [key for key in ('start_date', 'end_date', 'before_end_date')
-             if dates[key] != lease[key]]
+             if window[key] != lease[key]]
     if not moved:
         return
     if lease['status'] not in (LeaseStatus.PENDING, LeaseStatus.ACTIVE):
@@ -747,9 +747,9 @@ def _check_date_changes(lease, dates, now, end_field):
             raise exceptions.InvalidInput(
                 'start_date', 'Cannot modify the start date of already '
                 'started leases')
-        dates.check_start(dates['start_date'], now)
+        dates.check_start(window['start_date'], now)
     if 'end_date' in moved:
-        dates.check_end(dates['end_date'], now, end_field)
+        dates.check_end(window['end_date'], now, end_field)
 
 
 def _check_reservation_ids(reservations, changes):
