@@ -55,12 +55,13 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
+from db import tables
 from reservation_ext.enforcement import usage as usage_mod
 from reservation_ext import exceptions
 
 LOG = logging.getLogger(__name__)
 
-LEASES = usage_mod.LEASES
+LEASES = tables.LEASES
 
 
 class KeystoneLimits:

@@ -27,12 +27,12 @@ import webob
 from wsgi_intercept import interceptor
 
 from db import api as db_api
+from db import tables
 from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
 from reservation_ext import context
 from reservation_ext.leases import notifications
-from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins as plugins_mod
 from tests import base
 from tests import fixtures
@@ -383,8 +383,8 @@ class _LeaseAPITests:
     def _set_status(self, lease_id, status):
         with db_api.writer(context.get_admin_context(),
                            self.clock) as session:
-            session.execute(lease_service.LEASES.update().where(
-                lease_service.LEASES.c.id == lease_id).values(status=status))
+            session.execute(tables.LEASES.update().where(
+                tables.LEASES.c.id == lease_id).values(status=status))
 
     def test_unknown_path_is_not_found(self):
         for path in ('/v1', '/v1/leases/', '/v1/leases/x/y', '/v2/leases'):

@@ -29,6 +29,7 @@ import yaml
 
 from db import api as db_api
 from db import models
+from db import tables
 from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
@@ -256,7 +257,7 @@ class SecretPropertiesAPITest(base.DBTestCase):
         def matching(query):
             condition = capabilities.compile(query, 'resource_properties')
             with db_api.context_manager.reader.using(self.ctx) as session:
-                return session.scalars(sa.select(capabilities.HOSTS.c.id)
+                return session.scalars(sa.select(tables.HOSTS.c.id)
                                        .where(condition)).all()
         self.assertEqual([int(self.host_id)],
                          matching('["==", "$rack", "r1"]'))

@@ -21,6 +21,7 @@ from concurrent import futures
 import sqlalchemy as sa
 
 from db import api as db_api
+from db import tables
 from reservation_ext import clock as clock_mod
 from reservation_ext import context
 from reservation_ext import exceptions
@@ -32,7 +33,7 @@ from tests.functional import test_allocation_concurrency as concurrency
 from tests.functional import test_planner as planning
 
 at = planning.at
-ALLOCATIONS = planning.ALLOCATIONS
+ALLOCATIONS = tables.ALLOCATIONS
 # Every host has 8 vCPUs, 8192 MB and 100 GB.
 SIZE = (3, 1024, 10)
 

@@ -15,6 +15,7 @@
 import sqlalchemy as sa
 
 from db import api as db_api
+from db import tables
 from reservation_ext import clock as clock_mod
 from reservation_ext import exceptions
 from reservation_ext.hosts import records as host_records
@@ -136,7 +137,7 @@ class CapabilitiesMixin:
                 for values, caps in HOSTS}
 
     def matching(self, query):
-        stmt = sa.select(capabilities.HOSTS.c.id).where(
+        stmt = sa.select(tables.HOSTS.c.id).where(
             capabilities.compile(query, 'resource_properties'))
         with db_api.context_manager.reader.using(self.ctx) as session:
             return {self.names[host_id]
