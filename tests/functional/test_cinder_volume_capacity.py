@@ -31,6 +31,7 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from db import tables
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
@@ -158,8 +159,8 @@ class CapacityMixin:
     def test_ended_reservations_hold_nothing(self):
         lease = self.service.create(user(), body(1, 10, size=100))
         with db_api.writer(self.ctx, clock_mod.ManualClock(NOW)) as session:
-            session.execute(lease_service.RESERVATIONS.update().where(
-                lease_service.RESERVATIONS.c.lease_id == lease['id']).values(
+            session.execute(tables.RESERVATIONS.update().where(
+                tables.RESERVATIONS.c.lease_id == lease['id']).values(
                     status='deleted'))
         self.service.create(user(), body(1, 10, size=100))
 

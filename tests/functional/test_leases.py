@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from db import tables
 from reservation_ext import clock as clock_mod
 from reservation_ext import context
 from reservation_ext import exceptions
@@ -134,19 +135,19 @@ class _LeaseServiceTests:
 
     def _set_status(self, lease_id, status):
         with db_api.writer(self.ctx, self.clock) as session:
-            session.execute(lease_service.LEASES.update().where(
-                lease_service.LEASES.c.id == lease_id).values(status=status))
+            session.execute(tables.LEASES.update().where(
+                tables.LEASES.c.id == lease_id).values(status=status))
 
     def _activate(self, lease):
         """Put ``lease`` where the engine leaves it after start_lease."""
         self._set_status(lease['id'], LeaseStatus.ACTIVE)
         with db_api.writer(self.ctx, self.clock) as session:
-            session.execute(lease_service.RESERVATIONS.update().where(
-                lease_service.RESERVATIONS.c.lease_id == lease['id']).values(
+            session.execute(tables.RESERVATIONS.update().where(
+                tables.RESERVATIONS.c.lease_id == lease['id']).values(
                     status='active'))
-            session.execute(lease_service.EVENTS.update().where(
-                lease_service.EVENTS.c.lease_id == lease['id'],
-                lease_service.EVENTS.c.event_type == 'start_lease').values(
+            session.execute(tables.LEASE_EVENTS.update().where(
+                tables.LEASE_EVENTS.c.lease_id == lease['id'],
+                tables.LEASE_EVENTS.c.event_type == 'start_lease').values(
                     status=EventStatus.DONE))
 
     def _times(self, view):
