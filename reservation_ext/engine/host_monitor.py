@@ -83,6 +83,7 @@ from reservation_ext.planning import healing
 from reservation_ext.planning import planner
 from reservation_ext.power import policy
 from reservation_ext import states
+from reservation_ext.store import leases as store_leases
 
 LOG = logging.getLogger(__name__)
 
@@ -301,11 +302,13 @@ class HostMonitor:
                     session, reservation_id, due, request,
                     self.busy(now),
                     self._claim_until() if started else None)
-            changed = _flag(session, RESERVATIONS, reservation_id,
-                            resources_changed=bool(moves and started),
-                            missing_resources=bool(missing))
+            changed = False
+            if moves and started:
+                changed = store_leases.mark_resources_changed(
+                    session, reservation_id)
             if missing:
-                changed |= _flag(session, LEASES, lease_id, degraded=True)
+                changed |= store_leases.mark_missing(session, reservation_id)
+                changed |= store_leases.mark_degraded(session, lease_id)
             if missing and changed:
                 LOG.warning('Reservation %s of lease %s: no free host '
                             'replaces failed host(s) %s; the lease is '
@@ -392,25 +395,16 @@ class HostMonitor:
 
     def _clear(self, ctx, notices):
         """Clear missing_resources and degraded that no failure keeps."""
-        unmissing = sa.and_(
-            RESERVATIONS.c.missing_resources,
-            ~sa.exists().where(
-                ALLOCATIONS.c.reservation_id == RESERVATIONS.c.id,
-                ALLOCATIONS.c.host_id.in_(healing.failed_hosts()),
-                ALLOCATIONS.c.end_date > self.clock.now()))
-        undegraded = sa.and_(LEASES.c.degraded, ~sa.exists().where(
-            RESERVATIONS.c.lease_id == LEASES.c.id,
-            RESERVATIONS.c.missing_resources))
+        now = self.clock.now()
         with db_api.context_manager.reader.using(ctx) as session:
             if not session.scalar(sa.select(
-                    sa.exists().where(unmissing) |
-                    sa.exists().where(undegraded))):
+                    sa.exists().where(store_leases.unmissing(
+                        healing.failed_hosts(), now)) |
+                    sa.exists().where(store_leases.undegraded()))):
                 return 0
         with db_api.writer(ctx, self.clock) as session:
-            session.execute(sa.update(RESERVATIONS).where(unmissing)
-                            .values(missing_resources=False))
-            cleared = _each_matched(session, LEASES, undegraded,
-                                    degraded=False)
+            store_leases.clear_missing(session, healing.failed_hosts(), now)
+            cleared = store_leases.clear_degraded(session)
         for lease_id in cleared:
             LOG.info('Lease %s is no longer degraded', lease_id)
         notices.update(cleared)

@@ -24,7 +24,8 @@ event is executed once:
    has no ``UPDATE ... RETURNING``, the rows are locked, updated and read
    back: :func:`db.api.update_returning`). The token is new for every
    claim, so only the returned rows are ours. The same
-   transaction moves the leases to STARTING / TERMINATING.
+   transaction moves the leases to STARTING / TERMINATING. These writes,
+   and those of step 3, are made by :mod:`reservation_ext.store.leases`.
 2. Run the plugin actions, outside any transaction.
 3. Record all outcomes of the batch in one transaction; every write is
    conditioned on the event still being claimed with our token, so an
@@ -78,21 +79,15 @@ from reservation_ext.leases import notifications
 from reservation_ext.leases import views
 from reservation_ext.power import drivers
 from reservation_ext import states
+from reservation_ext.store import leases as store_leases
 
 LOG = logging.getLogger(__name__)
 
-LEASE_EVENTS = tables.LEASE_EVENTS
 LEASES = tables.LEASES
-RESERVATIONS = tables.RESERVATIONS
 
-EventStatus = states.EventStatus
 EventType = states.EventType
 LeaseStatus = states.LeaseStatus
 ReservationStatus = states.ReservationStatus
-
-# Leases whose events wait: a delete or the Nova/Cinder side of an update
-# is under way.
-_BUSY_LEASE = (LeaseStatus.DELETING, LeaseStatus.UPDATING)
 
 _Step = collections.namedtuple(
     '_Step', 'action lease_during lease_done reservations_done')
@@ -130,45 +125,6 @@ def _sources(new_status):
                   if LeaseStatus.can_move(s, new_status))
 
 
-def _rank(events):
-    """The order of event types at the same time: start, before end, end."""
-    return sa.case({t: i for i, t in enumerate(EventType.ALL)},
-                   value=events.c.event_type, else_=len(EventType.ALL))
-
-
-def _due(now):
-    """SQL conditions of due events, each served by the status index.
-
-    First the claims of engines that died or hang, then the events whose
-    time (and retry time) has come.
-    """
-    return (
-        sa.and_(LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS,
-                LEASE_EVENTS.c.claim_expires_at < now),
-        sa.and_(LEASE_EVENTS.c.status == EventStatus.UNDONE,
-                LEASE_EVENTS.c.time <= now,
-                sa.or_(LEASE_EVENTS.c.retry_at.is_(None),
-                       LEASE_EVENTS.c.retry_at <= now)))
-
-
-def _ready():
-    """SQL condition: the event's lease lets it run now.
-
-    No earlier event of the lease is unfinished (events of a lease run in
-    order of time, then start, before end, end) and no user action on the
-    lease is under way.
-    """
-    earlier = LEASE_EVENTS.alias('earlier')
-    blocked = sa.exists().where(
-        earlier.c.lease_id == LEASE_EVENTS.c.lease_id,
-        earlier.c.status.not_in(EventStatus.FINISHED),
-        sa.tuple_(earlier.c.time, _rank(earlier), earlier.c.id) <
-        sa.tuple_(LEASE_EVENTS.c.time, _rank(LEASE_EVENTS), LEASE_EVENTS.c.id))
-    lease_busy = sa.exists().where(LEASES.c.id == LEASE_EVENTS.c.lease_id,
-                                   LEASES.c.status.in_(_BUSY_LEASE))
-    return sa.and_(~blocked, ~lease_busy)
-
-
 def _clients(conf, plugins):
     """The clients the plugins act through (they share them).
 
@@ -181,17 +137,13 @@ def _clients(conf, plugins):
     return plugin_clients.PluginClients(conf)
 
 
-def _ends_first():
-    """SQL: at one instant, ends are claimed first (see _event_order)."""
-    return sa.case((LEASE_EVENTS.c.event_type == EventType.END_LEASE, 0), else_=1)
-
-
 def _event_order(event):
     """Within a batch: by time; at one instant, ends before the rest.
 
-    A batch has one event per lease (:func:`_ready`), so this only orders
-    leases: one that ends frees its hosts before another that starts on
-    them at the same instant takes them (back-to-back leases).
+    A batch has one event per lease (:func:`store_leases.claim_events`
+    claims none of a lease with an earlier event unfinished), so this
+    only orders leases: one that ends frees its hosts before another that
+    starts on them at the same instant takes them (back-to-back leases).
     """
     return (event['time'], event['event_type'] != EventType.END_LEASE,
             event['id'])
@@ -342,26 +294,8 @@ class Engine:
         expires = now + datetime.timedelta(
             seconds=self.conf.event_claim_timeout)
         with db_api.writer(ctx, self.clock) as session:
-            candidates = []
-            for due in _due(now):
-                limit = self.conf.event_batch_size - len(candidates)
-                if limit:
-                    candidates += session.scalars(
-                        sa.select(LEASE_EVENTS.c.id).where(due, _ready())
-                        .order_by(LEASE_EVENTS.c.time, _ends_first())
-                        .limit(limit)
-                        .with_for_update(skip_locked=True, of=LEASE_EVENTS))
-            if not candidates:
-                return None
-            # The conditions are checked again: this UPDATE, not the
-            # SELECTs above, is what makes the claim exclusive.
-            events = db_api.update_returning(
-                session, LEASE_EVENTS.update()
-                .where(LEASE_EVENTS.c.id.in_(candidates), sa.or_(*_due(now)),
-                       _ready())
-                .values(status=EventStatus.IN_PROGRESS, claimed_by=token,
-                        claim_expires_at=expires),
-                *LEASE_EVENTS.c).mappings().all()
+            events = store_leases.claim_events(
+                session, now, token, expires, self.conf.event_batch_size)
             if not events:
                 return None
             self._mark_leases(session, events)
@@ -374,11 +308,9 @@ class Engine:
             lease_ids = [e['lease_id'] for e in events
                          if e['event_type'] == event_type]
             if step.lease_during and lease_ids:
-                session.execute(
-                    LEASES.update()
-                    .where(LEASES.c.id.in_(lease_ids),
-                           LEASES.c.status.in_(_sources(step.lease_during)))
-                    .values(status=step.lease_during))
+                store_leases.begin_leases(session, lease_ids,
+                                          _sources(step.lease_during),
+                                          step.lease_during)
 
     def _load(self, session, token, events):
         """The claimed events with what their plugins get (as the API)."""
@@ -443,79 +375,61 @@ class Engine:
         return _Outcome(event, None, False, sorted(set(notices)))
 
     def _record(self, ctx, batch, outcomes):
-        """Write the outcomes; return the events recorded as DONE."""
-        mine = sa.and_(LEASE_EVENTS.c.claimed_by == batch.token,
-                       LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS)
+        """Write the outcomes; return the events recorded as DONE.
+
+        Every write is conditioned on the event still being claimed with
+        the batch's token.
+        """
+        token = batch.token
         now = self.clock.now()
         with db_api.writer(ctx, self.clock) as session:
             done = []
             for event_type in EventType.ALL:
                 done += self._record_done(
-                    session, mine, event_type,
+                    session, token, event_type,
                     [o.event for o in outcomes
                      if o.reason is None and
                      o.event['event_type'] == event_type])
             for outcome in outcomes:
                 if outcome.reason is not None:
-                    self._record_failure(session, mine, now, outcome)
+                    self._record_failure(session, token, now, outcome)
             started = {o.event['id'] for o in outcomes}
             unstarted = [e['id'] for e in batch.events
                          if e['id'] not in started]
             if unstarted:
-                session.execute(
-                    LEASE_EVENTS.update().where(LEASE_EVENTS.c.id.in_(unstarted), mine)
-                    .values(status=EventStatus.UNDONE, claimed_by=None,
-                            claim_expires_at=None))
+                store_leases.release_events(session, unstarted, token)
         return done
 
     @staticmethod
-    def _record_done(session, mine, event_type, events):
+    def _record_done(session, token, event_type, events):
         if not events:
             return []
-        done_ids = set(db_api.update_returning(
-            session, LEASE_EVENTS.update()
-            .where(LEASE_EVENTS.c.id.in_([e['id'] for e in events]), mine)
-            .values(status=EventStatus.DONE, claim_expires_at=None,
-                    retry_at=None, message=None),
-            LEASE_EVENTS.c.id).scalars())
+        done_ids = store_leases.finish_events(
+            session, [e['id'] for e in events], token)
         done = [e for e in events if e['id'] in done_ids]
         step = _STEPS[event_type]
         lease_ids = [e['lease_id'] for e in done]
         if step.lease_done and lease_ids:
-            session.execute(
-                LEASES.update()
-                .where(LEASES.c.id.in_(lease_ids),
-                       LEASES.c.status == step.lease_during)
-                .values(status=step.lease_done, status_reason=None))
-            session.execute(
-                RESERVATIONS.update()
-                .where(RESERVATIONS.c.lease_id.in_(lease_ids))
-                .values(status=step.reservations_done))
+            store_leases.complete_leases(session, lease_ids,
+                                         step.lease_during, step.lease_done)
+            store_leases.set_reservations_status(session, lease_ids,
+                                                 step.reservations_done)
         return done
 
-    def _record_failure(self, session, mine, now, outcome):
+    def _record_failure(self, session, token, now, outcome):
         event = outcome.event
         attempts = event['attempts'] + 1
         if not outcome.final:
             backoff = self.conf.event_retry_backoff * 2 ** (attempts - 1)
-            session.execute(
-                LEASE_EVENTS.update().where(LEASE_EVENTS.c.id == event['id'], mine)
-                .values(status=EventStatus.UNDONE, attempts=attempts,
-                        retry_at=now + datetime.timedelta(seconds=backoff),
-                        message=outcome.reason, claimed_by=None,
-                        claim_expires_at=None))
+            store_leases.retry_event(
+                session, event['id'], token, attempts,
+                now + datetime.timedelta(seconds=backoff), outcome.reason)
             return
-        recorded = session.execute(
-            LEASE_EVENTS.update().where(LEASE_EVENTS.c.id == event['id'], mine)
-            .values(status=EventStatus.ERROR, attempts=attempts,
-                    message=outcome.reason, claim_expires_at=None))
-        if recorded.rowcount:
-            session.execute(
-                LEASES.update()
-                .where(LEASES.c.id == event['lease_id'],
-                       LEASES.c.status.in_(_sources(LeaseStatus.ERROR)))
-                .values(status=LeaseStatus.ERROR,
-                        status_reason=outcome.reason))
+        if store_leases.fail_event(session, event['id'], token, attempts,
+                                   outcome.reason):
+            store_leases.fail_lease(session, event['lease_id'],
+                                    _sources(LeaseStatus.ERROR),
+                                    outcome.reason)
 
     def _notify(self, ctx, done, notices):
         """Send lease.event.<type> for the events recorded as DONE.
