@@ -16,8 +16,9 @@
   (``LeaseService``), in one writer transaction each, calling the
   resource plugins to book;
 * :mod:`.updates` holds the update and undo machinery of
-  ``LeaseService``: a lease's new window and requests, and the steps
-  that give back what a failed update took;
+  ``LeaseService``: a lease's new dates and reservations, the steps run
+  after the transaction, and the undo that puts back what an update
+  whose steps failed had changed;
 * :mod:`.parsing` parses the Blazar v1 bodies of lease requests into
   what the service does, before it touches the DB;
 * :mod:`.schemas` holds the JSON Schemas of those bodies and of the
