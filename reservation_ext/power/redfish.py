@@ -58,12 +58,12 @@ class RedfishDriver(drivers.PowerDriver):
         return self._call(target, _state)
 
     def power_on(self, target):
-        """Reset the host ``On``, unless the BMC says on (or powering on)."""
+        """Reset the host ``On``, unless the BMC says on or powering on."""
         self._call(target, lambda system, name: _switch(
             system, name, drivers.ON, sushy.ResetType.ON))
 
     def power_off(self, target):
-        """Reset the host ``ForceOff``, unless the BMC says off or going off."""
+        """Reset the host ``ForceOff`` unless the BMC says off or going off."""
         self._call(target, lambda system, name: _switch(
             system, name, drivers.OFF, sushy.ResetType.FORCE_OFF))
 
