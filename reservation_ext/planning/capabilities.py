@@ -81,7 +81,7 @@ _LOGICAL = ('and', 'or', 'not')
 
 
 class _Bytewise(expression.ColumnElement):
-    """A string ordered by its bytes (SQLite's default, "C" on PostgreSQL)."""
+    """Order a string by its bytes (SQLite's default, "C" on PostgreSQL)."""
 
     inherit_cache = True
     type = sa.String()
@@ -103,7 +103,7 @@ def _bytewise_pg(element, compiler_, **kw):
 
 
 class _Position(expression.ColumnElement):
-    """Where ``needle`` is in ``haystack`` (1-based, 0 when it is not).
+    """Find where ``needle`` is in ``haystack`` (1-based; 0: nowhere).
 
     Case-sensitive everywhere, unlike LIKE on SQLite.
     """
@@ -275,13 +275,16 @@ class _Compiler:
 
 
 def _numeric_operands(name, values):
-    """Whether JsonFilter operators compare ``values`` as numbers."""
+    """Return whether JsonFilter operators compare ``values`` as numbers."""
     return _is_numeric(name) and all(
         host_records.as_number(value) is not None for value in values)
 
 
 def _is_numeric(name):
-    """Capabilities may hold numbers (num_value); columns must be numeric."""
+    """Return whether ``name`` may hold numbers.
+
+    Capabilities may (num_value); columns must be numeric.
+    """
     return name not in COLUMNS or isinstance(HOSTS.c[name].type,
                                              sa.Integer)
 
@@ -297,7 +300,7 @@ def _as_string(column):
 
 
 def _where(name, condition, numeric=False):
-    """``condition(value column)`` for the host's column or capability.
+    """Return ``condition(value column)`` of a host column or capability.
 
     Never NULL, so that ``not`` is the exact complement. A secret
     capability (a BMC password) selects no host: whether a lease is
