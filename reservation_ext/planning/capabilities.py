@@ -163,9 +163,11 @@ class _Compiler:
         self.field = field
 
     def error(self, reason, *args):
+        """Return the InvalidInput naming the field, with ``reason``."""
         return exceptions.InvalidInput(self.field, reason % args)
 
     def json_filter(self, query):
+        """Compile a JsonFilter query (a list) to a SQL condition."""
         if not isinstance(query, list) or not query:
             raise self.error('expected a non-empty list, got %s',
                              json.dumps(query))
@@ -189,6 +191,7 @@ class _Compiler:
         return self._capability_op(name, op, values[0])
 
     def extra_specs(self, query):
+        """Compile an extra-specs query (a dict) to a SQL condition."""
         conditions = []
         for name, spec in sorted(query.items()):
             if not name or not isinstance(spec, str):
