@@ -10,4 +10,14 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Cinder API extension of reservation-ext (loaded by cinder-api)."""
+"""Cinder API extension of reservation-ext (loaded by cinder-api).
+
+* :mod:`.extension` is the extension cinder.conf loads: reserved volume
+  creates, the lease keys of volume views, Cinder's actions refused on
+  reserved volumes, and the in-process Cinder the volume plugin acts
+  through;
+* :mod:`.reserved_volumes` writes a reserved volume's record in Cinder's
+  DB and starts and ends it with its lease;
+* :mod:`.body_check` is the paste filter that answers request bodies
+  nobody can read (too deep, not UTF-8) with Cinder's 400.
+"""

@@ -37,6 +37,7 @@ class BodyCheck:
 
     @webob.dec.wsgify
     def __call__(self, req):
+        """Refuse an unreadable body; pass any other request on."""
         if req.content_length:
             try:
                 validation.readable_json(req.body)
@@ -53,5 +54,5 @@ def _fault(exc):
 
 
 def filter_factory(global_conf, **local_conf):
-    """Paste factory of :class:`BodyCheck`."""
+    """Return :class:`BodyCheck` (the paste filter factory)."""
     return BodyCheck

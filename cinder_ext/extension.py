@@ -91,17 +91,19 @@ _ACTION_RULES = operation_rules.OperationRules(cinder_policies.list_rules(),
 
 
 class InProcessCinder:
-    """The virtual:volume plugin's Cinder calls, made inside cinder-api.
+    """Make the virtual:volume plugin's Cinder calls inside cinder-api.
 
     Deleting a lease from here (a reserved volume's delete) runs the
     plugin's clean-up without a round trip through the API.
     """
 
     def start_volume(self, volume_id, lease_id):
+        """Create the reserved volume of a starting lease on a backend."""
         reserved_volumes.start(cinder_context.get_admin_context(),
                                volume_id, lease_id)
 
     def end_volume(self, volume_id, lease_id, snapshot=False):
+        """Delete the volume of an ending lease."""
         # Only a reserved or deleted volume's lease is deleted from
         # cinder-api: there is nothing to upload.
         reserved_volumes.end(cinder_context.get_admin_context(),
@@ -109,7 +111,7 @@ class InProcessCinder:
 
 
 class ReservationController(wsgi.Controller):
-    """Reserved volumes: create, views, delete and the engine's actions."""
+    """Serve reserved volumes: create, views, delete, the engine's actions."""
 
     def __init__(self, clock=clock_mod.SYSTEM):
         super().__init__()
@@ -123,7 +125,7 @@ class ReservationController(wsgi.Controller):
 
     @property
     def lease_service(self):
-        """The lease service, made at first use from cinder.conf."""
+        """Return the lease service, made at first use from cinder.conf."""
         if self._lease_service is None:
             conf = conf_mod.CONF
             db_api.configure(conf)
@@ -158,14 +160,17 @@ class ReservationController(wsgi.Controller):
 
     @wsgi.extends
     def show(self, req, resp_obj, id):
+        """Show the volume's lease in Cinder's view of it."""
         _show_leases(req, [resp_obj.obj['volume']])
 
     @wsgi.extends
     def index(self, req, resp_obj):
+        """Show the volumes' leases in Cinder's list."""
         _show_leases(req, resp_obj.obj['volumes'])
 
     @wsgi.extends
     def detail(self, req, resp_obj):
+        """Show the volumes' leases in Cinder's detailed list."""
         _show_leases(req, resp_obj.obj['volumes'])
 
     @wsgi.extends
@@ -178,7 +183,7 @@ class ReservationController(wsgi.Controller):
         yield self._reserved_refusal(req, id, body)
 
     def _reserved_refusal(self, req, volume_id, body):
-        """409 for a reserved volume's action, or None to let Cinder act.
+        """Refuse (409) a reserved volume's action; else None: Cinder acts.
 
         Cinder answers for a volume the caller does not see (404, as for
         one that does not exist), and Cinder's rule of the action refuses
@@ -246,7 +251,7 @@ class ReservationController(wsgi.Controller):
                 body, 'os-reservation-size'), size)
 
     def _create_reserved(self, req, body):
-        """The 202 of a reserved create, or None when not reserved."""
+        """Create a reserved volume; return the 202, or None if not one."""
         ctx = req.environ['cinder.context']
         # Cinder's own check of the body before anything here reads it
         # (Cinder checks again the creates it serves itself).
@@ -303,7 +308,7 @@ class ReservationController(wsgi.Controller):
         pass
 
     def _delete_leased(self, req, volume_id):
-        """The 202 of a leased volume's delete, or None for others.
+        """Delete a leased volume; return the 202, or None for others.
 
         A reserved volume goes with its lease (the plugin deletes the
         record); a started one is Cinder's to delete, and its lease is
@@ -329,7 +334,7 @@ class ReservationController(wsgi.Controller):
         return webob.Response(status=202)
 
     def _seen_volume(self, ctx, volume_id):
-        """``(volume, lease_id)`` as Cinder shows them to ``ctx``.
+        """Return ``(volume, lease_id)`` as Cinder shows them to ``ctx``.
 
         ``(None, None)`` for a volume Cinder does not show the caller, so
         that Cinder answers (404, as for one that does not exist);
@@ -353,26 +358,30 @@ class ReservationController(wsgi.Controller):
 
 
 class LeaseMetadataController(wsgi.Controller):
-    """``/volumes/{id}/metadata``: our keys are neither set nor deleted."""
+    """Keep our keys out of ``/volumes/{id}/metadata`` changes."""
 
     @wsgi.extends
     def create(self, req, volume_id, body=None):
+        """Refuse metadata to add that names our keys."""
         _check_metadata(body, None)
         yield None
 
     @wsgi.extends
     def update_all(self, req, volume_id, body=None):
+        """Refuse metadata to set that names our keys."""
         _check_metadata(body, None)
         yield None
 
     @wsgi.extends
     def update(self, req, volume_id, id, body=None):
+        """Refuse to set one of our keys."""
         _check_metadata_key(id)
         _check_metadata(body, None)
         yield None
 
     @wsgi.extends
     def delete(self, req, volume_id, id):
+        """Refuse to delete one of our keys."""
         _check_metadata_key(id)
         yield None
 
@@ -385,6 +394,7 @@ class Reservation(extensions.ExtensionDescriptor):
     updated = '2026-11-23T00:00:00+00:00'
 
     def get_controller_extensions(self):
+        """Return the extensions of the volume and metadata controllers."""
         return [extensions.ControllerExtension(
             self, 'volumes', ReservationController()),
             extensions.ControllerExtension(
@@ -408,7 +418,7 @@ def _http_errors():
 
 
 def _cinder_delete(req, api, volume):
-    """Cinder's delete of a started volume, as its API does it.
+    """Delete a started volume as Cinder's API does.
 
     As ``cinder.api.v3.volumes``: ``cascade``, and ``force`` from 3.23.
     """
@@ -422,7 +432,7 @@ def _cinder_delete(req, api, volume):
 
 
 def _hints(req, body):
-    """The scheduler hints of a create, checked by Cinder's schema.
+    """Return the scheduler hints of a create, checked by Cinder's schema.
 
     Cinder's helper moves them into ``body['volume']``: give it a copy.
     """
@@ -433,14 +443,14 @@ def _hints(req, body):
 
 
 def _lease_name(volume, volume_id):
-    """The default lease name: the volume's name (if any) and id."""
+    """Return the default lease name: the volume's name (if any) and id."""
     name = volume.get('name') if isinstance(volume, dict) else None
     return '%s-%s' % ((name or 'volume').strip()[:40] or 'volume',
                       volume_id)
 
 
 def _volume_fields(volume):
-    """The fields of a reserved volume; 400 for what it cannot have."""
+    """Return the fields of a reserved volume; refuse what it cannot have."""
     for key in _SOURCES:
         if volume.get(key) is not None:
             raise webob.exc.HTTPBadRequest(
@@ -457,7 +467,7 @@ def _volume_fields(volume):
 
 
 def _availability_zone(api, requested):
-    """The zone of a reserved volume, checked now as Cinder's create would.
+    """Return the zone of a reserved volume, checked as Cinder's create.
 
     The volume is created at the lease's start; an unknown zone must be
     Cinder's 400 at the reservation (with the zone fallback Cinder
@@ -478,7 +488,7 @@ def _availability_zone(api, requested):
 
 
 def _zones(api, refresh):
-    """The availability zones Cinder creates volumes in (as its API's)."""
+    """Return the availability zones Cinder creates volumes in."""
     zones = {zone['name'] for zone in api.list_availability_zones(
         enable_cache=True, refresh_cache=refresh)}
     if cfg.CONF.storage_availability_zone:
@@ -487,14 +497,14 @@ def _zones(api, refresh):
 
 
 def _volume_type(ctx, name_or_id):
-    """The requested volume type, or the default one."""
+    """Return the requested volume type, or the default one."""
     if not name_or_id:
         name_or_id = volume_types.get_default_volume_type(ctx)['id']
     return objects.VolumeType.get_by_name_or_id(ctx, name_or_id)
 
 
 def _engine_context(req, action):
-    """Cinder's admin context of an engine action, if policy allows it.
+    """Return Cinder's admin context of an engine action, if allowed.
 
     Our rule, on Cinder's own context: the engine's service user (role
     service), or an administrator. The volume is another project's:
@@ -516,7 +526,7 @@ def _lease_id(body, action):
 
 
 def _check_metadata(body, member):
-    """400 naming our key in a body's ``metadata`` (of ``member``).
+    """Refuse (400) our keys in a body's ``metadata`` (of ``member``).
 
     A body Cinder cannot read is Cinder's to refuse.
     """

@@ -57,7 +57,7 @@ QUOTAS = quota.QUOTAS
 
 
 def leases(volume_ids):
-    """``{volume_id: metadata.Lease}`` of the volumes that have a lease."""
+    """Return ``{volume_id: metadata.Lease}`` of the volumes with a lease."""
     if not volume_ids:
         return {}
     with db_api.context_manager.reader.using(
@@ -74,7 +74,7 @@ def leases(volume_ids):
 
 
 def lease_ids(volume_ids):
-    """``{volume_id: lease_id}`` of the volumes that have a lease."""
+    """Return ``{volume_id: lease_id}`` of the volumes that have a lease."""
     return {volume_id: lease.id
             for volume_id, lease in leases(volume_ids).items()}
 
@@ -166,7 +166,7 @@ def end(ctx, volume_id, lease_id, snapshot=False):
 
 
 def _uploaded(ctx, volume):
-    """Whether ``volume`` has its end image; start its upload if not."""
+    """Return whether ``volume`` has its end image; start its upload if not."""
     image_id = volume.admin_metadata.get(END_IMAGE_KEY)
     if volume.status == 'uploading':
         return False
@@ -226,7 +226,10 @@ def _lease_volume(ctx, volume_id, lease_id):
 
 
 def _reserve_quota(ctx, volume):
-    """The quota reservations of the volume (as Cinder's create takes)."""
+    """Reserve the volume's quota as Cinder's create does.
+
+    :returns: Cinder's quota reservations.
+    """
     deltas = {'volumes': 1, 'gigabytes': volume.size}
     QUOTAS.add_volume_type_opts(ctx, deltas, volume.volume_type_id)
     try:
@@ -238,7 +241,7 @@ def _reserve_quota(ctx, volume):
 
 
 def _request_spec(volume):
-    """What Cinder's create flow hands the scheduler for ``volume``."""
+    """Return what Cinder's create flow hands the scheduler for ``volume``."""
     properties = objects.VolumeProperties(
         size=volume.size, availability_zone=volume.availability_zone,
         project_id=volume.project_id, user_id=volume.user_id,

@@ -10,4 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The leases DB shared by nova-api, cinder-api and the engine."""
+"""The leases DB shared by nova-api, cinder-api and the engine.
+
+* :mod:`.models` declares its tables (SQLAlchemy models);
+* :mod:`.tables` gives each table its one handle for SQLAlchemy Core
+  statements, and says which module may write it;
+* :mod:`.api` opens reader and writer transactions (oslo.db
+  enginefacade) and holds the statements every backend runs alike;
+* :mod:`.migration` creates and migrates the schema with alembic, whose
+  revisions are in :mod:`.migrations`.
+"""

@@ -10,4 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Nova scheduler filters of reservation-ext (loaded by nova-scheduler)."""
+"""Nova scheduler filters of reservation-ext (loaded by nova-scheduler).
+
+:mod:`.reservation_filter` is ``ReservationFilter``: reserved hosts
+serve only their leases, and preemptible boots only the hosts they may
+run on.
+"""

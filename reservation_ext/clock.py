@@ -20,7 +20,7 @@ import datetime
 
 
 class Clock:
-    """The system clock, in UTC."""
+    """Tell the time of the system clock, in UTC."""
 
     def now(self):
         """Return the current time as a naive UTC datetime."""
@@ -35,6 +35,7 @@ class ManualClock(Clock):
         self._now = now
 
     def now(self):
+        """Return the time the clock was set to."""
         return self._now
 
     def set(self, now):

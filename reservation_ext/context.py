@@ -18,9 +18,10 @@ from oslo_db.sqlalchemy import enginefacade
 
 @enginefacade.transaction_context_provider
 class RequestContext(context.RequestContext):
-    """Who is asking (user, project, roles), carried through every call."""
+    """Carry who is asking (user, project, roles) through every call."""
 
     def to_policy_values(self):
+        """Return the values policy rules test, ``is_admin`` included."""
         # As in Nova: rules may test is_admin (the deprecated admin_api
         # rule does; the admin persona is role:admin).
         values = super().to_policy_values()
@@ -29,7 +30,7 @@ class RequestContext(context.RequestContext):
 
 
 def from_service_context(ctx):
-    """The request context of a Nova or Cinder request context ``ctx``.
+    """Return our request context for a Nova or Cinder context ``ctx``.
 
     nova-api's middleware and cinder-api's extension act on leases for
     the caller of the compute or volume API: same user, project, roles
@@ -41,7 +42,7 @@ def from_service_context(ctx):
 
 
 def get_admin_context():
-    """A context for the service itself (engine, management commands).
+    """Return a context for the service itself (engine, commands).
 
     It has the admin role, as Cinder's admin contexts do: the admin
     persona of the policy rules.

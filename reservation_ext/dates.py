@@ -75,7 +75,7 @@ def parse_date(value, field, now):
 
 
 def invalid_date(field, value, why=None):
-    """InvalidInput for a date that cannot be read, in Blazar's words.
+    """Return the InvalidInput for an unreadable date, in Blazar's words.
 
     Blazar's message names its one format; the other forms accepted here
     (and why the date is wrong, when it looks like one) follow it.
@@ -146,7 +146,7 @@ def _to_timedelta(value):
 
 
 def current_minute(now):
-    """``now`` rounded down to the minute: the earliest date not past.
+    """Return ``now`` rounded down to the minute: the earliest not past.
 
     Blazar compares dates with "now" taken to the minute, so a date
     typed for the current minute ("09:00" at 09:00:40) still counts as
@@ -189,7 +189,7 @@ def check_window(start, end, before_end=None,
 
 
 def add(start, duration, field):
-    """``start + duration``, or InvalidInput when beyond the calendar."""
+    """Return ``start + duration``; raise InvalidInput beyond the calendar."""
     try:
         return start + duration
     except OverflowError:
@@ -197,10 +197,10 @@ def add(start, duration, field):
 
 
 def format_date(value):
-    """A datetime in lease views' format, None stays None."""
+    """Format a datetime as lease views show it; None stays None."""
     return None if value is None else value.strftime(VIEW_DATE_FORMAT)
 
 
 def format_timestamp(value):
-    """``created_at``/``updated_at`` as Blazar shows them, or None."""
+    """Format ``created_at``/``updated_at`` as Blazar shows them, or None."""
     return None if value is None else value.strftime(TIMESTAMP_FORMAT)

@@ -19,7 +19,7 @@ API edge maps them to responses in one place.
 
 
 class ReservationError(Exception):
-    """Base error: an HTTP status code and a user-facing message."""
+    """Base error, which carries an HTTP status code and a user message."""
 
     code = 500
     message = 'An unknown error occurred.'
@@ -33,6 +33,7 @@ class ReservationError(Exception):
 
     @property
     def name(self):
+        """Return the error's class name (Blazar's ``error_name``)."""
         return type(self).__name__
 
 
@@ -53,11 +54,13 @@ class InvalidInput(ReservationError):
 
 
 class Forbidden(ReservationError):
+    """The caller is not allowed to do what it asks (403)."""
     code = 403
     message = 'Not allowed.'
 
 
 class NotFound(ReservationError):
+    """The object the request names does not exist (404)."""
     code = 404
     message = '%(kind)s %(id)s could not be found.'
 
@@ -70,7 +73,7 @@ class Conflict(ReservationError):
 
 
 class NotEnoughResources(Conflict):
-    """Fewer free resources than the request needs in its window."""
+    """The window has fewer free resources than the request needs (409)."""
 
     message = 'Not enough resources available for the requested window.'
 
@@ -139,5 +142,5 @@ class EnforcementUnavailable(ReservationError):
 
 
 def _number(value):
-    """``value`` for a message: at most two decimals, no trailing zeros."""
+    """Format ``value`` for a message: at most 2 decimals, no trailing 0s."""
     return '{:g}'.format(round(value, 2))

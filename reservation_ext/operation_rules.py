@@ -28,7 +28,7 @@ _PARAMETER = re.compile(r'\\\{[^}]+\\\}')
 
 
 class OperationRules:
-    """The rules of the calls below ``prefix`` (``/servers/{server_id}``).
+    """Find the rules of the calls below ``prefix`` (``/servers/{id}``).
 
     ``rules`` are the service's oslo.policy rule defaults. Where several
     document the same operation, the rule of the call is the one that
@@ -57,7 +57,7 @@ class OperationRules:
                        for key, found in candidates.items()}
 
     def rule(self, method, sub=None, action=None):
-        """The rule of a call, or None when the service documents none.
+        """Return the rule of a call, or None when the service has none.
 
         :param sub: the path below the prefix (None for the resource);
             ``action`` the name of an ``/action`` call's body.
@@ -70,7 +70,7 @@ class OperationRules:
         return None
 
     def actions(self):
-        """The names of the documented ``/action`` calls."""
+        """Return the names of the documented ``/action`` calls."""
         return sorted({action for (_method, pattern, action) in self._rules
                        if action is not None and
                        pattern.match(self.prefix + '/action')})

@@ -203,13 +203,16 @@ _enforcer = None
 
 
 def list_rules():
-    """Every rule with its default (entry point oslo.policy.policies)."""
+    """Return every rule with its default (entry point of oslo.policy).
+
+    The entry point is ``oslo.policy.policies``.
+    """
     return (_base_rules + _lease_rules + _availability_rules +
             _plugin_rules + _host_rules + _engine_rules)
 
 
 def get_enforcer(conf=None):
-    """The process-wide enforcer (entry point oslo.policy.enforcer).
+    """Return the process-wide enforcer (entry point oslo.policy.enforcer).
 
     It reads ``[oslo_policy]`` of the process's configuration: in nova-api
     and cinder-api that of Nova or Cinder, their policy file included.
@@ -231,7 +234,7 @@ def reset():
 
 
 def allowed(ctx, action, project_id, rules=LEASES):
-    """True when ``ctx`` may do ``action`` on an object of ``project_id``.
+    """Return whether ``ctx`` may do ``action`` on a ``project_id`` object.
 
     ``rules`` names the family of the rule: :data:`LEASES`,
     :data:`AVAILABILITY`, :data:`PLUGINS`, :data:`HOSTS`, :data:`SERVERS`

@@ -14,6 +14,7 @@
 
 
 class LeaseStatus:
+    """Name the statuses of a lease and the moves allowed between them."""
     PENDING = 'PENDING'
     STARTING = 'STARTING'
     ACTIVE = 'ACTIVE'
@@ -43,11 +44,12 @@ class LeaseStatus:
 
     @classmethod
     def can_move(cls, current, new):
-        """True when a lease may go from ``current`` to ``new``."""
+        """Return whether a lease may go from ``current`` to ``new``."""
         return new in cls.TRANSITIONS.get(current, ())
 
 
 class ReservationStatus:
+    """Name the statuses of a reservation."""
     PENDING = 'pending'
     ACTIVE = 'active'
     DELETED = 'deleted'
@@ -55,6 +57,7 @@ class ReservationStatus:
 
 
 class EventType:
+    """Name the lease events, in the order they happen."""
     START_LEASE = 'start_lease'
     END_LEASE = 'end_lease'
     BEFORE_END_LEASE = 'before_end_lease'
@@ -62,6 +65,7 @@ class EventType:
 
 
 class EventStatus:
+    """Name the statuses of a lease event; ``FINISHED`` are the last."""
     UNDONE = 'UNDONE'
     IN_PROGRESS = 'IN_PROGRESS'
     DONE = 'DONE'

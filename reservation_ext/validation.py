@@ -76,14 +76,16 @@ _TYPE_NAMES = {'array': 'a list', 'boolean': 'a boolean',
 
 
 def nullable(schema):
-    """``schema`` that also accepts ``null`` (a key given as "unset")."""
+    """Return ``schema`` also accepting ``null`` (a key given as "unset")."""
     types = schema['type']
     types = types if isinstance(types, list) else [types]
     return dict(schema, type=types + ['null'])
 
 
 def load_json(text, field=''):
-    """The value of the JSON ``text`` a user sent (:func:`check_json`).
+    """Return the value of the JSON ``text`` a user sent, checked.
+
+    The value is checked as :func:`check_json` checks it.
 
     :param field: the JSON's name in a request, as :func:`check_schema`'s
         (errors name ``body`` when there is none).
@@ -102,7 +104,7 @@ def load_json(text, field=''):
 
 
 def readable_json(raw):
-    """The JSON value of a request body, or None when it is not JSON.
+    """Return the JSON value of a request body, or None when not JSON.
 
     For a service's own edge (nova-api, cinder-api) that answers invalid
     JSON itself but fails on JSON it cannot walk.
@@ -122,7 +124,7 @@ def readable_json(raw):
 
 
 def _utf8(raw, field):
-    """``raw`` as text; bytes must be UTF-8.
+    """Return ``raw`` as text; refuse bytes that are not UTF-8.
 
     ``json.loads`` would also take UTF-16 and UTF-32, which the services'
     own readers do not.
@@ -175,7 +177,7 @@ def _is_unicode(text):
 
 
 def too_deep(field):
-    """InvalidInput for JSON nested deeper than :data:`MAX_DEPTH`."""
+    """Return the InvalidInput for JSON nested beyond :data:`MAX_DEPTH`."""
     return exceptions.InvalidInput(
         field, 'is nested too deeply (at most %d levels of lists and '
         'objects)' % MAX_DEPTH)
@@ -207,7 +209,10 @@ def check_schema(value, schema, field=''):
 
 
 def _check_integers(value, field):
-    """InvalidInput for the first integer beyond the DB's, by its field."""
+    """Raise InvalidInput for the first integer beyond the DB's range.
+
+    The error names the integer's field.
+    """
     pending = [(value, [])]
     while pending:
         value, path = pending.pop()
@@ -231,10 +236,10 @@ def _check_range(number, field):
 
 
 def field_name(path, field=''):
-    """The field at ``path`` below ``field``, as the user wrote it.
+    """Return the name of the field at ``path`` below ``field``.
 
-    ``['reservations', 0, 'min']`` is ``reservations[0].min``; the top of
-    a request body is ``body``.
+    The name is as the user wrote it: ``['reservations', 0, 'min']`` is
+    ``reservations[0].min``; the top of a request body is ``body``.
     """
     name = field
     for part in path:
@@ -246,7 +251,9 @@ def field_name(path, field=''):
 
 
 def _describe(error):
-    """``(keys to add to the error's path, reason)`` of a schema error.
+    """Return ``(keys to add to the error's path, reason)`` of an error.
+
+    ``error`` is a JSON Schema validation error.
 
     A (sub)schema's ``description`` says what a valid value is
     (``"must be " + description``); other reasons come from the keyword
@@ -319,7 +326,7 @@ def prefixed(prefix):
 
 
 def single_values(params):
-    """``{name: value}`` of query parameters each given once.
+    """Return ``{name: value}`` of query parameters each given once.
 
     :param params: a webob MultiDict of the query string.
     :raises InvalidInput: naming a parameter given more than once.
@@ -333,7 +340,7 @@ def single_values(params):
 
 
 def parse_boolean(value, field):
-    """The boolean that the text ``value`` names (true/false, 1/0, ...)."""
+    """Return the boolean the text ``value`` names (true/false, 1/0...)."""
     try:
         return strutils.bool_from_string(value, strict=True)
     except ValueError:
@@ -341,7 +348,7 @@ def parse_boolean(value, field):
 
 
 def parse_integer(value, field, minimum=0):
-    """The integer ``value`` names (an int or a string of ASCII digits).
+    """Return the integer ``value`` names (an int or ASCII digits).
 
     :raises InvalidInput: it is no integer, less than ``minimum`` or more
         than :data:`MAX_INTEGER`.
@@ -363,7 +370,7 @@ def parse_integer(value, field, minimum=0):
 
 
 def database_id(text):
-    """The integer id ``text`` spells in ASCII digits, or None.
+    """Return the integer id ``text`` spells in ASCII digits, or None.
 
     None too for a number no row can have (beyond :data:`MAX_INTEGER`):
     a path such as ``/v1/os-hosts/<id>`` then names nothing, rather than
@@ -377,7 +384,9 @@ def database_id(text):
 
 
 def resource_uuid(value, field, kind, reserve_command):
-    """The UUID of the reserved ``kind`` (server, volume) a request names.
+    """Return the UUID of the reserved ``kind`` a request names.
+
+    ``kind`` is ``server`` or ``volume``.
 
     Only the Nova and Cinder extensions know the resource they reserved;
     a lease made through the lease API alone would have none to start, so
@@ -393,10 +402,10 @@ def resource_uuid(value, field, kind, reserve_command):
 
 
 def missing_reason(key):
-    """Blazar's reason for a parameter ``key`` not given."""
+    """Return Blazar's reason for a parameter ``key`` not given."""
     return 'Missing parameter %s' % key
 
 
 def missing(field):
-    """InvalidInput for the parameter ``field`` not given."""
+    """Return the InvalidInput for the parameter ``field`` not given."""
     return exceptions.InvalidInput(field, missing_reason(field))

@@ -10,4 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Alembic migration scripts of the leases DB (see db.migration)."""
+"""Alembic migration scripts of the leases DB (see :mod:`db.migration`).
+
+:mod:`.env` is alembic's environment: it runs the migrations on the
+connection that :mod:`db.migration` passes; :mod:`.versions` holds one
+script per revision.
+"""

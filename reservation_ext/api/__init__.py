@@ -10,4 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The lease API: Blazar v1 compatible, served inside nova-api."""
+"""The lease API: Blazar v1 compatible, served inside nova-api.
+
+:mod:`.wsgi` is the WSGI application that nova-api mounts at
+``/reservation``: it routes each request to a handler of
+:mod:`.handlers` (leases, hosts) and turns errors into Blazar's JSON
+error bodies.
+"""

@@ -113,11 +113,11 @@ class MethodNotAllowed(exceptions.ReservationError):
 
 
 class Request(webob.Request):
-    """A request of the lease API."""
+    """Read a request of the lease API: its caller, body and flags."""
 
     @functools.cached_property
     def context(self):
-        """The caller, from keystonemiddleware's headers.
+        """Return the caller's context, from keystonemiddleware's headers.
 
         Who counts as an administrator is policy's decision (the
         ``context_is_admin`` rule), not the context's.
@@ -125,11 +125,11 @@ class Request(webob.Request):
         return context.RequestContext.from_environ(self.environ)
 
     def read_json(self):
-        """The JSON body (:func:`validation.load_json`), or InvalidInput."""
+        """Return the JSON body (:func:`validation.load_json`), checked."""
         return validation.load_json(self.body)
 
     def check_text(self):
-        """InvalidInput unless the path and the query string are UTF-8.
+        """Raise InvalidInput unless the path and query string are UTF-8.
 
         webob decodes them when first read, wherever that is: read them
         here, before any handler does.
@@ -142,7 +142,7 @@ class Request(webob.Request):
                 raise exceptions.InvalidInput(field, 'is not UTF-8 text')
 
     def flag(self, name):
-        """The boolean query parameter ``name`` (default false)."""
+        """Return the boolean query parameter ``name`` (default false)."""
         return validation.parse_boolean(self.GET.get(name, 'false'), name)
 
 
@@ -165,6 +165,7 @@ class App:
 
     @webob.dec.wsgify(RequestClass=Request)
     def __call__(self, req):
+        """Answer ``req`` with its handler's JSON, or an error's."""
         try:
             handler, service, path_args = self._route(req)
             status, body = handler(service, req, **path_args)
@@ -181,7 +182,7 @@ class App:
         return _json_response(status, body)
 
     def _route(self, req):
-        """The handler of ``req``, its service and the path's arguments."""
+        """Return the handler of ``req``, its service and path arguments."""
         req.check_text()
         # The path as webob decodes it (UTF-8) rather than the environ's
         # latin-1 PATH_INFO; the environ for the method conditions.
@@ -194,7 +195,7 @@ class App:
 
 
 def make_map(declarations):
-    """The :class:`routes.Mapper` of ``declarations``, as Placement's.
+    """Return the :class:`routes.Mapper` of ``declarations`` (Placement's).
 
     Each method of a path is a route with a method condition; a last
     route of the path, without one, takes the other methods to a handler
@@ -211,7 +212,7 @@ def make_map(declarations):
 
 
 def _method_not_allowed(allowed):
-    """A handler that raises MethodNotAllowed naming ``allowed``."""
+    """Return a handler that raises MethodNotAllowed naming ``allowed``."""
     def handler(service, req, **path_args):
         raise MethodNotAllowed(req.method, allowed)
     return handler
@@ -236,7 +237,7 @@ def _error_response(exc):
 
 
 def app_factory(global_conf, **local_conf):
-    """Paste factory: the lease API configured from ``cfg.CONF``."""
+    """Return the lease API configured from ``cfg.CONF`` (paste factory)."""
     conf = conf_mod.CONF
     db_api.configure(conf)
     return build_app(conf, clock.SYSTEM,
@@ -248,7 +249,7 @@ def app_factory(global_conf, **local_conf):
 
 def build_app(conf, clock, loaded_plugins, notifier, nova,
               enforcement=None):
-    """The lease API's services and the :class:`App` over them.
+    """Build the lease API's services; return the :class:`App` over them.
 
     :param loaded_plugins: ``{resource_type: ResourcePlugin}``.
     :param nova: the Nova client of the host inventory.

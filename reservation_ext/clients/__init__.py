@@ -13,8 +13,19 @@
 """The calls reservation-ext makes to other OpenStack services.
 
 Each client speaks to one service, as the reservation service user of
-``[reservation_client]`` (:mod:`.service_user`): :mod:`.compute` (Nova),
-:mod:`.block_storage` (Cinder) and :mod:`.image` (the image API). Every
-call is idempotent so that an engine may repeat an action another left
-half done.
+``[reservation_client]``:
+
+* :mod:`.service_user` makes the keystoneauth1 adapter of that user and
+  retries failed requests;
+* :mod:`.compute` calls Nova (servers, aggregates, services);
+* :mod:`.block_storage` calls Cinder;
+* :mod:`.image` calls the image API (Glance v2);
+* :mod:`.plugin_clients` gives a resource plugin its Nova and Cinder
+  clients: the service user's, or the in-process ones of nova-api and
+  cinder-api;
+* :mod:`.polling` waits until another service has done what it was
+  asked.
+
+Every call is idempotent so that an engine may repeat an action another
+left half done.
 """

@@ -10,4 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Console scripts of reservation-ext."""
+"""Console scripts of reservation-ext.
+
+:mod:`.engine` is ``reservation-engine``, which runs the due lease
+events; :mod:`.db_manage` is ``reservation-db-manage``, which creates
+and migrates the leases DB. ``reservation-sandbox`` lives in
+:mod:`reservation_ext.sandbox.main`.
+"""

@@ -10,11 +10,23 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Configuration options of reservation-ext.
+"""Configuration options of reservation-ext, registered on import.
 
-Options live in ``[reservation]`` and ``[reservation_database]`` (and
-``[enforcement]``, see :mod:`reservation_ext.conf.enforcement`) so that
-they can be read from nova.conf, cinder.conf or the engine's own file.
+A leaf package: it imports no other module of reservation-ext, so that
+every module may read options from it. This module holds the options
+of ``[reservation]``, ``[reservation_database]`` (oslo.db's) and
+``[reservation_client]`` (keystoneauth1's, for the service user), and
+registers (:func:`register_opts`) and lists (:func:`list_opts`, for
+oslo-config-generator) those of every group; the options of one
+feature live in a module of their own:
+
+* :mod:`.enforcement` holds ``[enforcement]``: Blazar's enforcement
+  filters and the time quotas;
+* :mod:`.power` holds ``[power]``: which driver switches hosts, and
+  when.
+
+The options can be read from nova.conf, cinder.conf or the engine's own
+file.
 """
 
 import copy

@@ -12,10 +12,15 @@
 
 """Usage enforcement of leases: Blazar's filters and time quotas.
 
-:mod:`.enforcer` is what the lease service and the engine call;
-:mod:`.filters` holds Blazar's ``MaxLeaseDurationFilter`` and
-``ExternalServiceFilter``; :mod:`.time_quotas` reads Keystone's unified
-limits and checks them against the usage that :mod:`.usage` sums from the
-leases DB; :mod:`.payloads` makes the dicts that filters get;
-:mod:`.options` holds the ``[enforcement]`` options.
+* :mod:`.enforcer` is what the lease service and the engine call: it
+  runs the enabled filters and the time quotas on a lease change;
+* :mod:`.filters` holds Blazar's ``MaxLeaseDurationFilter`` and
+  ``ExternalServiceFilter``;
+* :mod:`.time_quotas` reads Keystone's unified limits and checks them
+  against the usage that :mod:`.usage` sums from the leases DB;
+* :mod:`.payloads` makes the dicts that filters get (Blazar's context
+  and lease).
+
+The ``[enforcement]`` options live in
+:mod:`reservation_ext.conf.enforcement`.
 """

@@ -12,9 +12,14 @@
 
 """The lease engine (``reservation-engine``).
 
-:mod:`.runner` claims due lease events in the leases DB, runs them
-through the resource plugins and records the outcomes; any number of
-engines share one DB and each event runs once. :mod:`.reclaim` stops
-preemptible servers in the way of bookings; :mod:`.host_monitor` finds
-failed reservable hosts and heals the bookings on them.
+* :mod:`.runner` claims due lease events in the leases DB, runs them
+  through the resource plugins and records the outcomes; any number of
+  engines share one DB and each event runs once. Each poll also runs the
+  other three.
+* :mod:`.reclaim` stops preemptible servers in the way of bookings, in
+  time for them.
+* :mod:`.host_monitor` finds failed reservable hosts and heals the
+  bookings on them.
+* :mod:`.power_manager` switches idle reservable hosts off and on again
+  ahead of their bookings, as :mod:`reservation_ext.power.policy` plans.
 """

@@ -12,12 +12,29 @@
 
 """The lease service: what a lease is and what may happen to it.
 
-:mod:`.service` creates, shows, lists, updates and deletes leases in one
-writer transaction each, calling the resource plugins to book; the
-request parsing it does first lives in :mod:`.requests`, and the
-``lease_params`` hint of server and volume creates in :mod:`.hints`.
-:mod:`.states` names the lease, reservation and event statuses and the
-moves between them; :mod:`.views` renders leases as Blazar's v1 views,
-which are also the payload of :mod:`.notifications`; :mod:`.metadata`
-the lease's keys in the metadata of server and volume views.
+* :mod:`.service` creates, shows, lists, updates and deletes leases
+  (``LeaseService``), in one writer transaction each, calling the
+  resource plugins to book;
+* :mod:`.updates` holds the update and undo machinery of
+  ``LeaseService``: a lease's new dates and reservations, the steps run
+  after the transaction, and the undo that puts back what an update
+  whose steps failed had changed;
+* :mod:`.parsing` parses the Blazar v1 bodies of lease requests into
+  what the service does, before it touches the DB;
+* :mod:`.schemas` holds the JSON Schemas of those bodies and of the
+  lease list's query parameters;
+* :mod:`.hints` reads the lease requests carried by the
+  ``lease_params`` hint of server and volume creates;
+* :mod:`.proposals` offers windows for a lease request (schedule
+  proposals) and holds their capacity until they expire;
+* :mod:`.availability` says how much matching reservable capacity is
+  free, and when;
+* :mod:`.views` renders leases as Blazar's v1 views, which are also the
+  payload of :mod:`.notifications` (oslo.messaging), whose JSON Schema
+  is :mod:`.notification_schema`;
+* :mod:`.metadata` shows the lease of a server or volume in its
+  metadata.
+
+The lease, reservation and event statuses are
+:mod:`reservation_ext.states`.
 """

@@ -49,7 +49,7 @@ _LISTS = ('hosts',)
 
 
 def parse(params, plugins, now):
-    """``(resource_type, values, start, end)`` of the query ``params``.
+    """Return ``(resource_type, values, start, end)`` of query ``params``.
 
     :param params: a webob MultiDict of the query string.
     """
@@ -82,7 +82,7 @@ def _split(given):
 
 
 class AvailabilityService:
-    """Availability on behalf of a request context."""
+    """Answer availability queries on behalf of a request context."""
 
     def __init__(self, conf, clock, plugins):
         self.conf = conf
@@ -90,7 +90,7 @@ class AvailabilityService:
         self.plugins = plugins
 
     def show(self, ctx, params):
-        """The free capacity that the query ``params`` asks about."""
+        """Return the free capacity that the query ``params`` asks about."""
         policy.authorize(ctx, 'get', ctx.project_id,
                          rules=policy.AVAILABILITY)
         now = self.clock.now()

@@ -47,7 +47,7 @@ RESERVATION = 'reservation'
 
 def parse(hints, now, default_name, default_duration, on_end_choices,
           default_on_end, reserve_all=False, proposal_window=None):
-    """The lease that ``hints`` ask for, or None when they ask for none.
+    """Return the lease that ``hints`` ask for, or None when they ask none.
 
     :param hints: the create call's scheduler hints; a value may be a
         list of one value, as Nova keeps them.
@@ -82,13 +82,13 @@ def parse(hints, now, default_name, default_duration, on_end_choices,
 
 
 def default_duration(conf):
-    """``[reservation] default_lease_duration`` as a timedelta."""
+    """Return ``[reservation] default_lease_duration`` as a timedelta."""
     return dates.parse_duration(
         conf.reservation.default_lease_duration, 'default_lease_duration')
 
 
 def _single(value):
-    """A hint's value: Nova keeps every hint as a list."""
+    """Return a hint's single value: Nova keeps every hint as a list."""
     if isinstance(value, list) and len(value) == 1:
         return value[0]
     return value
@@ -106,7 +106,7 @@ def _reserved(value):
 
 
 def params_schema(on_end_choices):
-    """The JSON Schema of ``lease_params``."""
+    """Return the JSON Schema of ``lease_params``."""
     return {
         'type': 'object',
         'properties': {
@@ -141,7 +141,7 @@ def _proposal(value):
 
 def _proposed(params, now, default_name, default_on_end, proposal,
               proposal_window):
-    """The lease of a schedule proposal: its window, the params' name."""
+    """Return the lease of a proposal: its window, the params' name."""
     for key in _PROPOSED:
         if key in params:
             raise exceptions.InvalidInput(

@@ -54,7 +54,7 @@ Lease = collections.namedtuple('Lease', ('id', 'project_id', 'end_date'))
 
 
 class Viewer:
-    """The caller of a view: which leases it may see.
+    """Say which leases the caller of a view may see.
 
     Asks the policy once per project of the leases shown, so a page of
     any length costs a few in-memory checks.
@@ -65,7 +65,7 @@ class Viewer:
         self._sees = {}
 
     def sees(self, lease):
-        """Whether the view shows ``lease`` (a :class:`Lease` or None)."""
+        """Return whether the view shows ``lease`` (a :class:`Lease`/None)."""
         if lease is None:
             return False
         if lease.project_id not in self._sees:
@@ -75,7 +75,9 @@ class Viewer:
 
 
 def shown(metadata, lease):
-    """The metadata a view shows: the stored keys but ours, and the lease's.
+    """Return the metadata a view shows: others' stored keys, and ours.
+
+    Our keys are those of the lease the caller sees, never stored ones.
 
     :param lease: the :class:`Lease` the caller sees, or None.
     """

@@ -233,7 +233,7 @@ PREEMPTED = {
 
 
 def dumps():
-    """The schema as the docs print it: JSON, indented, keys sorted."""
+    """Return the schema as the docs print it: JSON, indented, keys sorted."""
     return json.dumps(SCHEMA, indent=2, sort_keys=True) + '\n'
 
 

@@ -47,9 +47,13 @@ EVENT_PREFIX = 'lease.event.'
 
 
 class _Serializer(oslo_messaging.JsonPayloadSerializer):
-    """Payload to JSON primitives (dates as strings), context to a dict."""
+    """Turn payloads into JSON primitives, and contexts into dicts.
+
+    Dates become text.
+    """
 
     def serialize_context(self, ctxt):
+        """Return the context as a dict, when it has one."""
         return ctxt.to_dict() if hasattr(ctxt, 'to_dict') else ctxt
 
 
@@ -64,12 +68,14 @@ def get_notifier(conf):
 
 
 def event_type_of(lease_event_type):
-    """The notification of an engine event (``start_lease``, ...)."""
+    """Return the notification type of an engine event (``start_lease``...)."""
     return EVENT_PREFIX + lease_event_type
 
 
 def read_payloads(session, plugins, lease_views):
-    """The payloads of ``lease_views`` (API views), without version or time.
+    """Return the payloads of ``lease_views``, without version or time.
+
+    ``lease_views`` are the API's views.
 
     Each is the view with ``before_end_date`` and, in each reservation,
     ``resources`` as its plugin's ``billing_resources`` gives them (none

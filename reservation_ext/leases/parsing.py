@@ -36,7 +36,7 @@ from reservation_ext import validation
 
 
 def lease(name, start, end, before_end, now, projects=(), trust_id=None):
-    """A parsed create request for a checked window, no reservations yet.
+    """Return a create request for a checked window, no reservations yet.
 
     Whether the lease starts later than ``now`` is decided here, once: a
     server whose lease starts later is built at the start, one whose
@@ -49,13 +49,15 @@ def lease(name, start, end, before_end, now, projects=(), trust_id=None):
 
 
 def with_reservation(request, plugins, resource_type, values):
-    """``request`` with one reservation, checked by its plugin."""
+    """Return ``request`` with one reservation, checked by its plugin."""
     return dict(request, reservations=[
         reservation(plugins, resource_type, values, 'reservations[0]')])
 
 
 def reservation(plugins, resource_type, values, field, check='validate'):
-    """``(resource_type, values)`` as the type's plugin normalizes them.
+    """Return ``(resource_type, values)``, checked and normalized.
+
+    The type's plugin checks the values and normalizes them.
 
     :param plugins: ``{resource_type: plugin}``.
     :param field: the reservation as the user wrote it, put in front of
@@ -75,7 +77,7 @@ def reservation(plugins, resource_type, values, field, check='validate'):
 
 
 def parse_create(body, plugins, now):
-    """The parsed create request of a Blazar lease-create ``body``.
+    """Parse a Blazar lease-create ``body``; return the create request.
 
     A body with ``proposal_id`` gives the name (and projects) only: the
     window and reservations are the proposal's, which the lease service
@@ -119,7 +121,7 @@ def _from_proposal(body):
 
 
 def parse_update(body, now):
-    """The parsed request of a Blazar lease-update ``body``.
+    """Parse a Blazar lease-update ``body``; return the update request.
 
     Only what the body gives: ``start_date``, ``end_date``,
     ``before_end_date`` (datetimes), ``name``, a ``shift`` of the end
@@ -138,7 +140,7 @@ def parse_update(body, now):
 
 
 def parse_list(params, now):
-    """The filters of a lease list's query ``params`` (a webob MultiDict).
+    """Return the filters of a lease list's query ``params`` (MultiDict).
 
     ``status``, ``name`` and ``project_id`` as given, ``start`` and
     ``end`` as datetimes (the leases wanted overlap ``[start, end)``),
@@ -183,7 +185,7 @@ def _end_of(body, start, now):
 
 
 def _end_shift(body):
-    """``prolong_for``/``reduce_by`` as a signed ``shift`` of the end."""
+    """Return ``prolong_for``/``reduce_by`` as a signed shift of the end."""
     given = [key for key in ('end_date', 'prolong_for', 'reduce_by')
              if body.get(key) is not None]
     if len(given) > 1:

@@ -32,7 +32,7 @@ LEASE_EVENTS = tables.LEASE_EVENTS
 
 
 def plugin_for(plugins, resource_type):
-    """The plugin of ``resource_type``, or PluginError when none is."""
+    """Return the plugin of ``resource_type``; raise PluginError if none."""
     try:
         return plugins[resource_type]
     except KeyError:
@@ -41,7 +41,7 @@ def plugin_for(plugins, resource_type):
 
 
 def plugin_view(resource_type, plugin):
-    """``/v1/plugins``' view of a plugin: its type and what it reserves.
+    """Return a plugin's ``/v1/plugins`` view: its type, what it reserves.
 
     The description is the first line of the plugin class's docstring.
     """
@@ -51,7 +51,7 @@ def plugin_view(resource_type, plugin):
 
 
 def lease_views(session, plugins, rows):
-    """Views of the lease ``rows``, in a fixed number of queries.
+    """Return the views of the lease ``rows``, in a fixed number of queries.
 
     One query per child table, plus one ``get_details`` call per resource
     type present.
@@ -68,14 +68,14 @@ def lease_views(session, plugins, rows):
 
 
 def lease_views_by_id(session, plugins, lease_ids):
-    """Views of the leases ``lease_ids`` that still exist."""
+    """Return the views of the leases ``lease_ids`` that still exist."""
     rows = session.execute(sa.select(LEASES).where(
         LEASES.c.id.in_(lease_ids))).all()
     return lease_views(session, plugins, rows)
 
 
 def projects_of(session, lease_ids):
-    """``{lease_id: [project_id, ...]}``: who each lease is shared with."""
+    """Return who each lease is shared with: ``{lease_id: [project_id]}``."""
     return {lease_id: [row.project_id for row in rows]
             for lease_id, rows in _grouped(
                 session, LEASE_PROJECTS, lease_ids,
@@ -83,7 +83,7 @@ def projects_of(session, lease_ids):
 
 
 def lease_dicts(session, rows):
-    """``{lease_id: lease}`` as plugins get the leases of ``rows``.
+    """Return ``{lease_id: lease}`` of the leases of ``rows``, for plugins.
 
     Each is a dict of the lease's columns (dates as datetimes) and
     ``projects``.
@@ -94,7 +94,7 @@ def lease_dicts(session, rows):
 
 
 def reservation_views(session, plugins, lease_ids):
-    """``{lease_id: [view, ...]}`` of the leases' reservations.
+    """Return ``{lease_id: [view, ...]}`` of the leases' reservations.
 
     Each view has its plugin's fields (``get_details``): it is what the
     API shows and what the plugins get. Beside Blazar's fields,
@@ -116,7 +116,7 @@ def reservation_views(session, plugins, lease_ids):
 
 
 def _details(session, plugins, reservation_rows):
-    """The plugins' fields of each reservation, one call per type.
+    """Return the plugins' fields of each reservation, one call per type.
 
     A type whose plugin is not loaded has none: its leases still show,
     and the engine fails their events (:func:`plugin_for`).
@@ -132,7 +132,7 @@ def _details(session, plugins, reservation_rows):
 
 
 def _grouped(session, table, lease_ids, order_by):
-    """``{lease_id: [row, ...]}`` of ``table``'s rows of the leases."""
+    """Return ``{lease_id: [row, ...]}`` of ``table``'s rows of the leases."""
     groups = {}
     if not lease_ids:
         return groups

@@ -13,11 +13,23 @@
 """The nova-api side of server reservation.
 
 Everything here runs inside nova-api's compute API and uses Nova's own
-objects: :mod:`.server_middleware` is the paste filter of the v2.1
-pipelines that reads the ``reserved`` / ``lease_params`` hints of ``POST
-/servers``, shows RESERVED servers and serves the engine's start action;
-:mod:`.held_builds` holds a reserved server's build back until its lease
-starts; :mod:`.server_records` reads and writes what the leases DB knows
-of reserved servers (the scheduler filter reads the booked host there
-too).
+objects:
+
+* :mod:`.server_middleware` is the paste filter of the v2.1 pipelines:
+  it reads the ``reserved`` / ``lease_params`` hints of ``POST
+  /servers``, shows RESERVED servers and serves the engine's start
+  action;
+* :mod:`.held_builds` holds a reserved server's build back until its
+  lease starts (a RESERVED server is a BuildRequest);
+* :mod:`.host_room` asks Placement whether a held-back build fits its
+  booked host now;
+* :mod:`.capacity_boots` serves boots with an instance-capacity
+  reservation's flavor, on the reservation's seats;
+* :mod:`.server_access` decides who sees a server that waits for its
+  lease, and who may change it;
+* :mod:`.server_records` reads and writes what the leases DB knows of
+  reserved servers (the scheduler filter reads the booked host there
+  too);
+* :mod:`.wrapping` wraps a method of Nova's once, however many times
+  nova-api builds its pipelines.
 """

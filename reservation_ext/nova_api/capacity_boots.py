@@ -52,14 +52,14 @@ from reservation_ext import validation
 
 
 class CapacityBoots:
-    """The capacity-flavor boots of the server middleware."""
+    """Serve the server middleware's boots with a capacity flavor."""
 
     def __init__(self, application, clock):
         self.application = application
         self.clock = clock
 
     def boot(self, req, server, hints, rctx):
-        """Nova's response to a capacity-flavor boot, or None for others.
+        """Return Nova's response to a capacity-flavor boot (else None).
 
         :param server: the body's ``server``; ``hints`` its scheduler
             hints; ``rctx`` the caller's reservation context.
@@ -146,7 +146,7 @@ def _check_hints(hints, capacity):
 
 
 def _count(server):
-    """How many servers the boot makes, at most."""
+    """Return how many servers the boot makes, at most."""
     for key in ('max_count', 'min_count'):
         if key in server:
             return validation.parse_integer(server[key], key, minimum=1)

@@ -60,7 +60,7 @@ _CAPTURE = contextvars.ContextVar('reservation_build_capture', default=None)
 
 @dataclasses.dataclass
 class Capture:
-    """The builds a create asked for; held back when ``deferred``."""
+    """Collect the builds a create asked for; held back when ``deferred``."""
 
     deferred: bool
     builds: list = dataclasses.field(default_factory=list)
@@ -105,7 +105,7 @@ def _capturing(original):
 
 
 def dump(captured):
-    """The JSON text that :func:`start` needs of a captured build."""
+    """Return the JSON text that :func:`start` needs of a captured build."""
     [spec] = captured['request_spec']
     args = {'image': captured['image']}
     for name in _CAST_OBJECTS:

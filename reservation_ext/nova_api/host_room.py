@@ -34,7 +34,7 @@ from nova.scheduler import utils as scheduler_utils
 
 
 def fits_now(ctx, spec, node):
-    """Whether Placement has room now for ``spec``'s server on ``node``.
+    """Return whether Placement has room now for a build on ``node``.
 
     :param ctx: Nova's request context (for the global request id).
     :param spec: the build's RequestSpec.

@@ -44,7 +44,7 @@ from reservation_ext import operation_rules
 
 
 def hidden(ctx, project_id):
-    """Whether Nova hides an object of ``project_id`` from ``ctx``.
+    """Return whether Nova hides an object of ``project_id`` from ``ctx``.
 
     As Nova's ``project_only`` queries: from a normal user (not an
     administrator) of another project.
@@ -68,7 +68,7 @@ def _hiding(original):
 
 
 def visible_server(api, ctx, server_id):
-    """The server as Nova shows it to ``ctx``, or None if it does not."""
+    """Return the server as Nova shows it to ``ctx``, or None if none."""
     try:
         return api.get(ctx, server_id)
     except nova_exc.InstanceNotFound:

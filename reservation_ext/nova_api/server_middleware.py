@@ -118,7 +118,7 @@ _FAULTS = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
 
 
 class InProcessNova:
-    """The virtual:instance plugin's Nova calls from inside nova-api.
+    """Make the virtual:instance plugin's Nova calls inside nova-api.
 
     The middleware deletes the lease of a server that Nova deletes or
     could not be given a lease: deleting the server again here (not
@@ -129,6 +129,7 @@ class InProcessNova:
         self.compute_api = compute_api.API()
 
     def delete_servers(self, server_ids):
+        """Delete the servers that Nova is not deleting already."""
         ctx = nova_context.get_admin_context()
         for server_id in server_ids:
             try:
@@ -139,11 +140,12 @@ class InProcessNova:
                 pass
 
     def end_server(self, server_id, on_end):
+        """End a server's lease in nova-api: delete the server."""
         self.delete_servers([server_id])
 
 
 class ServerReservations:
-    """The paste filter (see the module doc)."""
+    """Filter nova-api's server calls for reservations (see the module)."""
 
     def __init__(self, application, conf=conf_mod.CONF,
                  clock=clock_mod.SYSTEM):
@@ -163,6 +165,7 @@ class ServerReservations:
 
     @webob.dec.wsgify
     def __call__(self, req):
+        """Answer a server call, or pass any other call on to Nova."""
         match = SERVER_PATH.match(req.path_info)
         if match is None:
             return self.application
@@ -247,7 +250,7 @@ class ServerReservations:
     # GET /servers, /servers/detail, /servers/{id}
 
     def _view(self, req):
-        """Nova's answer with the leases shown (a view, or a change's)."""
+        """Return Nova's answer with the leases shown (a view or change)."""
         response = req.get_response(self.application)
         if response.status_int not in (200, 202) or (
                 response.content_type != 'application/json'):
@@ -350,7 +353,7 @@ class ServerReservations:
 
     @staticmethod
     def _engine_action(req, server_id, args):
-        """Nova's elevated context, ours, and the server of its lease.
+        """Return Nova's elevated context, ours, and the lease's server.
 
         Nova's own context is checked with our rule: the reservation
         service user (role service), or an administrator. The server is
@@ -368,12 +371,12 @@ class ServerReservations:
 
 
 def filter_factory(global_conf, **local_conf):
-    """Paste factory of the middleware, configured from ``cfg.CONF``."""
+    """Return the middleware (paste filter factory; ``cfg.CONF``'s)."""
     return ServerReservations
 
 
 def _json(req):
-    """The JSON body, or None when it is not JSON (Nova answers that).
+    """Return the JSON body, or None when not JSON (Nova answers that).
 
     :raises InvalidInput: a body that nobody can read (too deep, lone
         surrogates, not UTF-8), which would fail Nova's own parsing.
@@ -382,7 +385,7 @@ def _json(req):
 
 
 def _action_name(action):
-    """The name of a server action's body, as Nova dispatches it."""
+    """Return the name of a server action's body, as Nova dispatches it."""
     if isinstance(action, dict) and len(action) == 1:
         return next(iter(action))
     return None
@@ -402,7 +405,7 @@ OWN_HINTS = (lease_hints.RESERVED, lease_hints.LEASE_PARAMS,
 
 
 def _check_kept(hints):
-    """400 for a hint of ours that Nova could not keep, naming it.
+    """Refuse (400) a hint of ours that Nova could not keep, naming it.
 
     Nova keeps every hint as a list of strings: an object (``lease_params``
     as JSON rather than its text), a nested list or a null would fail
@@ -420,7 +423,7 @@ def _check_kept(hints):
 
 
 def _check_reservable(server, hints, deferred):
-    """400 for what a reserved boot cannot have, naming the field."""
+    """Refuse (400) what a reserved boot cannot have, naming the field."""
     if 'reservation' in hints:
         raise exceptions.InvalidInput(
             'reservation', 'a server in a host lease cannot have a lease of '
@@ -428,7 +431,8 @@ def _check_reservable(server, hints, deferred):
     if preemptible_placement.check_hint(hints):
         raise exceptions.InvalidInput(
             preemptible_placement.HINT,
-            'a reserved server cannot be preemptible; give reserved/lease_params or preemptible, not both')
+            'a reserved server cannot be preemptible; give '
+            'reserved/lease_params or preemptible, not both')
     for key in ('min_count', 'max_count'):
         if str(server.get(key, 1)) != '1':
             raise exceptions.InvalidInput(
@@ -440,7 +444,7 @@ def _check_reservable(server, hints, deferred):
 
 
 def _size(spec):
-    """The slice of a host the server's flavor takes, as Placement counts.
+    """Return the slice of a host the server's flavor takes (Placement's).
 
     A volume-backed server's root disk is not on the host.
     """
@@ -496,7 +500,7 @@ def _created(response, lease_id, held):
 
 
 def _check_metadata_change(req, sub, action):
-    """400 for a change of a server's metadata that names our keys.
+    """Refuse (400) a change of a server's metadata naming our keys.
 
     The body is Nova's to check otherwise (and a server the caller does
     not see is refused whatever its id, so nothing is learnt).
@@ -518,7 +522,7 @@ def _check_metadata_change(req, sub, action):
 
 
 def _show_lease(server, leased, viewer):
-    """Show a server's lease in its view; whether the view changed."""
+    """Show a server's lease in its view; return whether it changed."""
     lease = None if leased is None else server_records.lease_of(leased)
     lease = lease if viewer.sees(lease) else None
     changed = lease is not None or (leased is not None and leased.reserved)
@@ -541,7 +545,7 @@ def _reservation_context(req):
 
 
 def _fault(exc):
-    """A reservation-ext error as Nova's fault body."""
+    """Return Nova's fault response, with its body, for our error."""
     LOG.info('Server reservation request refused: %s', exc.message)
     name = _FAULTS.get(exc.code, 'computeFault')
     return webob.Response(

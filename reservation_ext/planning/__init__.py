@@ -12,13 +12,25 @@
 
 """Planning: which capacity is free when, and booking it.
 
-:mod:`.planner` finds free hosts (one SQL statement) and books whole hosts
-or instance slices with Placement-style generation checks;
-:mod:`.capabilities` compiles capability queries into that statement;
-:mod:`.host_capacity` says how much of a host servers may use, as
-Placement counts it;
-:mod:`.volume_capacity` books reservable block storage GB;
-:mod:`.healing` moves bookings off failed hosts to free replacements;
-:mod:`.pool_snapshot` is the scheduler's view of the host pools, reloaded
-when their generation moves. Nothing here calls Nova or Cinder.
+* :mod:`.planner` finds free hosts (one SQL statement) and books whole
+  hosts or instance slices with Placement-style generation checks;
+* :mod:`.capabilities` compiles capability queries into that statement;
+* :mod:`.preference` orders the equally valid free hosts a search may
+  take;
+* :mod:`.host_capacity` says how much of a host servers may use, as
+  Placement counts it;
+* :mod:`.seats` claims and binds the seats (slices) of instance-capacity
+  reservations, one per server;
+* :mod:`.volume_capacity` books reservable block storage GB;
+* :mod:`.timelines` holds the schedule of a request's capacity in
+  memory, to find where proposals and availability windows may start;
+* :mod:`.healing` moves bookings off failed hosts to free replacements;
+* :mod:`.preemptible_placement` says which boots are preemptible and
+  where they may run;
+* :mod:`.reclaim_choice` chooses the preemptible servers that give way
+  when a booking needs their host;
+* :mod:`.pool_snapshot` is the scheduler's view of the host pools,
+  reloaded when their generation moves.
+
+Nothing here calls Nova or Cinder.
 """

@@ -81,7 +81,7 @@ _LOGICAL = ('and', 'or', 'not')
 
 
 class _Bytewise(expression.ColumnElement):
-    """A string ordered by its bytes (SQLite's default, "C" on PostgreSQL)."""
+    """Order a string by its bytes (SQLite's default, "C" on PostgreSQL)."""
 
     inherit_cache = True
     type = sa.String()
@@ -103,7 +103,7 @@ def _bytewise_pg(element, compiler_, **kw):
 
 
 class _Position(expression.ColumnElement):
-    """Where ``needle`` is in ``haystack`` (1-based, 0 when it is not).
+    """Find where ``needle`` is in ``haystack`` (1-based; 0: nowhere).
 
     Case-sensitive everywhere, unlike LIKE on SQLite.
     """
@@ -163,9 +163,11 @@ class _Compiler:
         self.field = field
 
     def error(self, reason, *args):
+        """Return the InvalidInput naming the field, with ``reason``."""
         return exceptions.InvalidInput(self.field, reason % args)
 
     def json_filter(self, query):
+        """Compile a JsonFilter query (a list) to a SQL condition."""
         if not isinstance(query, list) or not query:
             raise self.error('expected a non-empty list, got %s',
                              json.dumps(query))
@@ -189,6 +191,7 @@ class _Compiler:
         return self._capability_op(name, op, values[0])
 
     def extra_specs(self, query):
+        """Compile an extra-specs query (a dict) to a SQL condition."""
         conditions = []
         for name, spec in sorted(query.items()):
             if not name or not isinstance(spec, str):
@@ -275,13 +278,16 @@ class _Compiler:
 
 
 def _numeric_operands(name, values):
-    """Whether JsonFilter operators compare ``values`` as numbers."""
+    """Return whether JsonFilter operators compare ``values`` as numbers."""
     return _is_numeric(name) and all(
         host_records.as_number(value) is not None for value in values)
 
 
 def _is_numeric(name):
-    """Capabilities may hold numbers (num_value); columns must be numeric."""
+    """Return whether ``name`` may hold numbers.
+
+    Capabilities may (num_value); columns must be numeric.
+    """
     return name not in COLUMNS or isinstance(HOSTS.c[name].type,
                                              sa.Integer)
 
@@ -297,7 +303,7 @@ def _as_string(column):
 
 
 def _where(name, condition, numeric=False):
-    """``condition(value column)`` for the host's column or capability.
+    """Return ``condition(value column)`` of a host column or capability.
 
     Never NULL, so that ``not`` is the exact complement. A secret
     capability (a BMC password) selects no host: whether a lease is

@@ -40,7 +40,7 @@ _RESERVED_OPTIONS = ('reserved_host_cpus', 'reserved_host_memory_mb',
 
 @dataclasses.dataclass(frozen=True)
 class Usable:
-    """The reserve and allocation ratios that make a host's usable size.
+    """Hold the reserve and allocation ratios that make a host's usable size.
 
     :param ratios: the ``(vcpus, memory_mb, disk_gb)`` allocation ratios.
     :param reserved: what the host keeps, as ``(vcpus, memory_mb,
@@ -53,7 +53,7 @@ class Usable:
     reserved: tuple = (0, 0, 0)
 
     def of(self, vcpus, memory_mb, local_gb):
-        """A host's usable ``(vcpus, memory_mb, disk_gb)``.
+        """Return a host's usable ``(vcpus, memory_mb, disk_gb)``.
 
         ``(total - reserved) * ratio`` of each: numbers, or SQL column
         expressions (the planner's statements use it on computehosts).
@@ -64,7 +64,7 @@ class Usable:
 
 
 def from_nova_conf(conf):
-    """The :class:`Usable` of nova.conf's options as ``conf`` has them.
+    """Return the :class:`Usable` of nova.conf's options in ``conf``.
 
     Nova's options are registered where Nova runs: in nova-api (where
     leases are booked) and nova-scheduler ``conf`` reads nova.conf's
@@ -76,7 +76,7 @@ def from_nova_conf(conf):
 
 
 def allocation_ratios(conf):
-    """Nova's (vCPU, RAM, disk) allocation ratios, as nova.conf sets them.
+    """Return Nova's (vCPU, RAM, disk) allocation ratios, from nova.conf.
 
     A ratio that is not set falls back to Nova's initial ratio, as in
     Nova's computes.
@@ -91,7 +91,7 @@ def allocation_ratios(conf):
 
 
 def reserved(conf):
-    """The ``(vcpus, memory_mb, disk_gb)`` nova.conf keeps for the host.
+    """Return the ``(vcpus, memory_mb, disk_gb)`` nova.conf keeps back.
 
     The disk's MB are rounded up to whole GB, as Nova reports them.
     """

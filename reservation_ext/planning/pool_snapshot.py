@@ -60,7 +60,7 @@ _GENERATION = sa.select(POOL_STATE.c.generation).where(POOL_STATE.c.id == 1)
 
 
 def generation(session):
-    """The current pool generation (0 before the first change)."""
+    """Return the current pool generation (0 before the first change)."""
     return session.execute(_GENERATION).scalar() or 0
 
 
@@ -68,7 +68,7 @@ Pool = collections.namedtuple('Pool', 'hosts projects')
 
 
 class Snapshot:
-    """The pools at one generation.
+    """Hold the pools as they were at one generation.
 
     :ivar reservable: hypervisor hostnames of every reservable host.
     :ivar pools: ``{reservation_id: Pool(hosts, projects)}`` of the
@@ -84,7 +84,7 @@ class Snapshot:
         self.recycling = recycling
 
     def hosts_for(self, reservation_id, project_id):
-        """The hosts a request of ``project_id`` may use under the hint.
+        """Return the hosts a request of ``project_id`` may use by the hint.
 
         Empty when the reservation is not active or the project may not
         use it.
@@ -129,7 +129,7 @@ def load(session):
 
 
 class SnapshotCache:
-    """The latest :class:`Snapshot`, reloaded when the generation moved.
+    """Keep the latest :class:`Snapshot`; reload it when the generation moves.
 
     Costs one small SELECT per call while nothing changed.
     """
@@ -140,7 +140,7 @@ class SnapshotCache:
         self._checker = None
 
     def get(self):
-        """The current snapshot."""
+        """Return the current snapshot, reloaded if the generation moved."""
         with self._check_engine().connect() as connection:
             current = connection.execute(_GENERATION).scalar() or 0
         if current == self._snapshot.generation:
@@ -152,7 +152,7 @@ class SnapshotCache:
             return self._snapshot
 
     def _check_engine(self):
-        """The engine of the per-call generation check.
+        """Return the engine of the per-call generation check.
 
         oslo.db opens a new connection for every transaction on a SQLite
         file (NullPool), which costs more than the rest of a filter call;

@@ -66,7 +66,7 @@ INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
 
 
 def is_preemptible(extra_specs, hints):
-    """Whether a boot is preemptible.
+    """Return whether a boot is preemptible.
 
     :param extra_specs: its flavor's extra specs.
     :param hints: its scheduler hints; a value may be a list of one, as
@@ -80,14 +80,14 @@ def is_preemptible(extra_specs, hints):
 
 
 def _one(hint):
-    """A hint's value; Nova keeps them as lists of one."""
+    """Return a hint's value; Nova keeps them as lists of one."""
     if isinstance(hint, (list, tuple)):
         return hint[0] if hint else None
     return hint
 
 
 def check_hint(hints):
-    """The ``preemptible`` hint of a boot as a bool (False when absent).
+    """Return the ``preemptible`` hint of a boot as a bool (False: absent).
 
     :raises InvalidInput: naming the hint, when it is not a boolean.
     """
@@ -100,7 +100,7 @@ def check_hint(hints):
 
 
 def horizon(now, lead_time, cleaning_time):
-    """Bookings that start before this time close their host now.
+    """Return the horizon: bookings starting before it close their host now.
 
     :param lead_time: ``[reservation] preemption_lead_time`` (seconds).
     :param cleaning_time: ``[reservation] cleaning_time`` (minutes).
@@ -109,7 +109,7 @@ def horizon(now, lead_time, cleaning_time):
 
 
 def closed(now, lead_time, cleaning_time, hosts=HOSTS):
-    """SQL condition: a preemptible may not land on a ``hosts`` row now."""
+    """Return the SQL condition of a ``hosts`` row closed to preemptibles."""
     margin = datetime.timedelta(minutes=cleaning_time)
     not_started = sa.exists().where(
         RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id,
@@ -130,7 +130,7 @@ def closed(now, lead_time, cleaning_time, hosts=HOSTS):
 
 
 def closed_hosts(session, now, lead_time, cleaning_time):
-    """The hypervisor hostnames closed to preemptibles now (one query)."""
+    """Return the hypervisor hostnames closed to preemptibles now (1 query)."""
     return frozenset(session.scalars(
         sa.select(HOSTS.c.hypervisor_hostname)
         .where(closed(now, lead_time, cleaning_time))))

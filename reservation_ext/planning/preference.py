@@ -61,7 +61,7 @@ _POWER_RANK = (('on', 0), ('powering_on', 1))
 
 @dataclasses.dataclass(frozen=True)
 class Preference:
-    """The order of preference among free hosts.
+    """Order the free hosts by preference.
 
     :param weight_property: the extra capability that weighs hosts, or
         None (by id).
@@ -77,7 +77,7 @@ class Preference:
 
     @classmethod
     def from_conf(cls, conf):
-        """The preference the ``[power]`` options of ``conf`` say."""
+        """Return the preference the ``[power]`` options of ``conf`` say."""
         power = conf.power
         return cls(power.host_weight_property or None,
                    power.host_weight_order == 'descending',
@@ -85,19 +85,19 @@ class Preference:
                    datetime.timedelta(seconds=power.power_on_lead_time))
 
     def near(self, now, start):
-        """Whether a window at ``start`` prefers the hosts that are on."""
+        """Return whether a window at ``start`` prefers hosts that are on."""
         return (self.power_lead is not None and start is not None and
                 start < now + self.power_lead)
 
     def weight(self, hosts=HOSTS):
-        """The weight of a ``hosts`` row: a scalar subquery (NULL: none)."""
+        """Return a ``hosts`` row's weight: a scalar subquery (NULL: none)."""
         return (sa.select(CAPABILITIES.c.num_value)
                 .where(CAPABILITIES.c.host_id == hosts.c.id,
                        CAPABILITIES.c.name == self.weight_property)
                 .scalar_subquery())
 
     def order_by(self, now=None, start=None, then=(), hosts=HOSTS):
-        """The ORDER BY terms on ``hosts``, the preferred host first.
+        """Return the ORDER BY terms on ``hosts``, the preferred host first.
 
         :param now: the time of the search.
         :param start: the window's start; None: no window (the spares).
@@ -119,7 +119,7 @@ class Preference:
         return terms + [hosts.c.id]
 
     def groups(self, now, start, hosts=HOSTS):
-        """The conditions of each group of hosts, the preferred first."""
+        """Return the conditions of each group of hosts, preferred first."""
         if not self.near(now, start):
             return [()]
         states = [state for state, _rank in _POWER_RANK]
@@ -128,7 +128,7 @@ class Preference:
 
     def first(self, columns, conditions, limit, now=None, start=None,
               hosts=HOSTS):
-        """The first ``limit`` hosts in this order: one SELECT.
+        """Return a SELECT of the first ``limit`` hosts in this order.
 
         Of ``columns`` (plain columns of ``hosts``, its id among them) of
         the ``hosts`` rows that meet ``conditions``; all of them if
@@ -164,7 +164,7 @@ class Preference:
                 .limit(limit))
 
     def _branches(self, stmt, now, start, hosts):
-        """Per group, ``stmt`` on the weighted hosts, then on the others.
+        """Return, per group, ``stmt`` on the weighted hosts, then others.
 
         Each in an order an index serves, with the columns
         ``preference_rank`` and ``preference_weight``.
@@ -187,13 +187,13 @@ class Preference:
 
 
 def _ranked(stmt, rank, weight):
-    """``stmt`` with the columns ``preference_rank`` and ``_weight``."""
+    """Return ``stmt`` with the columns ``preference_rank`` and ``_weight``."""
     return stmt.add_columns(sa.literal(rank).label('preference_rank'),
                             weight.label('preference_weight'))
 
 
 def _wanted(branches, limit, n):
-    """A join target and clause: a one-row table, empty if not wanted.
+    """Return a join target and clause: a one-row table, empty unless wanted.
 
     Wanted: the ``branches`` found fewer than ``limit`` hosts. The outer
     loop of the join, so the branch reads no host otherwise.

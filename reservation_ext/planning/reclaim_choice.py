@@ -41,7 +41,7 @@ _NOTHING = (0, 0, 0)
 
 
 def to_reclaim(capacity, needed, preemptibles, others=_NOTHING):
-    """The preemptible servers to stop so that ``needed`` fits a host.
+    """Return the preemptible servers to stop so that ``needed`` fits.
 
     :param capacity: the host's ``(vcpus, memory_mb, disk_gb)``, with the
         allocation ratios applied.

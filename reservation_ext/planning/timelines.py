@@ -56,7 +56,7 @@ _ZERO = datetime.timedelta(0)
 
 @dataclasses.dataclass(frozen=True)
 class Span:
-    """The starts searched: ``first`` to ``last``.
+    """Describe the starts searched: ``first`` to ``last``.
 
     Windows are ``duration`` long; ``margin`` is the cleaning time kept
     free around host windows.
@@ -69,13 +69,13 @@ class Span:
 
     @property
     def reach(self):
-        """``(lower, upper)``: what the allocations read must overlap."""
+        """Return ``(lower, upper)``, which the allocations read overlap."""
         return (self.first - self.margin,
                 self.last + self.duration + self.margin)
 
 
 class Allocation(collections.namedtuple('Allocation', 'start end size')):
-    """A booking or live hold.
+    """Describe a booking or live hold.
 
     Of a whole host (``size`` None), a slice of ``(vcpus, memory_mb,
     disk_gb)``, or an amount of GB. A tuple: schedules have thousands.
@@ -84,11 +84,12 @@ class Allocation(collections.namedtuple('Allocation', 'start end size')):
     __slots__ = ()
 
     def __new__(cls, start, end, size=None):
+        """Make an allocation; without ``size``, of a whole host."""
         return super().__new__(cls, start, end, size)
 
 
 class _Timeline:
-    """The candidate starts of a timeline and the search over them.
+    """Search the candidate starts of a timeline for a fit.
 
     Subclasses say where capacity is freed (:meth:`boundaries`) and
     whether a window fits (:meth:`fits`); :meth:`take` holds a window.
@@ -101,11 +102,11 @@ class _Timeline:
         self._boundaries = None
 
     def _ends(self):
-        """The times at which capacity is freed, in any order."""
+        """Return the times at which capacity is freed, in any order."""
         raise NotImplementedError
 
     def boundaries(self):
-        """Sorted times at which capacity is freed (computed once)."""
+        """Return the sorted times capacity is freed at (computed once)."""
         if self._boundaries is None:
             self._boundaries = sorted(set(self._ends()))
         return self._boundaries
@@ -118,16 +119,16 @@ class _Timeline:
             boundaries.insert(index, moment)
 
     def fits(self, start):
-        """Whether the request fits a window at ``start``."""
+        """Return whether the request fits a window at ``start``."""
         raise NotImplementedError
 
     def earliest(self, start):
-        """The earliest fit at ``start`` or at a boundary after it."""
+        """Return the earliest fit at ``start`` or at a boundary after it."""
         return _first_fit(self.fits, start, self.boundaries(),
                           self.span.last)
 
     def next_boundary(self, start):
-        """The first boundary after ``start`` in the span, or None."""
+        """Return the first boundary after ``start`` in the span, or None."""
         candidates = self.boundaries()
         index = bisect.bisect_right(candidates, start)
         if index < len(candidates) and candidates[index] <= self.span.last:
@@ -135,7 +136,7 @@ class _Timeline:
         return None
 
     def overlaps(self, allocation, lower, upper):
-        """Whether ``allocation`` widened by the margin meets a period."""
+        """Return whether ``allocation`` plus the margin meets a period."""
         return (allocation.start - self.margin < upper and
                 allocation.end + self.margin > lower)
 
@@ -144,7 +145,7 @@ class _Timeline:
 
 
 class WholeHosts(_Timeline):
-    """Whole hosts: ``need`` of them free, the request takes up to ``most``.
+    """Track whole hosts: ``need`` of them free; a take holds up to ``most``.
 
     ``allocations`` is ``{host_id: [Allocation, ...]}`` for every matching
     host (an empty list for a host without any); ``generations`` as for
@@ -163,21 +164,21 @@ class WholeHosts(_Timeline):
 
     @property
     def _free(self):
-        """``{host: free starts}``, computed when a search first needs it."""
+        """Return ``{host: free starts}``, computed when first needed."""
         if self._free_by_host is None:
             self._free_by_host = {host: self._free_starts(booked)
                                   for host, booked in self._booked.items()}
         return self._free_by_host
 
     def _sorted_free(self):
-        """Every host's free starts in one sorted list (kept by take)."""
+        """Return all hosts' free starts in one sorted list (kept by take)."""
         if self._all_free is None:
             self._all_free = sorted(interval for free in self._free.values()
                                     for interval in free)
         return self._all_free
 
     def _free_starts(self, booked):
-        """The starts at which a host is free: sorted closed intervals.
+        """Return the starts at which a host is free: sorted closed intervals.
 
         An allocation forbids the starts in ``(start - margin - duration,
         end + margin)``.
@@ -195,7 +196,7 @@ class WholeHosts(_Timeline):
                 for booked in self._booked.values() for a in booked)
 
     def free_hosts(self, start):
-        """The hosts free for a window at ``start``, preferred first.
+        """Return the hosts free for a window at ``start``, preferred first.
 
         In the order of ``allocations``' keys: the planner's order of
         preference as :func:`.planner.read_schedules` reads them.
@@ -204,10 +205,11 @@ class WholeHosts(_Timeline):
                 if _within(intervals, start)]
 
     def fits(self, start):
+        """Return whether ``need`` hosts are free for a window at ``start``."""
         return len(self.free_hosts(start)) >= self.need
 
     def earliest(self, start):
-        """A sweep over the hosts' free starts, in time order.
+        """Return the earliest fit: sweep the hosts' free starts in order.
 
         Where ``need`` hosts are free first, one of them became free: the
         first fit is ``start`` or the beginning of a host's free starts,
@@ -249,11 +251,11 @@ class WholeHosts(_Timeline):
 
     @staticmethod
     def held(hosts):
-        """What :meth:`take` holds: ``([(host, None)], 0)``."""
+        """Return what :meth:`take` holds: ``([(host, None)], 0)``."""
         return [(host, None) for host in hosts], 0
 
     def timeline(self, start, end):
-        """How many hosts are free over ``[start, end)``, and when each is.
+        """Return how many hosts are free over ``[start, end)``, and when.
 
         A host is busy from ``start - margin`` to ``end + margin`` of each
         allocation.
@@ -275,7 +277,7 @@ class WholeHosts(_Timeline):
 
 
 class Slices(_Timeline):
-    """Slices of ``size`` on hosts of ``capacity``: one host must fit.
+    """Track slices of ``size`` on hosts of ``capacity``: one host must fit.
 
     :param capacity: ``{host_id: (vcpus, memory_mb, disk_gb)}``, each
         host's usable size (:meth:`.host_capacity.Usable.of`: Nova's
@@ -300,14 +302,15 @@ class Slices(_Timeline):
                 for booked in self._booked.values() for a in booked)
 
     def host_fits(self, host, start):
-        """Whether ``host`` has room for a slice at ``start``."""
+        """Return whether ``host`` has room for a slice at ``start``."""
         return self._room(host, start, start + self.span.duration) > 0
 
     def fits(self, start):
+        """Return whether a host has room for a slice at ``start``."""
         return any(self.host_fits(host, start) for host in self._booked)
 
     def earliest(self, start):
-        """The earliest of the hosts' earliest fits.
+        """Return the earliest of the hosts' earliest fits.
 
         A host's room only shrinks where one of its own allocations
         begins to overlap, so its earliest fit is ``start`` or one of its
@@ -333,11 +336,11 @@ class Slices(_Timeline):
         return [host]
 
     def held(self, hosts):
-        """What :meth:`take` holds: ``([(host, size)], 0)``."""
+        """Return what :meth:`take` holds: ``([(host, size)], 0)``."""
         return [(host, self.size) for host in hosts], 0
 
     def _room(self, host, lower, upper):
-        """How many slices fit on ``host`` over all of [lower, upper)."""
+        """Return how many slices fit on ``host`` over [lower, upper)."""
         used = [0, 0, 0]
         for allocation in self._booked[host]:
             if self.overlaps(allocation, lower, upper):
@@ -347,7 +350,7 @@ class Slices(_Timeline):
         return _how_many(self.capacity[host], used, self.size)
 
     def timeline(self, start, end):
-        """How many slices fit over ``[start, end)``, and where.
+        """Return how many slices fit over ``[start, end)``, and where.
 
         :returns: ``([(from, to, slices)], {host_id: [(from, to,
             slices)]})``: the steps in all and on each host.
@@ -370,7 +373,7 @@ class Slices(_Timeline):
 
 
 class Capacity(_Timeline):
-    """An amount (GB) out of ``total``, held by ``allocations``.
+    """Track an amount (GB) out of ``total``, held by ``allocations``.
 
     Every allocation that overlaps a window counts, as in
     :func:`reservation_ext.planning.volume_capacity.check`.
@@ -385,6 +388,7 @@ class Capacity(_Timeline):
         return (a.end for a in self._held)
 
     def fits(self, start):
+        """Return whether ``amount`` more fits a window at ``start``."""
         end = start + self.span.duration
         held = sum(a.size for a in self._held
                    if self.overlaps(a, start, end))
@@ -399,11 +403,11 @@ class Capacity(_Timeline):
 
     @staticmethod
     def held(amount):
-        """What :meth:`take` holds: ``([], amount)``."""
+        """Return what :meth:`take` holds: ``([], amount)``."""
         return [], amount
 
     def timeline(self, start, end):
-        """How much is free over ``[start, end)``.
+        """Return how much is free over ``[start, end)``.
 
         :returns: ``([(from, to, free amount)], {})``: no hosts.
         """
@@ -415,7 +419,7 @@ class Capacity(_Timeline):
 
 
 def first_starts(timelines, first, count):
-    """Up to ``count`` starts at which every timeline fits, taken in turn.
+    """Return up to ``count`` starts that every timeline fits, taken in turn.
 
     :returns: ``[(start, [what each timeline's take() returned])]``, in
         chronological order.
@@ -447,7 +451,7 @@ def merge_steps(steps):
 
 
 def _common_fit(timelines, start):
-    """The earliest candidate from ``start`` that fits every timeline."""
+    """Return the earliest candidate from ``start`` fitting every timeline."""
     while True:
         fits = [timeline.earliest(start) for timeline in timelines]
         if None in fits:
@@ -459,7 +463,7 @@ def _common_fit(timelines, start):
 
 
 def _first_fit(fits, start, boundaries, last):
-    """The first of ``start`` and the boundaries after it that fits."""
+    """Return the first of ``start`` and the boundaries after it that fits."""
     for candidate in [start] + boundaries[
             bisect.bisect_right(boundaries, start):]:
         if candidate > last:
@@ -470,7 +474,7 @@ def _first_fit(fits, start, boundaries, last):
 
 
 def _busy(booked, before, after):
-    """The merged open intervals ``(start - before, end + after)``."""
+    """Return the merged open intervals ``(start - before, end + after)``."""
     merged = []
     for left, right in sorted((a.start - before, a.end + after)
                               for a in booked):
@@ -482,7 +486,7 @@ def _busy(booked, before, after):
 
 
 def _complement(busy, start, end):
-    """The periods of ``[start, end)`` outside the ``busy`` intervals."""
+    """Return the periods of ``[start, end)`` outside the ``busy`` ones."""
     free, lower = [], start
     for left, right in busy:
         if left > lower:
@@ -496,7 +500,7 @@ def _complement(busy, start, end):
 
 
 def _steps(changes, start, end, base):
-    """The step function ``base`` + the ``(moment, change)`` so far."""
+    """Return the step function ``base`` + the ``(moment, change)`` so far."""
     totals = {}
     for moment, change in changes:
         totals[moment] = totals.get(moment, 0) + change
@@ -509,13 +513,13 @@ def _steps(changes, start, end, base):
 
 
 def _how_many(capacity, used, size):
-    """How many of ``size`` fit in ``capacity`` less ``used``."""
+    """Return how many of ``size`` fit in ``capacity`` less ``used``."""
     return min((total - taken) // wanted
                for total, taken, wanted in zip(capacity, used, size)
                if wanted)
 
 
 def _within(intervals, moment):
-    """Whether ``moment`` lies in one of the sorted closed ``intervals``."""
+    """Return whether ``moment`` is in one of the sorted closed intervals."""
     index = bisect.bisect_right(intervals, (moment, _NEVER)) - 1
     return index >= 0 and intervals[index][1] >= moment

@@ -49,7 +49,7 @@ VOLUME_STATE = tables.VOLUME_STATE
 
 
 def reserved_gb(session, start, end, busy):
-    """GB held in ``[start, end)``.
+    """Return the GB held in ``[start, end)``.
 
     By the volume reservations whose leases overlap it and the live
     holds of proposals that do. Reservations that ended (``deleted``)
@@ -62,7 +62,9 @@ def reserved_gb(session, start, end, busy):
 
 
 def read_held(session, lower, upper, busy):
-    """What holds GB in ``[lower, upper)``: ``[timelines.Allocation]``.
+    """Return what holds GB in ``[lower, upper)``: ``[Allocation]``.
+
+    The allocations are :class:`timelines.Allocation`.
 
     One statement: the volume reservations of the leases that overlap,
     and the proposals whose live holds do.
@@ -72,9 +74,11 @@ def read_held(session, lower, upper, busy):
     if busy.ignore_reservation is not None:
         conditions.append(RESERVATIONS.c.id != busy.ignore_reservation)
     reservations = (
-        sa.select(LEASES.c.start_date, LEASES.c.end_date, VOLUME_RESERVATIONS.c.size_gb)
+        sa.select(LEASES.c.start_date, LEASES.c.end_date,
+                  VOLUME_RESERVATIONS.c.size_gb)
         .select_from(VOLUME_RESERVATIONS)
-        .join(RESERVATIONS, RESERVATIONS.c.id == VOLUME_RESERVATIONS.c.reservation_id)
+        .join(RESERVATIONS,
+              RESERVATIONS.c.id == VOLUME_RESERVATIONS.c.reservation_id)
         .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
         .where(*conditions))
     holds = (sa.select(PROPOSALS.c.start_date, PROPOSALS.c.end_date,
@@ -107,7 +111,7 @@ def check(session, reservable_gb, start, end, size_gb, busy):
 
 
 def latest_end(session, reservable_gb, start, size_gb, busy):
-    """The latest end that ``size_gb`` from ``start`` can have.
+    """Return the latest end that ``size_gb`` from ``start`` can have.
 
     As :func:`check` counts (every reservation and hold that overlaps the
     window), a window grows until the first of them whose start it

@@ -13,8 +13,23 @@
 """Resource plugins: one per reservable resource type.
 
 Plugins are found through stevedore in the ``reservation_ext.plugins``
-namespace; the entry point name is the resource type (``physical:host``,
-``virtual:instance``, ``virtual:volume``).
+namespace; the entry point name is the resource type:
+
+* :mod:`.base` is the interface every plugin implements;
+* :mod:`.physical_host` is ``physical:host``: whole compute hosts for a
+  lease;
+* :mod:`.host_end_policies` carries out what happens to those hosts
+  when their lease ends (``before_end``, ``on_end``, grace period,
+  recycling);
+* :mod:`.virtual_instance` is ``virtual:instance``: one Nova server for
+  a lease, and it hands a request with ``amount`` to
+  :mod:`.instance_capacity`;
+* :mod:`.instance_capacity` is ``flavor:instance`` and that ``amount``
+  form: ``amount`` servers of one size, on seats;
+* :mod:`.virtual_volume` is ``virtual:volume``: a Cinder volume for a
+  lease.
+
+This module loads them (:func:`load_plugins`).
 """
 
 from stevedore import extension

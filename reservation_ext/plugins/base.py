@@ -45,7 +45,7 @@ from reservation_ext.states import ReservationStatus
 
 
 class ResourcePlugin(metaclass=abc.ABCMeta):
-    """Base class of resource plugins.
+    """Define what a resource plugin does; the base class of every plugin.
 
     ``clients`` has the ``nova`` and ``cinder`` clients to act through;
     by default the service user's.
@@ -58,7 +58,7 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
 
     @property
     def nova(self):
-        """The Nova client the plugin was built with.
+        """Return the Nova client the plugin was built with.
 
         In nova-api it acts in process
         (:class:`reservation_ext.nova_api.server_middleware.InProcessNova`).
@@ -67,7 +67,7 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
 
     @property
     def cinder(self):
-        """The Cinder client the plugin was built with.
+        """Return the Cinder client the plugin was built with.
 
         In cinder-api it acts in process
         (:class:`cinder_ext.extension.InProcessCinder`).
@@ -75,7 +75,7 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         return self.clients.cinder
 
     def busy(self, **ignore):
-        """The planner's busy test as of now.
+        """Return the planner's busy test as of now.
 
         A :class:`~reservation_ext.planning.planner.Busy` with
         ``[reservation] cleaning_time`` and the ``[power]`` preference;
@@ -111,7 +111,7 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         return self.validate_proposal(values)
 
     def timeline(self, session, values, span, busy, for_update=False):
-        """The timeline of the capacity a request may use.
+        """Return the timeline of the capacity a request may use.
 
         ``values`` are as :meth:`validate_proposal` returned them. A
         :mod:`reservation_ext.planning.timelines` timeline over the
@@ -206,7 +206,7 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         return 0
 
     def heal_request(self, reservation):
-        """What replaces the reservation's bookings on a failed host.
+        """Return what replaces the reservation's bookings on a failed host.
 
         A :class:`~reservation_ext.planning.healing.Request` (the request's
         conditions and sizes) with which the engine's host monitor looks
@@ -234,7 +234,7 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
             self.on_end(ctx, lease, reservation)
 
     def billing_resources(self, session, reservations):
-        """What each reservation holds, with the sizes to rate it by.
+        """Return what each reservation holds, with the sizes to rate it by.
 
         ``reservations`` are views of this type's reservations, of any
         number of leases. Return ``{reservation_id: [resource, ...]}``,
@@ -260,7 +260,7 @@ def check_unchanged(values, resource_type):
 
 
 def blocked_extension(exc, latest, lease):
-    """``exc``, saying how far the lease could be extended, if at all.
+    """Return ``exc``, saying how far the lease could be extended, if at all.
 
     :param latest: the latest end the lease's resources allow (None: no
         limit); said when it lies between the lease's start and the end

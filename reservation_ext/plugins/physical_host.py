@@ -30,57 +30,26 @@ reservation, whose metadata names the owner project. The scheduler filter
 reads the pools from the leases DB; the Nova aggregates show the same
 pools to operators and to Nova's own aggregate filters.
 
-Before the end (the ``before_end_lease`` event), ``before_end:
-snapshot`` makes an image of every server on the hosts.
+What happens to the hosts when the lease ends (``before_end``,
+``on_end`` and ``grace_period``) is decided and carried out by
+:mod:`reservation_ext.plugins.host_end_policies`, to which the plugin's
+end actions hand over. A reservation with a grace period books its
+hosts for the grace period after its end too.
 
-The end (``on_end``; ``[reservation] host_on_end`` when the request names
-none):
-
-* ``release``: the instances stay; the hosts go back to the free pool.
-* ``delete_instances``: the instances are deleted (the end waits until
-  Nova has), then the hosts go back to the free pool.
-* ``recycle``: the hosts go to the recycling pool (a ``recycling_hosts``
-  row each, and the ``[reservation] recycle_pool_name`` aggregate) and
-  take no new instance, even for a later lease that holds them already,
-  until the instances on them are gone; then the hosts go back to the
-  free pool.
-
-Grace period invariant: a reservation with ``grace_period`` G books its
-hosts for ``[start, end + G)``, so the planner (and its cleaning time,
-counted from there) gives them to no other lease until the grace period
-is over. At the end, the lease ends as any other (TERMINATED; the hosts
-take no new instance, since only active reservations are pools) but the
-hosts stay in the lease's aggregate with their instances running: the
-reservation's ``end_phase`` becomes ``grace`` with ``act_at`` = end + G
-and the engine sends ``lease.event.grace_period_start``. Deleting the
-lease ends the grace period at once.
-
-Work after the end event is done by :meth:`PhysicalHostPlugin.run_pending`,
-which every engine runs at every poll; nothing is lost when an engine
-dies, and any number may run:
-
-* a reservation in grace whose ``act_at`` passed is claimed by moving
-  ``act_at`` on by ``[reservation] event_claim_timeout`` (one conditional
-  UPDATE: one engine wins); the winner carries out ``on_end`` (every step
-  idempotent) and sets ``end_phase`` to ``done``; an engine that died or
-  failed leaves ``act_at`` to pass again, and another engine retries.
-* a recycling host whose ``check_at`` passed is claimed in the same way
-  (``check_at`` moved on by ``[reservation] event_poll_interval``); when
-  Nova lists no server on it, it joins the free-pool aggregate (unless a
-  started lease holds it already), leaves the recycling aggregate, and
-  its row is deleted, last.
+Tables: this module is the one that writes ``host_reservations``,
+including the end phase that the end policies record (through
+:class:`_EndPhases`); ``recycling_hosts`` is written by
+:mod:`~reservation_ext.plugins.host_end_policies` alone.
 """
 
 import datetime
 import json
 
-from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
 from db import tables
 from reservation_ext.clients import compute as compute_client
-from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.leases import hints
 from reservation_ext.planning import capabilities
@@ -88,32 +57,20 @@ from reservation_ext.planning import healing
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
+from reservation_ext.plugins import host_end_policies
 from reservation_ext.states import ReservationStatus
 from reservation_ext import validation
-
-LOG = logging.getLogger(__name__)
 
 RESOURCE_TYPE = 'physical:host'
 HOST_RESERVATIONS = tables.HOST_RESERVATIONS
 HOSTS = tables.HOSTS
 ALLOCATIONS = tables.ALLOCATIONS
-RESERVATIONS = tables.RESERVATIONS
-RECYCLING = tables.RECYCLING
 
 # Blazar's messages for a min or max below 1, and a max below the min.
 COUNT_BELOW_ONE = ('Malformed parameter min and max (must be greater than '
                    'or equal to 1)')
 INVALID_RANGE = ('Invalid values for min/max of hosts. Max must be equal '
                  'to or larger than min.')
-ON_END = ('release', 'delete_instances', 'recycle')
-# Blazar's values ('default', and '' from its older clients): nothing.
-BEFORE_END = ('default', '', 'snapshot')
-# host_reservations.end_phase.
-GRACE = 'grace'
-DONE = 'done'
-# The lease event that the end of a reservation with a grace period
-# begins (notification lease.event.grace_period_start).
-GRACE_PERIOD_START = 'grace_period_start'
 _MINIMUMS = {'min_vcpus': HOSTS.c.vcpus, 'min_memory_mb': HOSTS.c.memory_mb,
              'min_local_gb': HOSTS.c.local_gb}
 _QUERIES = ('hypervisor_properties', 'resource_properties')
@@ -132,9 +89,7 @@ SCHEMA = {
                                  'hostnames'},
         'availability_zone': validation.nullable(validation.TEXT),
         'region': {'type': ['string', 'null']},
-        'before_end': {'enum': list(BEFORE_END)},
-        'on_end': {'enum': list(ON_END)},
-        'grace_period': validation.nullable(validation.DURATION),
+        **host_end_policies.SCHEMA_PROPERTIES,
     },
     'additionalProperties': False,
 }
@@ -150,9 +105,24 @@ _UPDATABLE = ('min', 'max', 'hosts', 'before_end', 'on_end') + _QUERIES + \
 
 
 class PhysicalHostPlugin(base.ResourcePlugin):
-    """Lease whole Nova compute hosts."""
+    """Lease whole Nova compute hosts.
+
+    ``end_policies`` (a
+    :class:`~reservation_ext.plugins.host_end_policies.HostEndPolicies`)
+    carries out what happens to the hosts when a lease ends.
+    """
+
+    def __init__(self, conf, clock, clients=None):
+        super().__init__(conf, clock, clients)
+        self.end_policies = host_end_policies.HostEndPolicies(
+            conf, clock, self.clients, _EndPhases(clock))
 
     def validate(self, values):
+        """Check a host request; return its normalized values.
+
+        Its constraints are compiled into SQL conditions once, here:
+        ``conditions``.
+        """
         validation.check_schema(values, SCHEMA)
         out = {key: _query(values, key) for key in _QUERIES}
         out['hosts'] = values.get('hosts') or []
@@ -167,20 +137,17 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             out[key] = _optional_count(values, key)
         out['availability_zone'] = values.get('availability_zone')
         self._check_region(values.get('region'))
-        out['before_end'] = values.get('before_end', 'default')
-        out['on_end'] = values.get('on_end',
-                                   self.conf.reservation.host_on_end)
-        out['grace_period'] = _grace_period(values.get('grace_period'))
+        out.update(host_end_policies.check_request(values, self.conf))
         out['conditions'] = _conditions(out)
         return out
 
     def validate_proposal(self, values):
-        # A proposal holds the window alone: a lease made from it could
-        # not be sure of the grace period after it.
-        if values.get('grace_period') is not None:
-            raise exceptions.InvalidInput(
-                'grace_period', 'cannot be proposed: a proposal holds the '
-                'hosts for its window only')
+        """Check a host request of a schedule proposal; return it normalized.
+
+        A proposal has no grace period; without named hosts, it wants one
+        host unless it gives a minimum.
+        """
+        host_end_policies.refuse_in_proposal(values)
         # "Which hosts and when", without a count, is about one host; a
         # minimum alone is the count.
         if not values.get('hosts'):
@@ -189,6 +156,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return self.validate(values)
 
     def timeline(self, session, values, span, busy, for_update=False):
+        """Return the whole-host timeline of the hosts a request may use."""
         hosts, allocations = planner.read_schedules(
             session, *span.reach, busy, values['conditions'])
         _check_pool(len(hosts), values)
@@ -198,6 +166,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
 
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
+        """Book the hosts and record the request; return its id."""
         try:
             self._book(session, lease, reservation_id, values, hold)
         except exceptions.NotEnoughResources:
@@ -215,7 +184,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
 
         For the lease's window and the grace period after it.
         """
-        until = _held_until(lease, values['grace_period'])
+        until = host_end_policies.held_until(lease, values['grace_period'])
         if hold is None:
             planner.allocate_hosts(
                 session, planner.Owner(reservation_id), lease['start_date'],
@@ -230,6 +199,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             self.busy(ignore_proposal=hold.proposal_id), host_ids=held)
 
     def get_details(self, session, reservation_ids):
+        """Return the request of each reservation as lease views show it."""
         details = {}
         for row in session.execute(sa.select(HOST_RESERVATIONS).where(
                 HOST_RESERVATIONS.c.reservation_id.in_(reservation_ids))):
@@ -281,25 +251,32 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                                         lease['start_date'])
         planner.move_allocations(
             session, reservation['id'], lease['start_date'],
-            _held_until(lease, request['grace_period']), self.busy())
+            host_end_policies.held_until(lease, request['grace_period']),
+            self.busy())
         session.execute(sa.update(HOST_RESERVATIONS).where(
             HOST_RESERVATIONS.c.reservation_id == reservation['id']).values(
                 **_request_columns(request)))
         return lambda ctx: self._leave(reservation, gained)
 
     def _changed_request(self, reservation, values):
-        """The reservation's request with ``values`` applied, checked."""
+        """Return the reservation's request, ``values`` applied, checked."""
         current = {key: reservation[key] for key in _UPDATABLE
                    if reservation.get(key) is not None}
         return self.validate(dict(current, **values))
 
     def _rebook(self, session, lease, reservation, request, values):
+        """Book a reservation that has not started again, for ``request``.
+
+        Without changed ``values``, its own hosts are moved to the new
+        window if they are free for it; otherwise any match.
+        """
         if not values:
             try:
                 # Refused before it writes anything.
                 return planner.move_allocations(
                     session, reservation['id'], lease['start_date'],
-                    _held_until(lease, request['grace_period']), self.busy())
+                    host_end_policies.held_until(
+                        lease, request['grace_period']), self.busy())
             except exceptions.NotEnoughResources:
                 pass
         planner.release(session, reservation['id'])
@@ -309,7 +286,7 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         """Extend a started reservation on its hosts, and add hosts."""
         booked = planner.booked_hosts(session, reservation['id'])
         _check_keeps(session, booked, request)
-        until = _held_until(lease, request['grace_period'])
+        until = host_end_policies.held_until(lease, request['grace_period'])
         planner.move_allocations(session, reservation['id'],
                                  lease['start_date'], until, self.busy())
         session.execute(sa.update(HOST_RESERVATIONS).where(
@@ -327,20 +304,22 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return lambda ctx: self._join(lease, reservation, names)
 
     def on_start(self, ctx, lease, reservation):
+        """Move the booked hosts into the lease's aggregate; record it."""
         aggregate = self._join(lease, reservation,
-                               self._service_hosts(ctx, reservation['id']))
+                               host_end_policies.service_hosts(
+                                   ctx, reservation['id']))
         with db_api.writer(ctx, self.clock) as session:
             session.execute(sa.update(HOST_RESERVATIONS).where(
-                HOST_RESERVATIONS.c.reservation_id == reservation['id']).values(
-                    aggregate_id=aggregate['id']))
+                HOST_RESERVATIONS.c.reservation_id == reservation['id'])
+                .values(aggregate_id=aggregate['id']))
 
     def heal_request(self, reservation):
-        """A replacement matches the reservation's request."""
+        """Return what a replacement host must match: the request."""
         return healing.Request(conditions=tuple(
             self._changed_request(reservation, {})['conditions']))
 
     def on_heal(self, ctx, lease, reservation, moves):
-        """The lease's aggregate takes the replacements, not the failed.
+        """Move the replacements into the lease's aggregate, the failed out.
 
         The failed hosts go back to the free pool, where they wait until
         Nova's service is back (they are unreservable meanwhile). Their
@@ -382,178 +361,31 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             self.nova.remove_from_aggregate(aggregate, host)
 
     def before_end(self, ctx, lease, reservation):
-        """``snapshot``: an image of every server on the hosts."""
-        if reservation.get('before_end') != 'snapshot':
-            return
-        for host in self._service_hosts(ctx, reservation['id']):
-            for server in self.nova.servers_on(host):
-                self.nova.snapshot_server(server)
+        """Hand ``before_end`` over to the end policies (``snapshot``)."""
+        self.end_policies.before_end(ctx, reservation)
 
     def on_end(self, ctx, lease, reservation):
-        """Carry out ``on_end``, or begin the grace period before it."""
-        grace = reservation.get('grace_period')
-        if grace:
-            self._begin_grace(ctx, reservation['id'],
-                              _held_until(lease, grace))
-            return [GRACE_PERIOD_START]
-        self._end(ctx, reservation['id'], reservation['on_end'])
-        return []
+        """Hand the end over to the end policies; return the events begun.
+
+        The end policies carry out ``on_end`` now, or begin the grace
+        period (the ``grace_period_start`` event) before it.
+        """
+        return self.end_policies.on_end(ctx, lease, reservation)
 
     def on_delete(self, ctx, lease, reservation):
-        """End a started lease at once, without its grace period."""
-        # A start that failed half-way may have left the lease aggregate.
-        if reservation['status'] == ReservationStatus.ACTIVE or (
-                self._end_phase(ctx, reservation['id']) == GRACE) or (
-                reservation['status'] != ReservationStatus.DELETED and
-                self.nova.find_aggregate(reservation['id'])):
-            self._end(ctx, reservation['id'], reservation['on_end'])
+        """End a started reservation at once, without its grace period."""
+        self.end_policies.on_delete(ctx, reservation)
 
     def run_pending(self, ctx):
-        """End the grace periods that are over; recycle the hosts.
+        """End the grace periods that are over and recycle hosts.
 
-        See the module doc for how engines share this work.
+        :returns: how many pieces of work were finished (see
+            :mod:`~reservation_ext.plugins.host_end_policies`).
         """
-        finished = _count_done(self._end, self._claim_graces(ctx), ctx)
-        return finished + _count_done(
-            self._recycle, self._claim_recycling(ctx), ctx)
-
-    def _end(self, ctx, reservation_id, on_end):
-        """Carry out ``on_end`` now (every step may run again)."""
-        hosts = self._service_hosts(ctx, reservation_id)
-        if on_end == 'delete_instances':
-            self.nova.delete_servers([
-                server['id'] for host in hosts
-                for server in self.nova.servers_on(host)])
-        if on_end == 'recycle':
-            self._start_recycling(ctx, reservation_id)
-        pool = self.nova.ensure_aggregate(
-            self.conf.reservation.recycle_pool_name if on_end == 'recycle'
-            else self.conf.reservation.freepool_name)
-        # A back-to-back lease that started already keeps its hosts.
-        taken = () if on_end == 'recycle' else self._held_elsewhere(
-            ctx, reservation_id)
-        for host in hosts:
-            if host not in taken:
-                self.nova.add_to_aggregate(pool, host)
-        self.nova.delete_aggregate(reservation_id)
-        self._set_end_phase(ctx, reservation_id, DONE)
-        return True
-
-    def _begin_grace(self, ctx, reservation_id, act_at):
-        with db_api.writer(ctx, self.clock) as session:
-            session.execute(sa.update(HOST_RESERVATIONS).where(
-                HOST_RESERVATIONS.c.reservation_id == reservation_id,
-                HOST_RESERVATIONS.c.end_phase.is_(None)).values(
-                    end_phase=GRACE, act_at=act_at))
-
-    def _set_end_phase(self, ctx, reservation_id, phase):
-        with db_api.writer(ctx, self.clock) as session:
-            session.execute(sa.update(HOST_RESERVATIONS).where(
-                HOST_RESERVATIONS.c.reservation_id == reservation_id).values(
-                    end_phase=phase, act_at=None))
-
-    @staticmethod
-    def _end_phase(ctx, reservation_id):
-        with db_api.context_manager.reader.using(ctx) as session:
-            return session.scalar(sa.select(HOST_RESERVATIONS.c.end_phase).where(
-                HOST_RESERVATIONS.c.reservation_id == reservation_id))
-
-    def _claim_graces(self, ctx):
-        """``(reservation_id, on_end)`` of the grace periods now over.
-
-        Claimed: their ``act_at`` moves on by the claim timeout.
-        """
-        now = self.clock.now()
-        with db_api.writer(ctx, self.clock) as session:
-            return db_api.update_returning(
-                session, sa.update(HOST_RESERVATIONS)
-                .where(HOST_RESERVATIONS.c.end_phase == GRACE,
-                       HOST_RESERVATIONS.c.act_at <= now)
-                .values(act_at=now + datetime.timedelta(
-                    seconds=self.conf.reservation.event_claim_timeout)),
-                HOST_RESERVATIONS.c.reservation_id, HOST_RESERVATIONS.c.on_end).all()
-
-    def _start_recycling(self, ctx, reservation_id):
-        """Put the reservation's hosts into the recycling pool."""
-        recycling = sa.exists().where(
-            RECYCLING.c.host_id == ALLOCATIONS.c.host_id)
-        with db_api.writer(ctx, self.clock) as session:
-            session.execute(sa.insert(RECYCLING).from_select(
-                ['host_id', 'reservation_id', 'check_at'],
-                sa.select(ALLOCATIONS.c.host_id,
-                          sa.literal(reservation_id),
-                          sa.literal(self.clock.now(), sa.DateTime))
-                .where(ALLOCATIONS.c.reservation_id == reservation_id,
-                       ~recycling).distinct()))
-
-    def _claim_recycling(self, ctx):
-        """``(host_id, service_name)`` of the recycling hosts to check.
-
-        Claimed: their ``check_at`` moves on by the poll interval.
-        """
-        now = self.clock.now()
-        with db_api.writer(ctx, self.clock) as session:
-            claimed = db_api.update_returning(
-                session,
-                sa.update(RECYCLING).where(RECYCLING.c.check_at <= now)
-                .values(check_at=now + datetime.timedelta(
-                    seconds=self.conf.reservation.event_poll_interval)),
-                RECYCLING.c.host_id).scalars().all()
-            return session.execute(
-                sa.select(HOSTS.c.id, HOSTS.c.service_name)
-                .where(HOSTS.c.id.in_(claimed))).all() if claimed else []
-
-    def _recycle(self, ctx, host_id, service_name):
-        """Free a recycling host once Nova lists no server on it.
-
-        :returns: whether the host was freed.
-        """
-        if self.nova.servers_on(service_name):
-            return False
-        if not self._held_now(ctx, host_id):
-            self.nova.add_to_aggregate(self.nova.ensure_aggregate(
-                self.conf.reservation.freepool_name), service_name)
-        recycle_pool = self.nova.find_aggregate(
-            self.conf.reservation.recycle_pool_name)
-        if recycle_pool is not None:
-            self.nova.remove_from_aggregate(recycle_pool, service_name)
-        with db_api.writer(ctx, self.clock) as session:
-            session.execute(sa.delete(RECYCLING).where(
-                RECYCLING.c.host_id == host_id))
-        return True
-
-    @staticmethod
-    def _held_elsewhere(ctx, reservation_id):
-        """The service names of a reservation's hosts another one holds.
-
-        Held: in the pool of another started host reservation.
-        """
-        other = ALLOCATIONS.alias('other')
-        with db_api.context_manager.reader.using(ctx) as session:
-            return frozenset(session.scalars(
-                sa.select(HOSTS.c.service_name)
-                .join(ALLOCATIONS, ALLOCATIONS.c.host_id == HOSTS.c.id)
-                .join(other, other.c.host_id == HOSTS.c.id)
-                .join(RESERVATIONS,
-                      RESERVATIONS.c.id == other.c.reservation_id)
-                .where(ALLOCATIONS.c.reservation_id == reservation_id,
-                       other.c.reservation_id != reservation_id,
-                       other.c.whole_host,
-                       RESERVATIONS.c.status == ReservationStatus.ACTIVE)))
-
-    @staticmethod
-    def _held_now(ctx, host_id):
-        """Whether a started host reservation holds the host (its pool).
-
-        Not a reserved server's slice: those hosts stay in the free pool.
-        """
-        with db_api.context_manager.reader.using(ctx) as session:
-            return session.scalar(sa.select(sa.exists().where(
-                ALLOCATIONS.c.host_id == host_id, ALLOCATIONS.c.whole_host,
-                ALLOCATIONS.c.reservation_id == RESERVATIONS.c.id,
-                RESERVATIONS.c.status == ReservationStatus.ACTIVE)))
+        return self.end_policies.run_pending(ctx)
 
     def _check_region(self, region):
+        """Refuse a region other than the one this cloud serves."""
         if region is None:
             return
         own = self.conf.reservation_client.region_name or 'RegionOne'
@@ -561,17 +393,8 @@ class PhysicalHostPlugin(base.ResourcePlugin):
             raise exceptions.InvalidInput(
                 'region', 'this cloud serves region %s only' % own)
 
-    @staticmethod
-    def _service_hosts(ctx, reservation_id):
-        with db_api.context_manager.reader.using(ctx) as session:
-            return session.scalars(
-                sa.select(HOSTS.c.service_name).distinct()
-                .join(ALLOCATIONS, ALLOCATIONS.c.host_id == HOSTS.c.id)
-                .where(ALLOCATIONS.c.reservation_id == reservation_id)
-                .order_by(HOSTS.c.service_name)).all()
-
     def billing_resources(self, session, reservations):
-        """The hosts booked for each reservation, with their sizes."""
+        """Return the hosts booked for each reservation, with their sizes."""
         resources = {}
         for row in session.execute(
                 sa.select(ALLOCATIONS.c.reservation_id, HOSTS.c.id,
@@ -589,6 +412,53 @@ class PhysicalHostPlugin(base.ResourcePlugin):
                 'vcpus': row.vcpus, 'memory_mb': row.memory_mb,
                 'local_gb': row.local_gb})
         return resources
+
+
+class _EndPhases:
+    """Write the end phase of host reservations for the end policies.
+
+    :class:`~reservation_ext.plugins.host_end_policies.HostEndPolicies`
+    decides when a phase begins and ends; the writes stay here, in the one
+    module that writes ``host_reservations``.
+    """
+
+    def __init__(self, clock):
+        self.clock = clock
+
+    def begin_grace(self, ctx, reservation_id, act_at):
+        """Put a reservation that has not ended yet in its grace period.
+
+        :param act_at: when the grace period is over.
+        """
+        with db_api.writer(ctx, self.clock) as session:
+            session.execute(sa.update(HOST_RESERVATIONS).where(
+                HOST_RESERVATIONS.c.reservation_id == reservation_id,
+                HOST_RESERVATIONS.c.end_phase.is_(None)).values(
+                    end_phase=host_end_policies.GRACE, act_at=act_at))
+
+    def set_end_phase(self, ctx, reservation_id, phase):
+        """Set a reservation's end phase, with nothing left to act on."""
+        with db_api.writer(ctx, self.clock) as session:
+            session.execute(sa.update(HOST_RESERVATIONS).where(
+                HOST_RESERVATIONS.c.reservation_id == reservation_id).values(
+                    end_phase=phase, act_at=None))
+
+    def claim_graces(self, ctx, now, claimed_until):
+        """Claim the grace periods over at ``now``; return their rows.
+
+        One conditional UPDATE moves their ``act_at`` to
+        ``claimed_until``, so that one engine wins each. The rows are
+        ``(reservation_id, on_end)``.
+        """
+        with db_api.writer(ctx, self.clock) as session:
+            return db_api.update_returning(
+                session, sa.update(HOST_RESERVATIONS)
+                .where(HOST_RESERVATIONS.c.end_phase ==
+                       host_end_policies.GRACE,
+                       HOST_RESERVATIONS.c.act_at <= now)
+                .values(act_at=claimed_until),
+                HOST_RESERVATIONS.c.reservation_id,
+                HOST_RESERVATIONS.c.on_end).all()
 
 
 # The constraints of a request, the most specific first: the one a pool
@@ -612,7 +482,7 @@ def _check_pool(matching, values):
 
 
 def _request_columns(values):
-    """The host_reservations columns of a checked request."""
+    """Return the host_reservations columns of a checked request."""
     columns = {key: values[key] for key in _VIEW_COLUMNS + _OPTIONAL_COLUMNS
                if key != 'aggregate_id'}
     columns['requested_hosts'] = (json.dumps(values['hosts'])
@@ -638,7 +508,7 @@ def _check_keeps(session, booked, request):
 
 
 def _conditions(values):
-    """SQL conditions of the request's constraints, its queries compiled."""
+    """Return the SQL conditions of a request's constraints (compiled)."""
     conditions = [capabilities.compile(values[key], key) for key in _QUERIES]
     conditions += [column >= values[key] for key, column in _MINIMUMS.items()
                    if values[key] is not None]
@@ -654,43 +524,14 @@ def _conditions(values):
     return conditions
 
 
-def _count_done(action, claimed, ctx):
-    """Run ``action(ctx, *row)`` on each claimed row; count the successes.
-
-    A failure is logged and counts as not done: the claim expires and a
-    later poll, of this engine or another, tries again.
-    """
-    done = 0
-    for row in claimed:
-        try:
-            done += bool(action(ctx, *row))
-        except Exception:
-            LOG.exception('%s of %s failed; a later poll retries it',
-                          action.__name__, row[0])
-    return done
-
-
-def _grace_period(value):
-    """The grace period in seconds, or None for none."""
-    if value is None:
-        return None
-    duration = dates.parse_duration(value, 'grace_period')
-    return int(duration.total_seconds())
-
-
-def _held_until(lease, grace_period):
-    """The end of what the reservation books: the end and the grace."""
-    return lease['end_date'] + datetime.timedelta(seconds=grace_period or 0)
-
-
 def _query(values, key):
-    """A capability query as text ('' for none), as lease views show it."""
+    """Return a capability query as text ('' for none), as views show it."""
     query = values.get(key) or ''
     return query if isinstance(query, str) else json.dumps(query)
 
 
 def _count(values, key, default):
-    """min or max, refused in Blazar's words.
+    """Return min or max as an integer; refuse it in Blazar's words.
 
     python-blazarclient sends ``"max": ""`` when ``max`` is not given:
     Blazar's "Malformed parameter max".
@@ -709,5 +550,6 @@ def _count(values, key, default):
 
 
 def _optional_count(values, key):
+    """Return an optional minimum as an integer, or None when not given."""
     value = values.get(key)
     return None if value is None else validation.parse_integer(value, key)

@@ -83,6 +83,7 @@ class VirtualVolumePlugin(base.ResourcePlugin):
     """Reserve block storage capacity and the Cinder volume that uses it."""
 
     def validate(self, values):
+        """Check a volume request; return its normalized values."""
         validation.check_schema(values, SCHEMA)
         out = {'size_gb': validation.parse_integer(values['size_gb'],
                                                    'size_gb', minimum=1),
@@ -94,6 +95,7 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         return out
 
     def validate_proposal(self, values):
+        """Check the size of a proposal's volume; refuse one never fitting."""
         validation.check_schema(values, PROPOSAL_SCHEMA)
         size = validation.parse_integer(values['size_gb'], 'size_gb',
                                         minimum=1)
@@ -105,10 +107,12 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         return {'size_gb': size}
 
     def validate_query(self, values):
+        """Check an availability query (by default, for 1 GB)."""
         # Availability counts GB free, whatever the size of a volume.
         return self.validate_proposal(dict({'size_gb': 1}, **values))
 
     def timeline(self, session, values, span, busy, for_update=False):
+        """Return the timeline of the reservable GB held over ``span``."""
         if for_update:
             volume_capacity.lock(session)
         return timelines.Capacity(
@@ -118,6 +122,10 @@ class VirtualVolumePlugin(base.ResourcePlugin):
 
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
+        """Book the GB for the window and record the request.
+
+        :returns: the volume's id.
+        """
         ignore = {} if hold is None else {
             'ignore_proposal': hold.proposal_id}
         volume_capacity.check(
@@ -130,6 +138,7 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         return values['volume_id']
 
     def get_details(self, session, reservation_ids):
+        """Return the request of each reservation as lease views show it."""
         details = {}
         for row in session.execute(sa.select(VOLUME_RESERVATIONS).where(
                 VOLUME_RESERVATIONS.c.reservation_id.in_(reservation_ids))):
@@ -139,6 +148,7 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         return details
 
     def prepare_update(self, ctx, reservation, values):
+        """Check an update's fields; return them, the size as an integer."""
         validation.check_schema(values, UPDATE_SCHEMA)
         if 'size_gb' not in values:
             return values
@@ -178,21 +188,24 @@ class VirtualVolumePlugin(base.ResourcePlugin):
         return None
 
     def on_start(self, ctx, lease, reservation):
+        """Have Cinder create the reserved volume on a backend."""
         self.cinder.start_volume(reservation['volume_id'], lease['id'])
 
     def on_end(self, ctx, lease, reservation):
+        """Have Cinder delete the volume, uploading it first if asked."""
         self.cinder.end_volume(
             reservation['volume_id'], lease['id'],
             snapshot=reservation['on_end'] == 'snapshot_delete')
 
     def on_delete(self, ctx, lease, reservation):
+        """End the volume of a deleted lease unless it is gone already."""
         # Before start this deletes the reserved record; after the end the
         # volume is gone already.
         if reservation['status'] != ReservationStatus.DELETED:
             self.on_end(ctx, lease, reservation)
 
     def billing_resources(self, session, reservations):
-        """Each reservation's volume and its size: the views have them."""
+        """Return each reservation's volume and size, read from the views."""
         return {reservation['id']: [{
             'id': reservation['volume_id'], 'size_gb': reservation['size_gb'],
             'volume_type': reservation.get('volume_type')}]

@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Power management of the reservable hosts (the ``[power]`` options).
+"""Power management of the reservable hosts.
 
 The reservation backlog says when each reservable host is next needed, so
 the engine switches hosts off while nothing will need them for long enough
@@ -18,9 +18,18 @@ and on again ahead of their next booking:
 
 - :mod:`.policy` decides, from a host's bookings and power state alone
   (no I/O), which transition is next and when;
-- :mod:`.drivers` loads the power driver (stevedore namespace
+- :mod:`.drivers` defines what a power driver does and loads the one
+  ``[power] driver`` names (stevedore namespace
   ``reservation_ext.power``: ``noop``, ``redfish``, ``ironic``);
-- :mod:`reservation_ext.engine.power_manager` claims and carries out the
-  transitions (the compute service disabled before a host goes off,
-  enabled once it is back up).
+- :mod:`.redfish` is the ``redfish`` driver: a host's BMC, through
+  sushy;
+- :mod:`.ironic` is the ``ironic`` driver: computes that are Ironic
+  nodes;
+- :mod:`.credentials` says how to reach a host's BMC and which host
+  properties are secret.
+
+:mod:`reservation_ext.engine.power_manager` claims and carries out the
+transitions (the compute service disabled before a host goes off,
+enabled once it is back up). The ``[power]`` options live in
+:mod:`reservation_ext.conf.power`.
 """

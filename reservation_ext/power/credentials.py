@@ -67,19 +67,19 @@ FILE_SCHEMA = {'type': 'object', 'additionalProperties': ACCESS_SCHEMA,
 
 
 def is_secret(name):
-    """Whether the extra capability ``name`` is a secret no view shows."""
+    """Return whether the capability ``name`` is a secret no view shows."""
     return name in SECRET_PROPERTIES
 
 
 def without_secrets(capabilities):
-    """``capabilities`` (name: value) less the secret ones."""
+    """Return ``capabilities`` (name: value) less the secret ones."""
     return {name: value for name, value in capabilities.items()
             if not is_secret(name)}
 
 
 @dataclasses.dataclass(frozen=True)
 class BmcAccess:
-    """One host's BMC: where it is and how to log in."""
+    """Say where one host's BMC is and how to log in to it."""
 
     address: str
     system_id: str = None
@@ -89,14 +89,14 @@ class BmcAccess:
 
     @property
     def system_path(self):
-        """The ComputerSystem's path, or None for the BMC's only one."""
+        """Return the ComputerSystem's path, or None for the BMC's only one."""
         if self.system_id is None or self.system_id.startswith('/'):
             return self.system_id
         return SYSTEMS_PATH + self.system_id
 
 
 def read_file(path):
-    """The credentials file's entries, ``{hostname: {field: value}}``.
+    """Return the credentials file's entries: ``{hostname: {field: value}}``.
 
     :raises drivers.PowerError: the file is unreadable or malformed.
     """
@@ -115,7 +115,7 @@ def read_file(path):
 
 
 def bmc_access(target, credentials_file=None):
-    """The BMC access of ``target``: the file's entry, then its properties.
+    """Return the BMC access of ``target``: its file entry, then properties.
 
     :raises drivers.PowerError: the host has no BMC address, or a value
         is malformed; the message names the host and the field.
@@ -144,7 +144,7 @@ def bmc_access(target, credentials_file=None):
 
 
 def _verify(value):
-    """True, False, or a CA bundle's path, from YAML or a capability."""
+    """Return True, False or a CA bundle's path, from YAML or a capability."""
     if isinstance(value, bool):
         return value
     if value.lower() in strutils.TRUE_STRINGS + strutils.FALSE_STRINGS:

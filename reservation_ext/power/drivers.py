@@ -41,7 +41,7 @@ class PowerError(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """A host as power drivers see it."""
+    """Describe a host as power drivers see it."""
 
     hypervisor_hostname: str
     service_name: str
@@ -49,7 +49,7 @@ class Target:
 
 
 class PowerDriver(abc.ABC):
-    """The interface of power drivers.
+    """Define what a power driver does: read and switch a host's power.
 
     :param conf: a ConfigOpts with the ``[power]`` options.
     """
@@ -63,7 +63,7 @@ class PowerDriver(abc.ABC):
 
     @abc.abstractmethod
     def state(self, target):
-        """:data:`ON` or :data:`OFF`, as the power controller says."""
+        """Return :data:`ON` or :data:`OFF`, as the power controller says."""
 
     @abc.abstractmethod
     def power_on(self, target):
@@ -80,17 +80,18 @@ class NoopDriver(PowerDriver):
     switches = False
 
     def state(self, target):
+        """Return :data:`ON`: a host that nothing switches is on."""
         return ON
 
     def power_on(self, target):
-        """Nothing to do: the host is on."""
+        """Do nothing: the host is on."""
 
     def power_off(self, target):
-        """Nothing is switched: the host stays on."""
+        """Do nothing: the host stays on."""
 
 
 def load(conf):
-    """The driver ``[power] driver`` names, built with ``conf``."""
+    """Return the driver that ``[power] driver`` names, built with ``conf``."""
     return stevedore_driver.DriverManager(
         NAMESPACE, conf.power.driver, invoke_on_load=True,
         invoke_args=(conf,)).driver

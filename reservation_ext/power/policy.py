@@ -72,7 +72,7 @@ UNMANAGED = 'unmanaged'
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """The ``[power]`` options the policy reads, as timedeltas."""
+    """Hold the ``[power]`` options the policy reads, as timedeltas."""
 
     min_off_time: datetime.timedelta = datetime.timedelta(minutes=30)
     lead_time: datetime.timedelta = datetime.timedelta(minutes=15)
@@ -81,19 +81,19 @@ class Settings:
 
     @classmethod
     def from_conf(cls, conf):
-        """The settings of ``conf.power``."""
+        """Return the settings of ``conf.power``."""
         return cls(datetime.timedelta(seconds=conf.power.min_off_time),
                    datetime.timedelta(seconds=conf.power.power_on_lead_time),
                    conf.power.spare_hosts, conf.power.spare_share)
 
     def spares(self, hosts):
-        """How many idle hosts stay on, of ``hosts`` that have not failed."""
+        """Return how many idle hosts stay on, of ``hosts`` not failed."""
         return max(self.spare_hosts, math.ceil(self.spare_share * hosts))
 
 
 @dataclasses.dataclass(frozen=True)
 class Host:
-    """What the policy knows of a reservable host.
+    """Hold what the policy knows of a reservable host.
 
     :param windows: ``(start, end)`` of its live allocations that end
         after now, cleaning time included, sorted by start.
@@ -106,25 +106,25 @@ class Host:
     windows: tuple = ()
 
     def held(self, now):
-        """Whether a window holds the host at ``now``."""
+        """Return whether a window holds the host at ``now``."""
         return any(start <= now < end for start, end in self.windows)
 
 
 @dataclasses.dataclass(frozen=True)
 class Transition:
-    """A planned transition: ``action`` at ``at``, because of ``reason``."""
+    """Describe a planned transition: ``action`` at ``at``, for ``reason``."""
 
     action: str
     at: datetime.datetime
     reason: str
 
     def due(self, now):
-        """Whether the transition is to be made at ``now``."""
+        """Return whether the transition is to be made at ``now``."""
         return self.at <= now
 
 
 def next_transition(host, now, settings):
-    """The next transition of ``host`` alone (spares aside), or None."""
+    """Return the next transition of ``host`` alone (spares aside), or None."""
     if not host.managed:
         return Transition(POWER_ON, now, UNMANAGED) \
             if host.state == OFF else None
@@ -152,7 +152,7 @@ def _power_off(host, now, settings):
 
 
 def plan(hosts, now, settings):
-    """The next transition of each host: ``{host.id: Transition or None}``.
+    """Return each host's next transition: ``{host.id: Transition/None}``.
 
     :param hosts: :class:`Host` s in the planner's order of preference
         (the spares kept on are the first idle ones).
@@ -175,7 +175,7 @@ def plan(hosts, now, settings):
 
 
 def _free_for_a_while(host, now, settings):
-    """Whether no window holds ``host`` before the policy's horizon.
+    """Return whether no window holds ``host`` before the policy's horizon.
 
     The horizon: ``lead_time + min_off_time`` from now, the shortest time
     free for which the policy switches a host off.

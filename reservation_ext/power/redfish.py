@@ -54,20 +54,21 @@ class RedfishDriver(drivers.PowerDriver):
     """Switches hosts through their BMCs' Redfish API."""
 
     def state(self, target):
+        """Return the host's power state, as its BMC reports it."""
         return self._call(target, _state)
 
     def power_on(self, target):
-        """Reset ``On``, unless the BMC says on (or powering on)."""
+        """Reset the host ``On``, unless the BMC says on or powering on."""
         self._call(target, lambda system, name: _switch(
             system, name, drivers.ON, sushy.ResetType.ON))
 
     def power_off(self, target):
-        """Reset ``ForceOff``, unless the BMC says off (or powering off)."""
+        """Reset the host ``ForceOff`` unless the BMC says off or going off."""
         self._call(target, lambda system, name: _switch(
             system, name, drivers.OFF, sushy.ResetType.FORCE_OFF))
 
     def _call(self, target, action):
-        """``action(system, hostname)`` on the host's ComputerSystem."""
+        """Run ``action(system, hostname)`` on the host's ComputerSystem."""
         access = credentials.bmc_access(
             target, self.conf.power.credentials_file)
         name = target.hypervisor_hostname

@@ -13,6 +13,21 @@
 """reservation-sandbox: an all-in-one cloud for trying reservation-ext.
 
 Keystone, Nova (with the lease API and ReservationFilter), Placement, an
-image API and the reservation engine on 127.0.0.1, started and stopped by
-one command (:mod:`reservation_ext.sandbox.main`).
+image API, Cinder and the reservation engine on 127.0.0.1, started and
+stopped by one command:
+
+* :mod:`.main` is ``reservation-sandbox``: it writes the layout, starts
+  the child processes and supervises them;
+* :mod:`.config` lays out the state directory, the ports and the
+  configuration files;
+* :mod:`.process` holds what the child processes share: their
+  arguments, the readiness pipe, stopping;
+* :mod:`.wsgi_server` is the small threaded WSGI server of the
+  sandbox's APIs;
+* :mod:`.keystone` is the Keystone child process;
+* :mod:`.image_api` serves Glance's v2 image API over Nova's in-process
+  images;
+* :mod:`.nova` (Nova, Placement), :mod:`.cinder` (Cinder) and
+  :mod:`.dashboard` (Horizon with blazar-dashboard) are the packages of
+  the other child processes.
 """

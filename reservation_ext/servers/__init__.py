@@ -13,5 +13,7 @@
 """The former name of :mod:`reservation_ext.nova_api`.
 
 Kept so that an api-paste.ini written for an earlier release, which names
-``reservation_ext.servers.middleware:filter_factory``, keeps working.
+``reservation_ext.servers.middleware:filter_factory``, keeps working:
+:mod:`.middleware` gives that path the factory of
+:mod:`reservation_ext.nova_api.server_middleware`.
 """

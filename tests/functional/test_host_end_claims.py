@@ -14,7 +14,7 @@
 
 On SQLite, PostgreSQL and MariaDB, the end of a grace period and the
 check of a recycling host are claimed with one conditional UPDATE each (see
-:mod:`reservation_ext.plugins.physical_host`): one engine wins, and the
+:mod:`reservation_ext.plugins.host_end_policies`): one engine wins, and the
 work comes back when its claim runs out. These tests claim as engines do,
 without acting on Nova (the Nova harness tests act).
 """
@@ -69,8 +69,9 @@ class _ClaimTests:
         return reservation_id
 
     def claims(self, method):
-        """What each engine claims, one after the other, as of now."""
-        return [getattr(engine, method)(self.ctx) for engine in self.engines]
+        """Return what each engine claims, one after the other, as of now."""
+        return [getattr(engine.end_policies, method)(self.ctx)
+                for engine in self.engines]
 
     def test_one_engine_claims_the_end_of_a_grace_period(self):
         reservation_id = self.add_reservation(
@@ -88,7 +89,8 @@ class _ClaimTests:
 
     def test_an_ended_grace_period_is_claimed_no_more(self):
         reservation_id = self.add_reservation(end_phase='grace', act_at=NOW)
-        self.engines[0]._set_end_phase(self.ctx, reservation_id, 'done')
+        self.engines[0].end_policies.phases.set_end_phase(
+            self.ctx, reservation_id, 'done')
         self.clock.set(NOW + CLAIM)
         self.assertEqual([[], []], self.claims('_claim_graces'))
 
@@ -100,9 +102,11 @@ class _ClaimTests:
                     id=str(uuid.uuid4()), host_id=self.host_id,
                     reservation_id=reservation_id, start_date=NOW,
                     end_date=NOW))
-        self.engines[0]._start_recycling(self.ctx, reservation_id)
+        self.engines[0].end_policies._start_recycling(self.ctx,
+                                                      reservation_id)
         # Again, as an engine that re-runs the end: still one row.
-        self.engines[1]._start_recycling(self.ctx, reservation_id)
+        self.engines[1].end_policies._start_recycling(self.ctx,
+                                                      reservation_id)
         first, second = self.claims('_claim_recycling')
         self.assertEqual([(self.host_id, 'compute-1')],
                          [tuple(row) for row in first])

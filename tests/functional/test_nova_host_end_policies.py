@@ -235,7 +235,7 @@ class HostEndPoliciesTest(nova_base.NovaTestCase):
         # An engine claims the end of the grace period, then dies.
         dead = physical_host.PhysicalHostPlugin(
             conf_mod.CONF, clock_mod.ManualClock(over))
-        self.assertEqual(1, len(dead._claim_graces(
+        self.assertEqual(1, len(dead.end_policies._claim_graces(
             context.get_admin_context())))
         # Its claim holds: the other engines leave the work to it.
         self.run_engine(over)

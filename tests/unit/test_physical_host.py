@@ -12,8 +12,6 @@
 
 """The physical:host plugin's request validation (no DB, no Nova)."""
 
-import datetime
-
 from oslo_config import cfg
 from oslo_config import fixture as conffixture
 
@@ -78,13 +76,6 @@ class ValidateTest(base.TestCase):
             exceptions.InvalidInput, self.plugin.validate_proposal,
             {'min': 1, 'grace_period': '1h'})
         self.assertEqual('grace_period', error.field)
-
-    def test_the_hosts_are_held_for_the_grace_period_too(self):
-        end = datetime.datetime(2027, 1, 12, 9, 0)
-        self.assertEqual(end + datetime.timedelta(hours=1),
-                         physical_host._held_until({'end_date': end}, 3600))
-        self.assertEqual(end, physical_host._held_until({'end_date': end},
-                                                        None))
 
     def test_named_hosts_set_the_count(self):
         values = self.plugin.validate({'hosts': ['compute-1', 7]})

@@ -12,6 +12,11 @@
 
 """Handlers of the lease API, one module per resource.
 
+:mod:`.leases` serves ``/v1/leases`` (list, create, show, update,
+delete, schedule proposals, availability) and ``/v1/plugins``;
+:mod:`.hosts` serves ``/v1/os-hosts``, the reservable hosts (admin
+only).
+
 A handler takes the service of its resource, the request and the
 arguments of its path, and returns ``(status, body)``.
 """

@@ -19,53 +19,66 @@ the arguments of its path, and returns ``(status, body)``.
 
 
 def list_hosts(inventory, req):
-    """``GET /v1/os-hosts``."""
+    """List the reservable hosts: ``GET /v1/os-hosts``."""
     return 200, {'hosts': inventory.list(req.context)}
 
 
 def create_host(inventory, req):
-    """``POST /v1/os-hosts``: add a Nova compute host to the pool."""
+    """Add a Nova compute host to the pool: ``POST /v1/os-hosts``."""
     return 201, {'host': inventory.create(req.context, req.read_json())}
 
 
 def show_host(inventory, req, host_id):
-    """``GET /v1/os-hosts/{host_id}``."""
+    """Show a reservable host: ``GET /v1/os-hosts/{host_id}``."""
     return 200, {'host': inventory.get(req.context, host_id)}
 
 
 def update_host(inventory, req, host_id):
-    """``PUT /v1/os-hosts/{host_id}``: set extra capabilities."""
+    """Set a host's extra capabilities: ``PUT /v1/os-hosts/{host_id}``."""
     return 200, {'host': inventory.update(req.context, host_id,
                                           req.read_json())}
 
 
 def delete_host(inventory, req, host_id):
-    """``DELETE /v1/os-hosts/{host_id}``."""
+    """Remove a host from the pool: ``DELETE /v1/os-hosts/{host_id}``."""
     inventory.delete(req.context, host_id)
     return 204, None
 
 
 def list_allocations(inventory, req):
-    """``GET /v1/os-hosts/allocations[?lease_id=&reservation_id=]``."""
+    """List the hosts' allocations, narrowed by the query.
+
+    ``GET /v1/os-hosts/allocations[?lease_id=&reservation_id=]``.
+    """
     return 200, {'allocations': inventory.allocations(
         req.context, **_allocation_filters(req))}
 
 
 def show_allocation(inventory, req, host_id):
-    """``GET /v1/os-hosts/{host_id}/allocation``."""
+    """Show a host's allocations.
+
+    ``GET /v1/os-hosts/{host_id}/allocation``.
+    """
     return 200, {'allocation': inventory.allocations(
         req.context, host_id=host_id, **_allocation_filters(req))[0]}
 
 
 def list_properties(inventory, req):
-    """``GET /v1/os-hosts/properties[?detail=1&all=1]``."""
+    """List the extra capability names in use.
+
+    ``GET /v1/os-hosts/properties[?detail=1&all=1]``: ``detail`` adds
+    their values, ``all`` the private ones.
+    """
     return 200, {'resource_properties': inventory.properties(
         req.context, detail=req.flag('detail'),
         include_private=req.flag('all'))}
 
 
 def update_property(inventory, req, property_name):
-    """``PATCH /v1/os-hosts/properties/{property_name}``."""
+    """Make an extra capability private or public.
+
+    ``PATCH /v1/os-hosts/properties/{property_name}``.
+    """
     return 200, {'resource_property': inventory.update_property(
         req.context, property_name, req.read_json())}
 

@@ -23,43 +23,46 @@ responses by the application.
 
 
 def list_leases(service, req):
-    """``GET /v1/leases[?status=&name=&project_id=&start=&end=]``.
+    """List leases: ``GET /v1/leases[?status=&name=&project_id=&...]``.
 
     Every project's leases for an administrator, as in Blazar, the
-    project's own for the others; the query narrows the list.
+    project's own for the others; the query (also ``start``, ``end``)
+    narrows the list.
     """
     return 200, {'leases': service.list(req.context, req.GET)}
 
 
 def list_plugins(service, req):
-    """``GET /v1/plugins``: the resource types leases may reserve."""
+    """List the resource types leases may reserve: ``GET /v1/plugins``."""
     return 200, {'plugins': service.list_plugins(req.context)}
 
 
 def create_lease(service, req):
-    """``POST /v1/leases``: create the lease the body describes."""
+    """Create the lease the body describes: ``POST /v1/leases``."""
     return 201, {'lease': service.create(req.context, req.read_json())}
 
 
 def show_lease(service, req, lease_id):
-    """``GET /v1/leases/{lease_id}``."""
+    """Show a lease: ``GET /v1/leases/{lease_id}``."""
     return 200, {'lease': service.get(req.context, lease_id)}
 
 
 def update_lease(service, req, lease_id):
-    """``PUT /v1/leases/{lease_id}``: apply the body to the lease."""
+    """Apply the body to the lease: ``PUT /v1/leases/{lease_id}``."""
     return 200, {'lease': service.update(req.context, lease_id,
                                          req.read_json())}
 
 
 def delete_lease(service, req, lease_id):
-    """``DELETE /v1/leases/{lease_id}``."""
+    """Delete a lease: ``DELETE /v1/leases/{lease_id}``."""
     service.delete(req.context, lease_id)
     return 204, None
 
 
 def propose(service, req):
-    """``POST /v1/leases/proposals``: windows for a lease, held a while.
+    """Propose windows for a lease, held a while.
+
+    ``POST /v1/leases/proposals``.
 
     ``service`` is the
     :class:`~reservation_ext.leases.proposals.ProposalService`.
@@ -68,7 +71,9 @@ def propose(service, req):
 
 
 def show_availability(service, req):
-    """``GET /v1/availability?resource_type=...&start=...&end=...``.
+    """Show the free capacity of a type over a window.
+
+    ``GET /v1/availability?resource_type=...&start=...&end=...``.
 
     ``service`` is the
     :class:`~reservation_ext.leases.availability.AvailabilityService`.

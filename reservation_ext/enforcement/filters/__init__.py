@@ -12,6 +12,13 @@
 
 """Blazar's usage enforcement filters, by the names Blazar gives them.
 
+* :mod:`.base` is what every filter is: three hooks that allow by
+  default;
+* :mod:`.max_lease_duration` is ``MaxLeaseDurationFilter``: leases are
+  at most so long;
+* :mod:`.external_service` is ``ExternalServiceFilter``: an HTTP
+  service decides, by Blazar's protocol.
+
 A filter makes one decision about a lease. Each of its three hooks gets
 Blazar's dicts (see :mod:`reservation_ext.enforcement.payloads`):
 ``context`` (``user_id``, ``project_id``, ``auth_url``, ``region_name``)

@@ -15,11 +15,16 @@
     python -m reservation_ext.sandbox.cinder --state-dir DIR \
         --listen cinder=FD --ready-fd FD
 
-See :mod:`reservation_ext.sandbox.cinder.cloud`. Cinder runs under
-eventlet, as its own services do: like ``cinder.cmd``, this package
-monkey patches the process before any other module of Cinder is imported.
-Nova cannot share the process (both configure the global ``cfg.CONF``
-with clashing options), hence a child of its own.
+:mod:`.cloud` configures and runs all of Cinder in the process
+(cinder-api with the reservation extension, scheduler, volume service);
+:mod:`.volume_driver` is its volume driver, Cinder's fake driver with
+volume data; :mod:`.__main__` is the ``python -m`` entry point.
+
+Cinder runs under eventlet, as its own services do: like
+``cinder.cmd``, this package monkey patches the process before any
+other module of Cinder is imported. Nova cannot share the process (both
+configure the global ``cfg.CONF`` with clashing options), hence a child
+of its own.
 """
 
 from cinder import monkey_patch

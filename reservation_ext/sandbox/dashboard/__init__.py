@@ -14,9 +14,10 @@
 
 The unmodified Horizon and blazar-dashboard (the ``[dashboard]`` extra)
 run in a child process, ``python -m reservation_ext.sandbox.dashboard``
-(:mod:`.server`), on the sandbox's ``dashboard`` port. Nothing of the
-installed Horizon is changed; everything the sandbox sets lives in
-``DIR/dashboard/`` (:mod:`.settings`):
+(:mod:`.__main__`), on the sandbox's ``dashboard`` port: :mod:`.server`
+builds the static files and serves Horizon. Nothing of the installed
+Horizon is changed; everything the sandbox sets lives in
+``DIR/dashboard/``, written by :mod:`.settings`:
 
     local/local_settings.py  Horizon's local settings: the sandbox's
                              Keystone, in-memory sessions, offline

@@ -16,12 +16,17 @@
         --listen nova=FD --listen placement=FD --listen image=FD \
         --ready-fd FD --go-fd FD
 
-See :mod:`reservation_ext.sandbox.nova.cloud`. Nova runs in native
-threads (``OS_NOVA_DISABLE_EVENTLET_PATCHING=1``). Like ``nova.cmd``, this
-package makes that choice before any other module of Nova is imported:
-Nova's modules import eventlet, and the choice is refused once eventlet
-is loaded. ``nova.tests`` (the fakes of Glance and Neutron) makes it again
-when imported, from the environment, hence the variable.
+:mod:`.cloud` configures and runs all of Nova in the process (nova-api
+with the lease API, conductor, scheduler, fake compute hosts);
+:mod:`.placement` serves Placement there with its own configuration;
+:mod:`.__main__` is the ``python -m`` entry point.
+
+Nova runs in native threads (``OS_NOVA_DISABLE_EVENTLET_PATCHING=1``).
+Like ``nova.cmd``, this package makes that choice before any other
+module of Nova is imported: Nova's modules import eventlet, and the
+choice is refused once eventlet is loaded. ``nova.tests`` (the fakes of
+Glance and Neutron) makes it again when imported, from the environment,
+hence the variable.
 """
 
 import os
