@@ -12,33 +12,16 @@
 
 """reservation-ext: time-based resource reservation (leases) for OpenStack.
 
-The folders are the stages a request goes through, each importing only
-the ones below it:
-
-``api/``
-    The lease API (Blazar v1 on the wire) that nova-api mounts at
-    ``/reservation``: URL map, handlers, request schemas.
-``nova_api/``
-    The paste filter of nova-api's compute API: lease hints on ``POST
-    /servers``, RESERVED servers, held-back builds.
-``leases/``, ``hosts/``
-    The services behind the APIs: leases (create, update, delete, views,
-    notifications) and the reservable host inventory.
-``engine/``
-    ``reservation-engine``: runs due lease events through the plugins.
-``plugins/``
-    One resource plugin per resource type (stevedore).
-``planning/``
-    Free capacity and bookings, in SQL: the planner, capability queries,
-    volume capacity, the scheduler's pool snapshot.
-``clients/``
-    Calls to Nova, Cinder and the image API as the service user.
-``cmd/``, ``sandbox/``
-    Console scripts and the all-in-one cloud.
-
-Beside them: ``conf`` (options), ``policy`` (rules in code), ``context``,
-``exceptions``, ``validation`` (field checks and JSON Schema) and
-``clock``. The leases DB (``db/``) is the bottom layer; the scheduler
-filter lives in ``nova_filters/`` and the Cinder extension in
-``cinder_ext/``.
+The subpackages are the stages a request goes through, from the entry
+points (``cmd/``, ``sandbox/``, the APIs in ``api/`` and ``nova_api/``)
+through the engine, the plugins and the services (``leases/``,
+``hosts/``) down to ``planning/``, the clients of other services and the
+owners of shared tables (``store/``); under them the ground floor of
+small modules (``policy``, ``context``, ``validation``, ``dates``,
+``states``, ``clock``, ``exceptions``), the options (``conf/``) and the
+leases DB (``db/``, beside this package, as are the scheduler filter in
+``nova_filters/`` and the Cinder extension in ``cinder_ext/``). Each
+imports only the ones below it: the table of the layers is in
+``doc/source/contributor/architecture.rst``, and a unit test holds the
+code to it.
 """
