@@ -25,6 +25,11 @@ never a row above. A row whose code does not exist yet is allowed.
 The leases DB package (``db/``) is the bottom layer: the scheduler
 filter, the Cinder extension and the management commands use it without
 pulling in the rest.
+
+Outside the layered code, the benchmarks (``bench/``) and the tests
+depend on each other one way only: the tests may import ``bench``, never
+the reverse, and what both drive (a sandbox, the soaks' runs) is in
+``harness/``, which imports neither.
 """
 
 import ast
@@ -41,6 +46,11 @@ PAGE = os.path.join(TOP, 'doc', 'source', 'contributor', 'architecture.rst')
 # each, the others are one row each.
 ROOTS = ('reservation_ext', 'nova_filters', 'cinder_ext', 'db')
 ABOVE_DB = ('reservation_ext', 'nova_filters', 'cinder_ext')
+
+# Who may import whom outside the layered code: the tests import the
+# benchmarks (the simulations they check) and the harnesses; the
+# benchmarks import the harnesses; the harnesses neither.
+OUTSIDE = {'bench': ('tests',), 'harness': ('tests', 'bench')}
 
 # A section title: a line underlined with dashes.
 _TITLE = re.compile(r'^(\S.*)\n-{3,}$', re.M)
@@ -98,10 +108,10 @@ def unit_of(path):
     return row_key('/'.join(parts[:2]))
 
 
-def sources():
-    """``{relative path: text}`` of every Python file of the roots."""
+def sources(roots=ROOTS):
+    """``{relative path: text}`` of every Python file of ``roots``."""
     found = {}
-    for root in ROOTS:
+    for root in roots:
         for folder, _dirs, files in os.walk(os.path.join(TOP, root)):
             for name in files:
                 if name.endswith('.py'):
@@ -265,3 +275,18 @@ class DBLayeringTest(base.TestCase):
         names = {os.path.basename(path) for path in sources()
                  if path.startswith(top + os.sep)}
         self.assertTrue({'api.py', 'models.py', 'env.py'} <= names, names)
+
+
+class BenchAndTestsTest(base.TestCase):
+
+    def test_benchmarks_and_harnesses_never_import_the_tests(self):
+        offending = [
+            (path, name)
+            for path, text in sorted(sources(tuple(OUTSIDE)).items())
+            for _line, name in imports(path, text)
+            if name.split('.')[0] in OUTSIDE[path.split('/')[0]]]
+        self.assertEqual([], offending)
+
+    def test_the_walk_sees_the_benchmarks_and_the_harnesses(self):
+        paths = set(sources(tuple(OUTSIDE)))
+        self.assertTrue({'bench/energy.py', 'harness/sandbox.py'} <= paths)

@@ -12,8 +12,12 @@
 
 """Lease lifecycles while Nova or Cinder fail: outcomes and orphans.
 
-    python bench/faults.py [--service nova|cinder] [--rounds N] [--seed S]
-                           [--rate R]
+    python -m tests.functional.fault_rounds [--service nova|cinder]
+        [--rounds N] [--seed S] [--rate R]
+
+The soak of the fault tests, run from the top of the checkout. It lives
+with them, since it is made of their harness (the benchmarks of
+``bench/`` import no test).
 
 Inside Nova's functional harness (:mod:`tests.functional.test_faults_nova`)
 each round creates a lease of every type (a host, a capacity reservation
@@ -41,8 +45,6 @@ import sys
 import time
 import unittest
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, TOP)
 # Set in the child process that runs Cinder's harness.
 CINDER_CHILD = 'RESERVATION_BENCH_CINDER'
 ROUND = datetime.timedelta(hours=3)
@@ -184,8 +186,9 @@ def main():
         return run(cinder_rounds(), args)
     # Cinder's global configuration and eventlet need a process of their
     # own, as in the tests.
-    return subprocess.call([sys.executable] + sys.argv,
-                           env=dict(os.environ, **{CINDER_CHILD: '1'}))
+    return subprocess.call(
+        [sys.executable, '-m', __spec__.name] + sys.argv[1:],
+        env=dict(os.environ, **{CINDER_CHILD: '1'}))
 
 
 if __name__ == '__main__':
