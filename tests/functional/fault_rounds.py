@@ -47,6 +47,11 @@ import unittest
 
 # Set in the child process that runs Cinder's harness.
 CINDER_CHILD = 'RESERVATION_BENCH_CINDER'
+# The child imports Cinder's harness first: it monkey patches the process
+# with eventlet, before the tests package would switch Nova to native
+# threads (as in tests.cinder_child).
+CINDER_MAIN = ('import runpy; import cinder.tests.functional; '
+               'runpy.run_module(%r, run_name="__main__")')
 ROUND = datetime.timedelta(hours=3)
 HOUR = datetime.timedelta(hours=1)
 SECOND = datetime.timedelta(seconds=1)
@@ -65,6 +70,7 @@ class RoundsMixin:
     rounds = seed = rate = None
 
     def runTest(self):
+        """Print each round's JSON line, then the totals."""
         totals = collections.Counter()
         for number in range(self.rounds):
             figures = self.one_round(number)
@@ -78,6 +84,7 @@ class RoundsMixin:
               flush=True)
 
     def one_round(self, number):
+        """One round's leases through faults; its figures (a dict)."""
         from tests import faults
 
         began = time.monotonic()
@@ -103,6 +110,7 @@ class RoundsMixin:
 
 
 def nova_rounds():
+    """The rounds as a test of Nova's functional harness (a class)."""
     from tests.functional import test_faults_nova
 
     class NovaRounds(RoundsMixin, test_faults_nova.FaultsTestCase):
@@ -130,9 +138,7 @@ def nova_rounds():
 
 
 def cinder_rounds():
-    # Cinder's harness first: it monkey patches the process with eventlet.
-    import cinder.tests.functional  # noqa: F401
-
+    """The rounds as a test of Cinder's harness (a class)."""
     os.environ['RESERVATION_CINDER_HARNESS'] = '1'
     from tests.functional import test_faults_cinder
 
@@ -163,6 +169,7 @@ def cinder_rounds():
 
 
 def run(rounds_class, args):
+    """Run the rounds with the options ``args``; the exit status."""
     rounds_class.rounds, rounds_class.seed, rounds_class.rate = (
         args.rounds, args.seed, args.rate)
     result = unittest.TestResult()
@@ -173,6 +180,7 @@ def run(rounds_class, args):
 
 
 def main():
+    """Parse the options and run the rounds of one service."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--service', choices=('nova', 'cinder'),
                         default='nova')
@@ -187,7 +195,7 @@ def main():
     # Cinder's global configuration and eventlet need a process of their
     # own, as in the tests.
     return subprocess.call(
-        [sys.executable, '-m', __spec__.name] + sys.argv[1:],
+        [sys.executable, '-c', CINDER_MAIN % __spec__.name] + sys.argv[1:],
         env=dict(os.environ, **{CINDER_CHILD: '1'}))
 
 

@@ -47,9 +47,10 @@ PAGE = os.path.join(TOP, 'doc', 'source', 'contributor', 'architecture.rst')
 ROOTS = ('reservation_ext', 'nova_filters', 'cinder_ext', 'db')
 ABOVE_DB = ('reservation_ext', 'nova_filters', 'cinder_ext')
 
-# Who may import whom outside the layered code: the tests import the
-# benchmarks (the simulations they check) and the harnesses; the
-# benchmarks import the harnesses; the harnesses neither.
+# What the code outside the layers never imports, so that the benchmarks
+# and the tests depend on each other one way: the tests import ``bench``
+# (the simulations they check) and ``harness``, ``bench`` imports
+# ``harness``, ``harness`` neither.
 OUTSIDE = {'bench': ('tests',), 'harness': ('tests', 'bench')}
 
 # A section title: a line underlined with dashes.
@@ -198,6 +199,7 @@ def rows_of_no_unit(rows, paths):
 
 
 class LayersTest(base.TestCase):
+    """The code against the table of the architecture page."""
 
     def setUp(self):
         super().setUp()
@@ -259,6 +261,7 @@ class LayersTest(base.TestCase):
 
 
 class DBLayeringTest(base.TestCase):
+    """``db/`` imports nothing of the project."""
 
     def test_db_imports_nothing_from_the_layers_above(self):
         offending = [
@@ -278,6 +281,7 @@ class DBLayeringTest(base.TestCase):
 
 
 class BenchAndTestsTest(base.TestCase):
+    """``bench/`` and ``harness/`` never import the tests."""
 
     def test_benchmarks_and_harnesses_never_import_the_tests(self):
         offending = [
