@@ -22,7 +22,7 @@ processes on its nova.conf, ``--clients`` concurrent clients of
 ``--ops`` requests each (creates through the lease API, nova-api and
 cinder-api, updates and deletes of host, instance and volume leases,
 schedule proposals and leases made from them), then the independent
-checker (:mod:`tests.concurrency.checker`). A sandbox per round. The
+checker (:mod:`harness.concurrency.checker`). A sandbox per round. The
 leases DB is the sandbox's SQLite file unless ``--db-url`` names a
 scratch database (PostgreSQL, MariaDB): its tables are dropped before
 each round, and the sandbox creates them again.
@@ -45,13 +45,14 @@ import sys
 
 import sqlalchemy as sa
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The run is the functional test's (tests/concurrency), not a copy.
-sys.path.insert(0, TOP)
+# Run as a script, Python puts bench/ on the path: the checkout too,
+# for the package ``harness``, whose run the e2e test makes too.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
 
+from harness.concurrency import scenario  # noqa: E402
+from harness import sandbox as harness_sandbox  # noqa: E402
 from reservation_ext.sandbox import config  # noqa: E402
-from tests.concurrency import scenario  # noqa: E402
-from tests.e2e import base  # noqa: E402
 
 
 def parse_args(argv):
@@ -92,7 +93,8 @@ def one_round(args, seed):
     if args.db_url:
         drop_tables(args.db_url)
         options += ['--db-url', args.db_url]
-    with base.SandboxFixture(hosts=1, options=options) as sandbox:
+    with harness_sandbox.SandboxFixture(hosts=1,
+                                        options=options) as sandbox:
         layout = config.Layout.load(sandbox.state_dir)
         result = scenario.run(layout, args.clients, args.ops, args.workers,
                               args.hosts, seed)

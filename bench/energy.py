@@ -79,19 +79,25 @@ import datetime
 import functools
 import json
 import multiprocessing
+import os
 import platform
 import sys
 import time
 
 import sqlalchemy as sa
 
-from db import api as db_api
-from db import models
-from reservation_ext.engine import power_manager
-from reservation_ext.planning import planner
-from reservation_ext.power import drivers
-from reservation_ext.power import policy
-import utilization
+# Run as a script, Python puts bench/ on the path: the checkout too,
+# for the packages ``bench`` and ``harness``.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from bench import utilization  # noqa: E402
+from db import api as db_api  # noqa: E402
+from db import models  # noqa: E402
+from reservation_ext.engine import power_manager  # noqa: E402
+from reservation_ext.planning import planner  # noqa: E402
+from reservation_ext.power import drivers  # noqa: E402
+from reservation_ext.power import policy  # noqa: E402
 
 POLICIES = ('noop', 'power')
 HOSTS = models.ComputeHost.__table__

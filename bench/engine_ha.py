@@ -20,8 +20,8 @@
 
 Starts ``reservation-sandbox --engines 0`` (or uses the one running in
 ``--sandbox-dir``, started with ``--engines 0``), runs N lease
-lifecycles of every kind (:mod:`tests.e2e.engine_ha`) with the engines of
-:mod:`tests.e2e.killing_engine` killing themselves with probability P at
+lifecycles of every kind (:mod:`harness.engine_ha`) with the engines of
+:mod:`harness.killing_engine` killing themselves with probability P at
 each checkpoint and replaced when they die, and prints one JSON line:
 lifecycles by kind, kills by point, outcomes, the actions counted in
 Nova, Cinder and Placement, ``duplicates`` (actions that did not take
@@ -34,13 +34,14 @@ import json
 import os
 import sys
 
-# The harness lives with the end-to-end tests; run from anywhere.
+# Run as a script, Python puts bench/ on the path: the checkout too,
+# for the package ``harness``, which the e2e test shares.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from harness import engine_ha  # noqa: E402
+from harness import sandbox as harness_sandbox  # noqa: E402
 from reservation_ext.sandbox import config  # noqa: E402
-from tests.e2e import base  # noqa: E402
-from tests.e2e import engine_ha  # noqa: E402
 
 
 PROBLEMS_SHOWN = 20
@@ -80,7 +81,8 @@ def main():
     options = ['--engines', '0']
     if args.db_url:
         options += ['--db-url', args.db_url]
-    sandbox = base.SandboxFixture(hosts=args.hosts, options=options)
+    sandbox = harness_sandbox.SandboxFixture(hosts=args.hosts,
+                                             options=options)
     sandbox.setUp()
     try:
         print(run(args, config.Layout.load(sandbox.state_dir)), flush=True)

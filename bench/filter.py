@@ -52,14 +52,19 @@ from nova.scheduler import host_manager
 import nova.version
 import sqlalchemy as sa
 
-import common
-from db import api as db_api
-from db import models
-from nova_filters import reservation_filter
-from reservation_ext import clock
-from reservation_ext import conf as conf_mod
-from reservation_ext import context
-from reservation_ext.hosts import records as host_records
+# Run as a script, Python puts bench/ on the path: the checkout too,
+# for the packages ``bench`` and ``harness``.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from bench import common  # noqa: E402
+from db import api as db_api  # noqa: E402
+from db import models  # noqa: E402
+from nova_filters import reservation_filter  # noqa: E402
+from reservation_ext import clock  # noqa: E402
+from reservation_ext import conf as conf_mod  # noqa: E402
+from reservation_ext import context  # noqa: E402
+from reservation_ext.hosts import records as host_records  # noqa: E402
 
 # Generator options of blazar_filter.py: the peer run must get the same
 # workload as ours.

@@ -71,27 +71,31 @@ from keystoneauth1 import adapter
 import nova.version
 import sqlalchemy as sa
 
-import common
-from db import api as db_api
-from db import models
-from reservation_ext import clock as clock_mod
-from reservation_ext import conf as conf_mod
-from reservation_ext import context
-from reservation_ext import dates
-from reservation_ext.hosts import records as host_records
-from reservation_ext.leases import hints as lease_hints
-from reservation_ext.leases import notifications
-from reservation_ext.leases import parsing as lease_requests
-from reservation_ext.leases import service as lease_service
-from reservation_ext.nova_api import server_records
-from reservation_ext import plugins
-from reservation_ext.plugins import virtual_instance
-from reservation_ext.sandbox import config as sandbox_config
-from reservation_ext.states import LeaseStatus
-from reservation_ext.states import ReservationStatus
+# Run as a script, Python puts bench/ on the path: the checkout too,
+# for the packages ``bench`` and ``harness``.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
 
-E2E = common.import_script(os.path.join(common.TOP, 'tests', 'e2e',
-                                        'base.py'))
+from bench import common  # noqa: E402
+from db import api as db_api  # noqa: E402
+from db import models  # noqa: E402
+from harness import sandbox as harness_sandbox  # noqa: E402
+from reservation_ext import clock as clock_mod  # noqa: E402
+from reservation_ext import conf as conf_mod  # noqa: E402
+from reservation_ext import context  # noqa: E402
+from reservation_ext import dates  # noqa: E402
+from reservation_ext.hosts import records as host_records  # noqa: E402
+from reservation_ext.leases import hints as lease_hints  # noqa: E402
+from reservation_ext.leases import notifications  # noqa: E402
+from reservation_ext.leases import parsing as lease_requests  # noqa: E402
+from reservation_ext.leases import service as lease_service  # noqa: E402
+from reservation_ext.nova_api import server_records  # noqa: E402
+from reservation_ext import plugins  # noqa: E402
+from reservation_ext.plugins import virtual_instance  # noqa: E402
+from reservation_ext.sandbox import config as sandbox_config  # noqa: E402
+from reservation_ext.states import LeaseStatus  # noqa: E402
+from reservation_ext.states import ReservationStatus  # noqa: E402
+
 SANDBOX_HOSTS = 4
 MICROVERSION = '2.87'
 FLAVOR = '1'
@@ -336,7 +340,7 @@ def sandbox_runs(args, begin):
     rand = random.Random(args.seed)
     bookings = bookings_of(rand, args.hosts, args.bookings, begin)
     windows = request_windows(rand, args.warmup + args.requests, begin)
-    with E2E.SandboxFixture(hosts=SANDBOX_HOSTS) as sandbox:
+    with harness_sandbox.SandboxFixture(hosts=SANDBOX_HOSTS) as sandbox:
         layout = sandbox_config.Layout.load(sandbox.state_dir)
         engine = sa.create_engine(layout.leases_db_url,
                                   connect_args={'timeout': 60})

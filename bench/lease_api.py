@@ -43,6 +43,7 @@ import collections
 import datetime
 import gc
 import json
+import os
 import platform
 import statistics
 import sys
@@ -60,10 +61,15 @@ import paste.deploy
 import sqlalchemy as sa
 from wsgi_intercept import interceptor
 
-import common
-from db import api as db_api
-from db import models
-from reservation_ext import conf as conf_mod
+# Run as a script, Python puts bench/ on the path: the checkout too,
+# for the packages ``bench`` and ``harness``.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from bench import common  # noqa: E402
+from db import api as db_api  # noqa: E402
+from db import models  # noqa: E402
+from reservation_ext import conf as conf_mod  # noqa: E402
 
 PASTE_CONFIG = 'config:' + common.TOP + '/etc/nova/api-paste.ini'
 PIPELINE = 'reservation_api'

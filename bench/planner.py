@@ -48,12 +48,17 @@ import time
 
 import sqlalchemy as sa
 
-import common
-from db import api as db_api
-from reservation_ext import context
-from reservation_ext.planning import capabilities
-from reservation_ext.planning import planner
-from reservation_ext.planning import preference
+# Run as a script, Python puts bench/ on the path: the checkout too,
+# for the packages ``bench`` and ``harness``.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from bench import common  # noqa: E402
+from db import api as db_api  # noqa: E402
+from reservation_ext import context  # noqa: E402
+from reservation_ext.planning import capabilities  # noqa: E402
+from reservation_ext.planning import planner  # noqa: E402
+from reservation_ext.planning import preference  # noqa: E402
 
 # blazar_alloc.py options that shape the workload and the timed calls.
 PEER_OPTIONS = ('hosts', 'allocs', 'want', 'reps', 'warmup', 'seed',

@@ -58,16 +58,21 @@ from oslo_messaging import conffixture
 import sqlalchemy as sa
 import webob
 
-import common
-from db import api as db_api
-from db import models
-from reservation_ext.api import wsgi
-from reservation_ext.clients import compute as compute_client
-from reservation_ext import clock as clock_mod
-from reservation_ext import conf as conf_mod
-from reservation_ext import dates
-from reservation_ext.leases import notifications
-from reservation_ext import plugins as plugins_mod
+# Run as a script, Python puts bench/ on the path: the checkout too,
+# for the packages ``bench`` and ``harness``.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from bench import common  # noqa: E402
+from db import api as db_api  # noqa: E402
+from db import models  # noqa: E402
+from reservation_ext.api import wsgi  # noqa: E402
+from reservation_ext.clients import compute as compute_client  # noqa: E402
+from reservation_ext import clock as clock_mod  # noqa: E402
+from reservation_ext import conf as conf_mod  # noqa: E402
+from reservation_ext import dates  # noqa: E402
+from reservation_ext.leases import notifications  # noqa: E402
+from reservation_ext import plugins as plugins_mod  # noqa: E402
 
 PEER_OPTIONS = ('hosts', 'allocs', 'seed', 'placement', 'horizon_days',
                 'min_lease_hours', 'max_lease_hours', 'max_hosts_per_lease',

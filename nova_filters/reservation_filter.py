@@ -36,9 +36,9 @@ from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.leases import hints as lease_hints
-from reservation_ext.nova_api import server_records
 from reservation_ext.planning import pool_snapshot
 from reservation_ext.planning import preemptible_placement
+from reservation_ext.planning import reserved_servers
 from reservation_ext.planning import seats
 
 LOG = logging.getLogger(__name__)
@@ -160,8 +160,9 @@ def _booked_host(spec_obj):
     if all(spec_obj.get_scheduler_hint(hint) is None
            for hint in (lease_hints.RESERVED, lease_hints.LEASE_PARAMS)):
         return None
-    return server_records.booked_host(context.get_admin_context(),
-                                      spec_obj.instance_uuid)
+    with db_api.context_manager.reader.using(
+            context.get_admin_context()) as session:
+        return reserved_servers.booked_host(session, spec_obj.instance_uuid)
 
 
 def _seat_hosts(spec_obj):

@@ -12,50 +12,20 @@
 
 """reservation-ext: time-based resource reservation (leases) for OpenStack.
 
-The folders are the stages a request goes through, each importing only
-the ones below it:
+The subpackages are the stages a request goes through, from the entry
+points (``cmd/``, ``sandbox/``, the APIs in ``api/`` and ``nova_api/``)
+through the engine, the plugins and the services (``leases/``,
+``hosts/``) down to ``planning/``, the clients of other services and the
+owners of shared tables (``store/``); under them the ground floor of
+small modules (``policy``, ``context``, ``validation``, ``dates``,
+``states``, ``clock``, ``exceptions``), the options (``conf/``) and the
+leases DB (``db/``, beside this package, as are the scheduler filter in
+``nova_filters/`` and the Cinder extension in ``cinder_ext/``). Each
+imports only the ones below it: the table of the layers is in
+``doc/source/contributor/architecture.rst``, and a unit test holds the
+code to it.
 
-``api/``
-    The lease API (Blazar v1 on the wire) that nova-api mounts at
-    ``/reservation``: the WSGI application and its handlers.
-``nova_api/``
-    The paste filter of nova-api's compute API: lease hints on ``POST
-    /servers``, RESERVED servers, held-back builds.
-``servers/``
-    The former name of ``nova_api/``, kept for api-paste.ini files of
-    earlier releases.
-``leases/``, ``hosts/``
-    The services behind the APIs: leases (create, update, delete, views,
-    notifications, proposals, availability) and the reservable host
-    inventory.
-``enforcement/``
-    Usage enforcement of lease changes: Blazar's filters and time
-    quotas.
-``engine/``
-    ``reservation-engine``: runs due lease events through the plugins,
-    reclaims preemptible servers, heals bookings on failed hosts and
-    powers idle hosts off.
-``plugins/``
-    One resource plugin per resource type (stevedore).
-``power/``
-    Power policy and the power drivers of the reservable hosts.
-``planning/``
-    Free capacity and bookings, in SQL: the planner, capability queries,
-    volume capacity, the scheduler's pool snapshot.
-``store/``
-    Writes to the leases DB's tables that more than one service makes
-    (:mod:`reservation_ext.store.hosts`: the host inventory's records).
-``clients/``
-    Calls to Nova, Cinder and the image API as the service user.
-``osc/``
-    The ``openstack reservation`` commands that python-blazarclient
-    lacks (proposals, availability).
-``cmd/``, ``sandbox/``
-    Console scripts and the all-in-one cloud.
-``conf/``
-    The configuration options, registered on import.
-
-Beside them, the modules every stage may use:
+The ground-floor modules:
 
 * :mod:`.clock`: where every "now" comes from (a clock passed in, so
   that tests control time);
@@ -69,7 +39,4 @@ Beside them, the modules every stage may use:
 * :mod:`.states`: the lease, reservation and event statuses and the
   moves between them;
 * :mod:`.validation`: field checks and JSON Schema of user input.
-
-The leases DB (``db/``) is the bottom layer; the scheduler filter lives
-in ``nova_filters/`` and the Cinder extension in ``cinder_ext/``.
 """

@@ -101,12 +101,6 @@ def take_build_args(ctx, server_id):
         return args if taken.rowcount else None
 
 
-def booked_host(ctx, server_id):
-    """The hypervisor hostname booked for ``server_id``, or None."""
-    server = leased_server(ctx, server_id)
-    return server.hypervisor_hostname if server else None
-
-
 def _select():
     return (sa.select(INSTANCE_RESERVATIONS.c.server_id, LEASES.c.id,
                       INSTANCE_RESERVATIONS.c.build_args.is_not(None), LEASES.c.status,

@@ -12,13 +12,10 @@
 
 """End-to-end tests: a real reservation-sandbox driven by the real CLIs.
 
-:class:`SandboxFixture` runs ``reservation-sandbox`` (the console script
-next to the running Python) in a temporary state directory, waits for
-``sandbox ready`` and stops it with SIGTERM at cleanup, checking that it
-exits 0. :class:`SandboxTestCase` shares one sandbox among the tests of a
-class, since starting one takes seconds, and runs the unmodified
-``openstack`` and ``nova`` clients against it as the admin or the demo
-user::
+:class:`SandboxTestCase` shares one sandbox
+(:class:`harness.sandbox.SandboxFixture`) among the tests of a class,
+since starting one takes seconds, and runs the unmodified ``openstack``
+and ``nova`` clients against it as the admin or the demo user::
 
     class TestSomething(base.SandboxTestCase):
 
@@ -27,121 +24,20 @@ user::
             self.run_cli(['openstack', 'server', 'list'], user='demo')
 """
 
-import glob
 import json
 import os
-import shutil
-import signal
 import subprocess
-import sys
-import threading
 import time
 import unittest
 import uuid
 
-import fixtures
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import provision
 import testtools
 
-BIN_DIR = os.path.dirname(sys.executable)
-READY_LINE = 'sandbox ready'
-START_TIMEOUT = 180
-STOP_TIMEOUT = 60
+from harness import sandbox as sandbox_mod
+
 CLI_TIMEOUT = 120
-LOG_TAIL_LINES = 40
-OPENRC = {'admin': 'openrc', 'demo': 'openrc-demo'}
-
-
-def executable(name):
-    """The console script ``name`` of this Python's environment."""
-    path = os.path.join(BIN_DIR, name)
-    return path if os.path.exists(path) else shutil.which(name)
-
-
-def parse_openrc(path):
-    """The variables an openrc file exports."""
-    env = {}
-    with open(path) as openrc:
-        for line in openrc:
-            if line.startswith('export '):
-                name, _, value = line[len('export '):].strip().partition('=')
-                env[name] = value
-    return env
-
-
-class SandboxFixture(fixtures.Fixture):
-    """A running reservation-sandbox in a temporary state directory.
-
-    ``env[user]`` holds the openrc variables of ``admin`` and ``demo``;
-    ``output`` what the sandbox printed up to ``sandbox ready``.
-    """
-
-    def __init__(self, hosts=4, options=()):
-        super().__init__()
-        self.hosts = hosts
-        self.options = list(options)
-
-    def _setUp(self):
-        self.state_dir = self.useFixture(fixtures.TempDir()).path
-        self.output = []
-        self._ready = threading.Event()
-        self.process = subprocess.Popen(
-            [executable('reservation-sandbox'), '--state-dir',
-             self.state_dir, '--hosts', str(self.hosts)] + self.options,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True)
-        self.addCleanup(self._stop)
-        threading.Thread(target=self._read_output, daemon=True).start()
-        self._wait_ready()
-        self.env = {user: parse_openrc(os.path.join(self.state_dir, name))
-                    for user, name in OPENRC.items()}
-
-    def _read_output(self):
-        # Also drains the pipe after ``sandbox ready``, so that the
-        # sandbox never blocks on a full pipe.
-        for line in self.process.stdout:
-            self.output.append(line)
-            if line.strip() == READY_LINE:
-                self._ready.set()
-
-    def _wait_ready(self):
-        deadline = time.monotonic() + START_TIMEOUT
-        while not self._ready.wait(1):
-            if self.process.poll() is not None:
-                raise AssertionError('reservation-sandbox ended with status '
-                                     '%s before it was ready\n%s' % (
-                                         self.process.returncode,
-                                         self.diagnostics()))
-            if time.monotonic() > deadline:
-                raise AssertionError('reservation-sandbox not ready in %d '
-                                     's\n%s' % (START_TIMEOUT,
-                                                self.diagnostics()))
-
-    def _stop(self):
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            status = self.process.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            raise AssertionError('reservation-sandbox did not stop in %d s '
-                                 'after SIGTERM\n%s' % (STOP_TIMEOUT,
-                                                        self.diagnostics()))
-        if status != 0:
-            raise AssertionError('reservation-sandbox exited with status %d '
-                                 'after SIGTERM\n%s' % (status,
-                                                        self.diagnostics()))
-
-    def diagnostics(self):
-        """What the sandbox printed and the tails of its logs."""
-        parts = ['output:\n' + ''.join(self.output)]
-        for path in sorted(glob.glob(os.path.join(self.state_dir, 'logs',
-                                                  '*.log'))):
-            with open(path, errors='replace') as log:
-                tail = log.readlines()[-LOG_TAIL_LINES:]
-            parts.append('%s:\n%s' % (path, ''.join(tail)))
-        return '\n'.join(parts)
 
 
 def listed_objects(value):
@@ -228,7 +124,8 @@ class SandboxTestCase(testtools.TestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.sandbox = SandboxFixture(hosts=cls.HOSTS, options=cls.OPTIONS)
+        cls.sandbox = sandbox_mod.SandboxFixture(hosts=cls.HOSTS,
+                                                 options=cls.OPTIONS)
         cls.sandbox.setUp()
 
     @classmethod
@@ -244,7 +141,7 @@ class SandboxTestCase(testtools.TestCase):
         """
         env = dict(os.environ, **self.sandbox.env[user])
         result = subprocess.run(
-            [executable(argv[0])] + list(argv[1:]), env=env,
+            [sandbox_mod.executable(argv[0])] + list(argv[1:]), env=env,
             stdin=subprocess.DEVNULL, capture_output=True, text=True,
             timeout=CLI_TIMEOUT)
         if bool(result.returncode) != expect_failure:

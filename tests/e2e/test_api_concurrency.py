@@ -19,8 +19,8 @@ token, creates host and instance-capacity leases through the lease API,
 boots reserved servers through nova-api and creates reserved volumes
 through cinder-api (the lease hints), updates and deletes any of its
 leases, and asks for schedule proposals (taking some), in overlapping
-windows, ten requests each (:mod:`tests.concurrency.workload`).
-:mod:`tests.concurrency.checker` then finds no host double-booked or over
+windows, ten requests each (:mod:`harness.concurrency.workload`).
+:mod:`harness.concurrency.checker` then finds no host double-booked or over
 its capacity, no volume capacity exceeded, no hold left, no lease too
 many or missing, no server or volume without its lease or lease without
 its server or volume, no 5xx, and a reason for every 409 of a create.
@@ -30,8 +30,8 @@ import json
 
 from testtools import content
 
+from harness.concurrency import scenario
 from reservation_ext.sandbox import config
-from tests.concurrency import scenario
 from tests.e2e import base
 
 CLIENTS = 64

@@ -13,10 +13,10 @@
 """Three engines killed (SIGKILL) at random points: every action once.
 
 A sandbox without engines of its own (``--engines 0``); the test runs
-three engines of :mod:`tests.e2e.killing_engine`, each replaced when it
+three engines of :mod:`harness.killing_engine`, each replaced when it
 dies, and 200 lease lifecycles of every kind (whole hosts, reserved
 servers, instance capacity, reserved volumes; see
-:mod:`tests.e2e.engine_ha`) through the real Nova and Cinder. Then it
+:mod:`harness.engine_ha`) through the real Nova and Cinder. Then it
 reads Nova's, Cinder's and Placement's own state: each lease aggregate
 created once and gone, every host back in the free pool, each server
 built once and deleted, each volume created once and deleted, no flavor
@@ -29,9 +29,9 @@ import json
 
 from testtools import content
 
+from harness import engine_ha
 from reservation_ext.sandbox import config
 from tests.e2e import base
-from tests.e2e import engine_ha
 
 SETTINGS = engine_ha.Settings(
     lifecycles=200, engines=3,

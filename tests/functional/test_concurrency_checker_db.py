@@ -20,10 +20,10 @@ import datetime
 
 import sqlalchemy as sa
 
+from harness.concurrency import checker
+from harness.concurrency import scenario
+from harness.concurrency import workload
 from tests import base
-from tests.concurrency import checker
-from tests.concurrency import scenario
-from tests.concurrency import workload
 
 
 class TestCheckerOnCraftedRows(base.DBTestCase):

@@ -35,7 +35,7 @@ from db import models
 from reservation_ext import context
 from reservation_ext import dates
 from reservation_ext.leases import service as lease_service
-from reservation_ext.nova_api import server_records
+from reservation_ext.planning import reserved_servers
 from tests.functional import nova_base
 
 MINUTE = datetime.timedelta(minutes=1)
@@ -138,9 +138,12 @@ class GapFillingTest(nova_base.NovaTestCase):
         def look_then_cast(rpcapi, ctx, build_requests, request_spec,
                            *args, **kwargs):
             [spec] = request_spec
-            seen.append((server_records.booked_host(
-                context.get_admin_context(), spec.instance_uuid),
-                getattr(spec.requested_destination, 'node', None)))
+            with db_api.context_manager.reader.using(
+                    context.get_admin_context()) as session:
+                booked = reserved_servers.booked_host(
+                    session, spec.instance_uuid)
+            seen.append((booked,
+                         getattr(spec.requested_destination, 'node', None)))
             return cast(rpcapi, ctx, build_requests, request_spec, *args,
                         **kwargs)
 

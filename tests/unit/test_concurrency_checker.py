@@ -21,8 +21,8 @@ import datetime
 
 from oslotest import base
 
-from tests.concurrency import checker
-from tests.concurrency import workload
+from harness.concurrency import checker
+from harness.concurrency import workload
 
 T0 = datetime.datetime(2027, 1, 10, 10, 0)
 LIMITS = checker.Limits(hosts={1: (16, 32768, 500), 2: (16, 32768, 500)},

@@ -19,20 +19,10 @@ is on, and a start on a host that is not on counts as late.
 """
 
 import datetime
-import importlib.util
-import os
-import sys
 
+from bench import energy
+from bench import utilization
 from tests import base
-
-_BENCH = os.path.join(os.path.dirname(__file__), '..', '..', 'bench')
-# energy.py imports utilization.py from its own folder, as when run.
-sys.path.insert(0, _BENCH)
-_SPEC = importlib.util.spec_from_file_location(
-    'energy', os.path.join(_BENCH, 'energy.py'))
-energy = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(energy)
-utilization = energy.utilization
 
 T0 = utilization.T0
 HOUR = datetime.timedelta(hours=1)

@@ -54,7 +54,7 @@ _COPYRIGHT = re.compile(r'(# Copyright .*\n(# .*\n)*#\n)?')
 
 # The folders whose Python files carry the header.
 SOURCE_DIRS = ('reservation_ext', 'nova_filters', 'cinder_ext', 'db',
-               'tests', 'bench')
+               'tests', 'bench', 'harness')
 
 # What only the sandbox runs: never a runtime requirement.
 SANDBOX_ONLY = ('nova', 'cinder', 'openstack-placement', 'keystone',

@@ -20,22 +20,15 @@ policy uses at least what the one before it does.
 """
 
 import datetime
-import importlib.util
-import os
 
 import sqlalchemy as sa
 
+from bench import utilization
 from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext.planning import preemptible_placement
 from tests import base
-
-_PATH = os.path.join(os.path.dirname(__file__), '..', '..', 'bench',
-                     'utilization.py')
-_SPEC = importlib.util.spec_from_file_location('utilization', _PATH)
-utilization = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(utilization)
 
 T0 = utilization.T0
 HOUR = datetime.timedelta(hours=1)

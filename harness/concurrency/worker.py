@@ -12,7 +12,7 @@
 
 """One lease API worker process, as nova-api serves the lease API.
 
-``python -m tests.concurrency.worker --config-file nova.conf --fd N``
+``python -m harness.concurrency.worker --config-file nova.conf --fd N``
 loads the ``reservation_api`` pipeline of ``etc/nova/api-paste.ini`` (the
 one nova-api mounts at ``/reservation``: Nova's request-id, logging and
 size limit filters, keystonemiddleware, the lease API of

@@ -41,7 +41,7 @@ import threading
 import time
 import urllib.parse
 
-from tests.concurrency import checker
+from harness.concurrency import checker
 
 # A hang guard: under load a request waits for locks (and retries) long.
 HTTP_TIMEOUT = 300
@@ -113,7 +113,7 @@ def lease_date(moment):
 class Client:
     """One project's client: ``ops`` requests, one after the other.
 
-    :param cloud: a :class:`tests.concurrency.cloud.Cloud`.
+    :param cloud: a :class:`harness.concurrency.cloud.Cloud`.
     :param volume_unit: volumes are 2 to 10 times this many GB.
     """
 

@@ -13,7 +13,7 @@
 """An independent judge of a concurrent lease API run.
 
 It reads the leases DB with plain SQL and the clients' history
-(:class:`tests.concurrency.workload.Record`), and uses none of the
+(:class:`harness.concurrency.workload.Record`), and uses none of the
 planner's code: the rules are restated here from the product's contract.
 
 Allocations and their lifetimes

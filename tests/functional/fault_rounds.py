@@ -12,8 +12,12 @@
 
 """Lease lifecycles while Nova or Cinder fail: outcomes and orphans.
 
-    python bench/faults.py [--service nova|cinder] [--rounds N] [--seed S]
-                           [--rate R]
+    python -m tests.functional.fault_rounds [--service nova|cinder]
+        [--rounds N] [--seed S] [--rate R]
+
+The soak of the fault tests, run from the top of the checkout. It lives
+with them, since it is made of their harness (the benchmarks of
+``bench/`` import no test).
 
 Inside Nova's functional harness (:mod:`tests.functional.test_faults_nova`)
 each round creates a lease of every type (a host, a capacity reservation
@@ -41,10 +45,13 @@ import sys
 import time
 import unittest
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, TOP)
 # Set in the child process that runs Cinder's harness.
 CINDER_CHILD = 'RESERVATION_BENCH_CINDER'
+# The child imports Cinder's harness first: it monkey patches the process
+# with eventlet, before the tests package would switch Nova to native
+# threads (as in tests.cinder_child).
+CINDER_MAIN = ('import runpy; import cinder.tests.functional; '
+               'runpy.run_module(%r, run_name="__main__")')
 ROUND = datetime.timedelta(hours=3)
 HOUR = datetime.timedelta(hours=1)
 SECOND = datetime.timedelta(seconds=1)
@@ -63,6 +70,7 @@ class RoundsMixin:
     rounds = seed = rate = None
 
     def runTest(self):
+        """Print each round's JSON line, then the totals."""
         totals = collections.Counter()
         for number in range(self.rounds):
             figures = self.one_round(number)
@@ -76,6 +84,7 @@ class RoundsMixin:
               flush=True)
 
     def one_round(self, number):
+        """One round's leases through faults; its figures (a dict)."""
         from tests import faults
 
         began = time.monotonic()
@@ -101,6 +110,7 @@ class RoundsMixin:
 
 
 def nova_rounds():
+    """The rounds as a test of Nova's functional harness (a class)."""
     from tests.functional import test_faults_nova
 
     class NovaRounds(RoundsMixin, test_faults_nova.FaultsTestCase):
@@ -128,9 +138,7 @@ def nova_rounds():
 
 
 def cinder_rounds():
-    # Cinder's harness first: it monkey patches the process with eventlet.
-    import cinder.tests.functional  # noqa: F401
-
+    """The rounds as a test of Cinder's harness (a class)."""
     os.environ['RESERVATION_CINDER_HARNESS'] = '1'
     from tests.functional import test_faults_cinder
 
@@ -161,6 +169,7 @@ def cinder_rounds():
 
 
 def run(rounds_class, args):
+    """Run the rounds with the options ``args``; the exit status."""
     rounds_class.rounds, rounds_class.seed, rounds_class.rate = (
         args.rounds, args.seed, args.rate)
     result = unittest.TestResult()
@@ -171,6 +180,7 @@ def run(rounds_class, args):
 
 
 def main():
+    """Parse the options and run the rounds of one service."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--service', choices=('nova', 'cinder'),
                         default='nova')
@@ -184,8 +194,9 @@ def main():
         return run(cinder_rounds(), args)
     # Cinder's global configuration and eventlet need a process of their
     # own, as in the tests.
-    return subprocess.call([sys.executable] + sys.argv,
-                           env=dict(os.environ, **{CINDER_CHILD: '1'}))
+    return subprocess.call(
+        [sys.executable, '-c', CINDER_MAIN % __spec__.name] + sys.argv[1:],
+        env=dict(os.environ, **{CINDER_CHILD: '1'}))
 
 
 if __name__ == '__main__':

@@ -33,13 +33,13 @@ import time
 from oslo_config import cfg
 import sqlalchemy as sa
 
+from harness.concurrency import checker
+from harness.concurrency import cloud as cloud_mod
+from harness.concurrency import cluster
+from harness.concurrency import workload
 from reservation_ext import conf as conf_mod
 from reservation_ext.hosts import records as host_records
 from reservation_ext.sandbox import config
-from tests.concurrency import checker
-from tests.concurrency import cloud as cloud_mod
-from tests.concurrency import cluster
-from tests.concurrency import workload
 
 # Nova's defaults, which the sandbox's nova.conf keeps: allocation ratios
 # of vCPUs, RAM, disk, and the host reserve (no vCPU, 512 MB of RAM, no

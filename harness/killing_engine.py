@@ -14,8 +14,9 @@
 
     python killing_engine.py KILL_LOG PROBABILITY SEED --config-file F ...
 
-Test-only. It runs :func:`reservation_ext.cmd.engine.main` with a
-checkpoint (see :class:`reservation_ext.engine.runner.Engine`) that, with
+For the engine HA test and soak only (:mod:`harness.engine_ha`). It
+runs :func:`reservation_ext.cmd.engine.main` with a checkpoint
+(see :class:`reservation_ext.engine.runner.Engine`) that, with
 ``PROBABILITY`` at each checkpoint, appends ``<point> <event id>`` to
 ``KILL_LOG`` and kills the process with SIGKILL, as ``kill -9`` would:
 

@@ -16,7 +16,7 @@ Shared by ``tests/e2e/test_engine_ha.py`` (the CI size) and
 ``bench/engine_ha.py`` (the soak). Against a ``reservation-sandbox
 --engines 0`` (its real Nova, Cinder and Placement):
 
-- :class:`EngineSet` runs N engines of :mod:`tests.e2e.killing_engine`
+- :class:`EngineSet` runs N engines of :mod:`harness.killing_engine`
   (the sandbox's ``nova.conf`` and a second file with short
   ``[reservation]`` windows) and starts a new one whenever one dies.
 - :class:`EventSampler` reads the leases DB's events every

@@ -14,7 +14,7 @@
 
 :class:`Cluster` binds a loopback socket per worker (so the ports are
 known before any worker starts), starts each
-:mod:`tests.concurrency.worker` with its socket, and waits until every
+:mod:`harness.concurrency.worker` with its socket, and waits until every
 one says ``ready`` (bounded). :meth:`Cluster.stop` sends
 SIGTERM to each worker it started and waits for it; a worker also gets
 SIGTERM when the process that started it ends.
@@ -30,7 +30,7 @@ import sys
 import time
 
 HOST = '127.0.0.1'
-# The checkout, where ``python -m tests.concurrency.worker`` is found.
+# The checkout, where ``python -m harness.concurrency.worker`` is found.
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 READY_TIMEOUT = 120
@@ -65,7 +65,7 @@ class Cluster:
             log_path = os.path.join(self.directory, name + '.log')
             with open(log_path, 'ab') as log:
                 popen = subprocess.Popen(
-                    [sys.executable, '-m', 'tests.concurrency.worker',
+                    [sys.executable, '-m', 'harness.concurrency.worker',
                      '--config-file', self.config_file,
                      '--fd', str(sock.fileno()),
                      '--name', name],
