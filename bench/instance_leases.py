@@ -78,7 +78,6 @@ from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext import dates
-from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.leases import notifications
 from reservation_ext.leases import parsing as lease_requests
@@ -89,6 +88,7 @@ from reservation_ext.plugins import virtual_instance
 from reservation_ext.sandbox import config as sandbox_config
 from reservation_ext.states import LeaseStatus
 from reservation_ext.states import ReservationStatus
+from reservation_ext.store import hosts as store_hosts
 
 E2E = common.import_script(os.path.join(common.TOP, 'tests', 'e2e',
                                         'base.py'))
@@ -208,7 +208,7 @@ def load(engine, hosts, bookings):
     """Insert the hosts and bookings in one transaction; the host ids."""
     with engine.begin() as conn:
         conn.execution_options(**{models.CLOCK: clock_mod.SYSTEM})
-        ids = host_records.bulk_load(conn, host_rows(hosts))
+        ids = store_hosts.bulk_load(conn, host_rows(hosts))
         for table, rows in zip(TABLES, booking_rows(bookings, ids)):
             conn.execute(sa.insert(table), rows)
     common.analyze(engine)

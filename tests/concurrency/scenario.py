@@ -34,8 +34,8 @@ from oslo_config import cfg
 import sqlalchemy as sa
 
 from reservation_ext import conf as conf_mod
-from reservation_ext.hosts import records as host_records
 from reservation_ext.sandbox import config
+from reservation_ext.store import hosts as store_hosts
 from tests.concurrency import checker
 from tests.concurrency import cloud as cloud_mod
 from tests.concurrency import cluster
@@ -65,7 +65,7 @@ def add_hosts(engine, count, now):
             'memory_mb': memory_mb, 'local_gb': local_gb, 'cpu_info': '{}',
             'reservable': True, 'generation': 0, 'created_at': now}, {}))
     with engine.begin() as conn:
-        host_records.bulk_load(conn, hosts)
+        store_hosts.bulk_load(conn, hosts)
 
 
 def reservation_options(layout):
