@@ -15,7 +15,7 @@
 :func:`run` works in a sandbox started with ``--engines 0`` (nothing
 starts while the clients work). It registers the reservable hosts in the
 sandbox's leases DB (their rows, written as the host inventory writes
-them, :func:`reservation_ext.hosts.records.bulk_load`: hosts that Nova
+them, :func:`reservation_ext.store.hosts.bulk_load`: hosts that Nova
 does not run, as nothing is built on them before the leases start, two
 days later), starts the extra lease API workers (:mod:`.cluster`) with the
 sandbox's nova.conf, gives the clients their projects (:mod:`.cloud`),
