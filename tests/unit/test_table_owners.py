@@ -104,7 +104,10 @@ class Checker(ast.NodeVisitor):
         self.module, self.path, self.in_db = module, path, in_db
         self.bindings = {}
         self.writes = []
-        self.problems = []
+        # Table handles bound under another name than db.tables' own,
+        # and models' tables reached outside db/.
+        self.misnamed = []
+        self.model_tables = []
         self.functions = []
 
     def check(self, tree):
@@ -117,15 +120,16 @@ class Checker(ast.NodeVisitor):
 
     def _binding(self, node):
         value = node.value
-        handle = (isinstance(value, ast.Attribute) and (
-            _is_name(value.value, 'tables') or value.attr == '__table__'))
+        handle = isinstance(value, ast.Name) or (
+            isinstance(value, ast.Attribute) and (
+                _is_name(value.value, 'tables') or value.attr == '__table__'))
         table = self.table_of(value) if handle else None
         if table is None or len(node.targets) != 1:
             return
         target = node.targets[0]
         name = target.id if isinstance(target, ast.Name) else None
         if name != CANONICAL[table]:
-            self.problems.append('%s:%d binds %s under the name %s, not %s' % (
+            self.misnamed.append('%s:%d binds %s under the name %s, not %s' % (
                 self.path, node.lineno, table, name, CANONICAL[table]))
             return
         self.bindings[name] = table
@@ -158,7 +162,7 @@ class Checker(ast.NodeVisitor):
         if (node.attr == '__table__' and not self.in_db and
                 isinstance(node.value, ast.Attribute) and
                 _is_name(node.value.value, 'models')):
-            self.problems.append(
+            self.model_tables.append(
                 '%s:%d reaches models.%s.__table__ outside db/: use its '
                 'handle in db.tables' % (self.path, node.lineno,
                                          node.value.attr))
@@ -323,13 +327,11 @@ class TableOwnersTest(base.TestCase):
 
     def test_tables_are_bound_only_under_their_canonical_names(self):
         self.assertEqual([], [problem for checker in self.checkers
-                              for problem in checker.problems
-                              if 'binds' in problem])
+                              for problem in checker.misnamed])
 
     def test_models_tables_are_reached_through_db_tables_outside_db(self):
         self.assertEqual([], [problem for checker in self.checkers
-                              for problem in checker.problems
-                              if '__table__' in problem])
+                              for problem in checker.model_tables])
 
     def test_each_generic_writer_allowed_writes_an_untold_table(self):
         untold = {(write.module, write.function)
@@ -421,10 +423,13 @@ class CheckerTest(base.TestCase):
     def test_a_table_bound_under_another_name_fails(self):
         checker = check_source(
             'from db import tables\n'
-            'BOOKINGS = tables.ALLOCATIONS\n',
+            'BOOKINGS = tables.ALLOCATIONS\n'
+            'ALLOCATIONS = tables.ALLOCATIONS\n'
+            'HELD = ALLOCATIONS\n',
             'reservation_ext.planning.planner')
-        self.assertEqual(1, len(checker.problems), checker.problems)
-        self.assertIn('under the name BOOKINGS', checker.problems[0])
+        self.assertEqual(2, len(checker.misnamed), checker.misnamed)
+        self.assertIn('under the name BOOKINGS', checker.misnamed[0])
+        self.assertIn('under the name HELD', checker.misnamed[1])
 
     def test_a_models_table_outside_db_fails(self):
         checker = check_source(
@@ -432,7 +437,7 @@ class CheckerTest(base.TestCase):
             'def f():\n'
             '    return models.Lease.__table__\n',
             'reservation_ext.leases.views')
-        self.assertEqual(1, len(checker.problems), checker.problems)
+        self.assertEqual(1, len(checker.model_tables), checker.model_tables)
 
     def test_dict_and_list_methods_are_no_writes(self):
         checker = check_source(
