@@ -35,7 +35,7 @@ import sqlalchemy as sa
 
 from db import models
 from reservation_ext import clock
-from reservation_ext.hosts import records as host_records
+from reservation_ext.store import hosts as store_hosts
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SHARED = os.path.join(os.path.dirname(TOP), 'shared')
@@ -179,7 +179,7 @@ def load_workload(engine, workload):
     with engine.begin() as conn:
         conn.execution_options(**{models.CLOCK: clock.SYSTEM})
         ids = dict(zip([h['id'] for h in workload['hosts']],
-                       host_records.bulk_load(conn, host_rows)))
+                       store_hosts.bulk_load(conn, host_rows)))
         leases, reservations, allocations = _lease_rows(workload, ids)
         conn.execute(sa.insert(models.Lease.__table__), leases)
         conn.execute(sa.insert(models.Reservation.__table__), reservations)

@@ -64,7 +64,7 @@ from nova_filters import reservation_filter  # noqa: E402
 from reservation_ext import clock  # noqa: E402
 from reservation_ext import conf as conf_mod  # noqa: E402
 from reservation_ext import context  # noqa: E402
-from reservation_ext.hosts import records as host_records  # noqa: E402
+from reservation_ext.store import hosts as store_hosts  # noqa: E402
 
 # Generator options of blazar_filter.py: the peer run must get the same
 # workload as ours.
@@ -115,7 +115,7 @@ def load(workload):
     with db_api.writer(ctx, clock.SYSTEM) as session:
         models.Base.metadata.create_all(session.connection())
         names = [h for pool in pools for h in pool['hosts']]
-        ids = dict(zip(names, host_records.bulk_load(session.connection(), [
+        ids = dict(zip(names, store_hosts.bulk_load(session.connection(), [
             ({'hypervisor_hostname': name, 'service_name': name,
               'vcpus': 32, 'memory_mb': 131072, 'local_gb': 1000}, {})
             for name in names])))

@@ -84,7 +84,6 @@ from reservation_ext import clock as clock_mod  # noqa: E402
 from reservation_ext import conf as conf_mod  # noqa: E402
 from reservation_ext import context  # noqa: E402
 from reservation_ext import dates  # noqa: E402
-from reservation_ext.hosts import records as host_records  # noqa: E402
 from reservation_ext.leases import hints as lease_hints  # noqa: E402
 from reservation_ext.leases import notifications  # noqa: E402
 from reservation_ext.leases import parsing as lease_requests  # noqa: E402
@@ -95,6 +94,7 @@ from reservation_ext.plugins import virtual_instance  # noqa: E402
 from reservation_ext.sandbox import config as sandbox_config  # noqa: E402
 from reservation_ext.states import LeaseStatus  # noqa: E402
 from reservation_ext.states import ReservationStatus  # noqa: E402
+from reservation_ext.store import hosts as store_hosts  # noqa: E402
 
 SANDBOX_HOSTS = 4
 MICROVERSION = '2.87'
@@ -212,7 +212,7 @@ def load(engine, hosts, bookings):
     """Insert the hosts and bookings in one transaction; the host ids."""
     with engine.begin() as conn:
         conn.execution_options(**{models.CLOCK: clock_mod.SYSTEM})
-        ids = host_records.bulk_load(conn, host_rows(hosts))
+        ids = store_hosts.bulk_load(conn, host_rows(hosts))
         for table, rows in zip(TABLES, booking_rows(bookings, ids)):
             conn.execute(sa.insert(table), rows)
     common.analyze(engine)

@@ -60,11 +60,11 @@ The policies:
 ``ours``
     Issue 15 (the ReservationFilter's rule, :func:`reservation_ext.
     planning.preemptible_placement.closed_hosts`): preemptibles on any
-    reservable capacity that no active host lease holds and where no booking starts
-    within ``[reservation] preemption_lead_time``; the engine's default
-    reclaim stops them that long before a booking starts (at the next
-    tick's poll), and in the lease's start those that landed since, only
-    as many as the booking needs.
+    reservable capacity that no active host lease holds and where no
+    booking starts within ``[reservation] preemption_lead_time``; the
+    engine's default reclaim stops them that long before a booking starts
+    (at the next tick's poll), and in the lease's start those that landed
+    since, only as many as the booking needs.
     A time-bounded server is booked by the planner as a slice of a
     reservable host for ``[now, end)`` (a one-server lease that starts
     now with an end, ``fill_gaps``), in the shared pool when none fits.
@@ -148,7 +148,6 @@ from reservation_ext import dates
 from reservation_ext.engine import reclaim
 from reservation_ext.engine import runner
 from reservation_ext import exceptions
-from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notifications
 from reservation_ext.leases import parsing as lease_requests
 from reservation_ext.leases import service as lease_service
@@ -156,6 +155,7 @@ from reservation_ext.planning import planner
 from reservation_ext.planning import preemptible_placement
 from reservation_ext import plugins as plugins_mod
 from reservation_ext.plugins import virtual_instance
+from reservation_ext.store import hosts as store_hosts
 
 POLICIES = ('none', 'blazar', 'ours')
 T0 = datetime.datetime(2030, 1, 1)
@@ -562,7 +562,7 @@ def load_hosts(engine, count):
             for n in range(count)]
     with engine.begin() as conn:
         conn.execution_options(**{models.CLOCK: clock_mod.SYSTEM})
-        ids = host_records.bulk_load(conn, rows)
+        ids = store_hosts.bulk_load(conn, rows)
     return {host_id: row['service_name']
             for host_id, (row, _caps) in zip(ids, rows)}
 

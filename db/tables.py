@@ -43,3 +43,28 @@ PROPOSALS = models.Proposal.__table__
 POOL_STATE = models.PoolState.__table__
 MONITOR_STATE = models.HostMonitorState.__table__
 VOLUME_STATE = models.VolumeCapacityState.__table__
+
+# The one module that may write each table (by table name). A table
+# that several parts of the code change has a module of its own in
+# reservation_ext/store/; the others are written where they are used.
+# doc/source/contributor/architecture.rst ("Who writes each table") says
+# what each owner's writes mean.
+OWNERS = {
+    LEASES.name: 'reservation_ext.store.leases',
+    LEASE_PROJECTS.name: 'reservation_ext.store.leases',
+    RESERVATIONS.name: 'reservation_ext.store.leases',
+    LEASE_EVENTS.name: 'reservation_ext.store.leases',
+    HOST_RESERVATIONS.name: 'reservation_ext.plugins.physical_host',
+    INSTANCE_RESERVATIONS.name: 'reservation_ext.store.instance_reservations',
+    VOLUME_RESERVATIONS.name: 'reservation_ext.plugins.virtual_volume',
+    HOSTS.name: 'reservation_ext.store.hosts',
+    CAPABILITIES.name: 'reservation_ext.store.hosts',
+    HOST_PROPERTIES.name: 'reservation_ext.store.hosts',
+    RECYCLING.name: 'reservation_ext.plugins.host_end_policies',
+    POWER_EVENTS.name: 'reservation_ext.engine.power_manager',
+    ALLOCATIONS.name: 'reservation_ext.store.allocations',
+    PROPOSALS.name: 'reservation_ext.leases.proposals',
+    POOL_STATE.name: 'db.api',
+    MONITOR_STATE.name: 'reservation_ext.engine.host_monitor',
+    VOLUME_STATE.name: 'reservation_ext.planning.volume_capacity',
+}

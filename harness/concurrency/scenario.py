@@ -15,7 +15,7 @@
 :func:`run` works in a sandbox started with ``--engines 0`` (nothing
 starts while the clients work). It registers the reservable hosts in the
 sandbox's leases DB (their rows, written as the host inventory writes
-them, :func:`reservation_ext.hosts.records.bulk_load`: hosts that Nova
+them, :func:`reservation_ext.store.hosts.bulk_load`: hosts that Nova
 does not run, as nothing is built on them before the leases start, two
 days later), starts the extra lease API workers (:mod:`.cluster`) with the
 sandbox's nova.conf, gives the clients their projects (:mod:`.cloud`),
@@ -38,8 +38,8 @@ from harness.concurrency import cloud as cloud_mod
 from harness.concurrency import cluster
 from harness.concurrency import workload
 from reservation_ext import conf as conf_mod
-from reservation_ext.hosts import records as host_records
 from reservation_ext.sandbox import config
+from reservation_ext.store import hosts as store_hosts
 
 # Nova's defaults, which the sandbox's nova.conf keeps: allocation ratios
 # of vCPUs, RAM, disk, and the host reserve (no vCPU, 512 MB of RAM, no
@@ -65,7 +65,7 @@ def add_hosts(engine, count, now):
             'memory_mb': memory_mb, 'local_gb': local_gb, 'cpu_info': '{}',
             'reservable': True, 'generation': 0, 'created_at': now}, {}))
     with engine.begin() as conn:
-        host_records.bulk_load(conn, hosts)
+        store_hosts.bulk_load(conn, hosts)
 
 
 def reservation_options(layout):

@@ -83,6 +83,8 @@ from reservation_ext.planning import healing
 from reservation_ext.planning import planner
 from reservation_ext.power import policy
 from reservation_ext import states
+from reservation_ext.store import allocations as store_allocations
+from reservation_ext.store import hosts as store_hosts
 from reservation_ext.store import leases as store_leases
 
 LOG = logging.getLogger(__name__)
@@ -193,12 +195,14 @@ class HostMonitor:
         with db_api.writer(ctx, self.clock) as session:
             if next_check is not None:
                 return bool(session.execute(
-                    sa.update(MONITOR_STATE).where(MONITOR_STATE.c.id == 1,
-                                                   MONITOR_STATE.c.next_check <= now)
+                    sa.update(MONITOR_STATE).where(
+                        MONITOR_STATE.c.id == 1,
+                        MONITOR_STATE.c.next_check <= now)
                     .values(**values)).rowcount)
             try:
                 with session.begin_nested():
-                    session.execute(sa.insert(MONITOR_STATE).values(id=1, **values))
+                    session.execute(
+                        sa.insert(MONITOR_STATE).values(id=1, **values))
             except db_exc.DBDuplicateEntry:
                 return False
             return True
@@ -219,27 +223,19 @@ class HostMonitor:
             return 0
         now = self.clock.now()
         changed = 0
+        # Each change is made by the engine whose UPDATE matched.
         with db_api.writer(ctx, self.clock) as session:
             for name, failure in sorted(failing.items()):
-                changed += self._change(
-                    session, name, HOSTS.c.failed_at.is_(None),
-                    failed_at=now, failure=failure, reservable=False)
+                if store_hosts.mark_failed(session, name, failure, now):
+                    LOG.warning('Reservable host %s: nova-compute is %s',
+                                name, failure)
+                    changed += 1
             for name in recovered:
-                changed += self._change(
-                    session, name, HOSTS.c.failed_at.is_not(None),
-                    failed_at=None, failure=None, reservable=True)
+                if store_hosts.mark_recovered(session, name, now):
+                    LOG.warning('Reservable host %s: nova-compute is back',
+                                name)
+                    changed += 1
         return changed
-
-    def _change(self, session, name, unchanged, **values):
-        """One host's change, made by the engine whose UPDATE matched."""
-        result = session.execute(
-            sa.update(HOSTS).where(HOSTS.c.service_name == name, unchanged)
-            .values(updated_at=self.clock.now(), **values))
-        if result.rowcount:
-            LOG.warning('Reservable host %s: %s', name,
-                        'nova-compute is %s' % values['failure']
-                        if values['failure'] else 'nova-compute is back')
-        return result.rowcount
 
     def _heal(self, ctx, notices, checked):
         """Heal each reservation with due bookings; return how many.
@@ -358,23 +354,18 @@ class HostMonitor:
 
     def _moved(self, ctx, allocation_ids):
         with db_api.writer(ctx, self.clock) as session:
-            session.execute(
-                sa.update(ALLOCATIONS)
-                .where(ALLOCATIONS.c.id.in_(allocation_ids))
-                .values(moved_from=None, move_claimed_until=None))
+            store_allocations.finish_moves(session, allocation_ids)
 
     def _finish_moves(self, ctx):
         """Take over the Nova side of moves whose claim expired."""
         now = self.clock.now()
-        expired = sa.and_(ALLOCATIONS.c.moved_from.is_not(None),
-                          ALLOCATIONS.c.move_claimed_until < now)
         with db_api.context_manager.reader.using(ctx) as session:
-            if not session.scalar(sa.select(sa.exists().where(expired))):
+            if not session.scalar(sa.select(sa.exists().where(
+                    store_allocations.expired_moves(now)))):
                 return 0
         with db_api.writer(ctx, self.clock) as session:
-            claimed = _each_matched(
-                session, ALLOCATIONS, expired,
-                move_claimed_until=self._claim_until())
+            claimed = store_allocations.claim_expired_moves(
+                session, now, self._claim_until())
             by_reservation = {}
             for row in session.execute(
                     sa.select(ALLOCATIONS.c.id, ALLOCATIONS.c.reservation_id,
@@ -436,33 +427,3 @@ def _read(session, plugins, lease_id, reservation_id):
             session, plugins, [lease_id]).get(lease_id, [])
          if view['id'] == reservation_id), None)
     return lease, reservation
-
-
-def _flag(session, table, row_id, **flags):
-    """Set the true ``flags`` of a row that has them false; return if any.
-
-    Only raises flags: clearing is :meth:`HostMonitor._clear`'s.
-    """
-    raised = False
-    for name, value in flags.items():
-        if value:
-            raised |= bool(session.execute(
-                sa.update(table).where(table.c.id == row_id,
-                                       ~table.c[name])
-                .values(**{name: True})).rowcount)
-    return raised
-
-
-def _each_matched(session, table, condition, **values):
-    """Update the rows matching ``condition``; the ids this one updated.
-
-    Row by row with the condition checked again, so that of two engines
-    each row is one's (UPDATE ... RETURNING is not on every backend).
-    """
-    updated = []
-    for row_id in session.scalars(
-            sa.select(table.c.id).where(condition)).all():
-        if session.execute(sa.update(table).where(
-                table.c.id == row_id, condition).values(**values)).rowcount:
-            updated.append(row_id)
-    return updated

@@ -71,6 +71,7 @@ from reservation_ext import dates
 from reservation_ext.planning import planner
 from reservation_ext.power import drivers
 from reservation_ext.power import policy
+from reservation_ext.store import hosts as store_hosts
 
 LOG = logging.getLogger(__name__)
 
@@ -207,16 +208,13 @@ class PowerManager:
             if values != recorded:
                 stale = row.failed_at is None and not (
                     transition and transition.due(now))
-                changed.append((row.id, values,
-                                {'power_failure': None} if stale else {}))
+                changed.append((row.id, values, stale))
         if not changed:
             return
         with db_api.writer(ctx, self.clock) as session:
-            for host_id, (action, at, reason), cleared in changed:
-                session.execute(sa.update(HOSTS).where(HOSTS.c.id == host_id)
-                                .values(power_next_action=action,
-                                        power_next_at=at,
-                                        power_next_reason=reason, **cleared))
+            for host_id, (action, at, reason), stale in changed:
+                store_hosts.record_power_plan(session, host_id, action, at,
+                                              reason, clear_failure=stale)
 
     def _switch(self, ctx, read, transition):
         if transition.action == policy.POWER_OFF:
@@ -296,14 +294,10 @@ class PowerManager:
             if switched_off(service):
                 self.clients.nova.set_compute_service(row.service_name, True)
             with db_api.writer(ctx, self.clock) as session:
-                confirmed = session.execute(
-                    sa.update(HOSTS).where(
-                        HOSTS.c.id == row.id,
-                        HOSTS.c.power_state == policy.POWERING_ON)
-                    .values(power_state=policy.ON, power_changed_at=now,
-                            power_failure=None)).rowcount
+                confirmed = store_hosts.confirm_powered_on(session, row.id,
+                                                           now)
                 if confirmed:
-                    _recover(session, row.id)
+                    store_hosts.recover_from_power(session, row.id, FAILURE)
             if confirmed:
                 LOG.info('Power: host %s is on', row.hypervisor_hostname)
             return confirmed
@@ -314,15 +308,14 @@ class PowerManager:
             return _fail(session, row, now,
                          'nova-compute not up %d s after the host was '
                          'switched on' % self.conf.power.power_on_timeout,
-                         HOSTS.c.power_state == policy.POWERING_ON)
+                         while_powering_on=True)
 
     def _note(self, ctx, read, why):
         """Record why a host stays on (when that changed)."""
         if read.row.power_failure == why:
             return
         with db_api.writer(ctx, self.clock) as session:
-            session.execute(sa.update(HOSTS).where(HOSTS.c.id == read.row.id)
-                            .values(power_failure=why))
+            store_hosts.note_power_failure(session, read.row.id, why)
 
     def _claim(self, ctx, read, transition):
         """Hold the host for ``transition``, or None if another engine has.
@@ -334,14 +327,9 @@ class PowerManager:
         token = '%s:%s' % (self.engine_id, uuid.uuid4().hex)
         until = now + datetime.timedelta(seconds=self.conf.power.claim_timeout)
         with db_api.writer(ctx, self.clock) as session:
-            if not session.execute(
-                    sa.update(HOSTS).where(
-                        HOSTS.c.id == read.row.id,
-                        HOSTS.c.power_state == read.host.state,
-                        sa.or_(HOSTS.c.power_claimed_until.is_(None),
-                               HOSTS.c.power_claimed_until <= now))
-                    .values(power_claimed_by=token,
-                            power_claimed_until=until)).rowcount:
+            if not store_hosts.claim_power_transition(
+                    session, read.row.id, read.host.state, now, token,
+                    until):
                 return None
             event_id = session.execute(sa.insert(POWER_EVENTS).values(
                 host_id=read.row.id, action=transition.action,
@@ -361,17 +349,10 @@ class PowerManager:
             a failure is retried at the next poll, not in this one.
         """
         now = self.clock.now()
-        values = {'power_claimed_by': None, 'power_claimed_until': None,
-                  'power_failure': _cut(failure)}
-        if state is not None:
-            values.update(power_state=state, power_changed_at=now)
         with db_api.writer(ctx, self.clock) as session:
-            if not session.execute(
-                    sa.update(HOSTS).where(
-                        HOSTS.c.id == claim.read.row.id,
-                        HOSTS.c.power_claimed_by == claim.token,
-                        HOSTS.c.power_claimed_until > now)
-                    .values(**values)).rowcount:
+            if not store_hosts.record_power_outcome(
+                    session, claim.read.row.id, claim.token, now, state,
+                    _cut(failure)):
                 LOG.warning('Power: the claim on host %s expired; its %s '
                             'is left to a later poll',
                             claim.read.row.hypervisor_hostname,
@@ -432,25 +413,14 @@ def _disabled_reason(read, transition):
                                   dates.format_date(min(upcoming)))
 
 
-def _fail(session, row, now, why, *conditions):
+def _fail(session, row, now, why, while_powering_on=False):
     """Fail a host as the host monitor does (``failure`` ``power``)."""
-    failed = session.execute(
-        sa.update(HOSTS).where(HOSTS.c.id == row.id,
-                               HOSTS.c.failed_at.is_(None), *conditions)
-        .values(failed_at=now, failure=FAILURE, reservable=False,
-                power_failure=why)).rowcount
+    failed = store_hosts.fail_for_power(session, row.id, FAILURE, why, now,
+                                        while_powering_on)
     if failed:
         LOG.warning('Power: reservable host %s failed: %s',
                     row.hypervisor_hostname, why)
     return failed
-
-
-def _recover(session, host_id):
-    """A host that failed because it did not come up is back."""
-    session.execute(
-        sa.update(HOSTS).where(HOSTS.c.id == host_id,
-                               HOSTS.c.failure == FAILURE)
-        .values(failed_at=None, failure=None, reservable=True))
 
 
 def _describe(error):

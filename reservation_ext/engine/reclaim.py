@@ -61,6 +61,7 @@ from reservation_ext.leases import notification_schema
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import preemptible_placement
 from reservation_ext.planning import reclaim_choice
+from reservation_ext.store import allocations as store_allocations
 
 LOG = logging.getLogger(__name__)
 
@@ -152,13 +153,8 @@ class Reclaimer:
                 RESERVATIONS,
                 RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id).where(
                     which)
-            claimed = db_api.update_returning(
-                session, sa.update(ALLOCATIONS)
-                .where(ALLOCATIONS.c.id.in_(ids), recheck)
-                .values(reclaim_claimed_until=until),
-                ALLOCATIONS.c.id, ALLOCATIONS.c.host_id,
-                ALLOCATIONS.c.start_date,
-                ALLOCATIONS.c.reservation_id).all()
+            claimed = store_allocations.claim_for_reclaim(
+                session, ids, recheck, until)
             leases = dict(session.execute(
                 sa.select(RESERVATIONS.c.id, RESERVATIONS.c.lease_id).where(
                     RESERVATIONS.c.id.in_({row.reservation_id
@@ -240,7 +236,8 @@ class Reclaimer:
         """Delete or shelve one preemptible server, then say so.
 
         :param booking: the :class:`Booking` it gives way to; None when
-            the host is switched off (:mod:`reservation_ext.engine.power_manager`).
+            the host is switched off
+            (:mod:`reservation_ext.engine.power_manager`).
         """
         action = self.conf.reservation.preemptible_on_reclaim
         LOG.info('Preempting server %s on %s for %s (%s)', server['id'],
@@ -268,12 +265,8 @@ class Reclaimer:
         """
         with db_api.writer(ctx, self.clock) as session:
             for booking in bookings:
-                session.execute(
-                    sa.update(ALLOCATIONS)
-                    .where(ALLOCATIONS.c.id == booking.id,
-                           ALLOCATIONS.c.start_date == booking.start_date)
-                    .values(reclaimed_for=booking.start_date,
-                            reclaim_claimed_until=None))
+                store_allocations.mark_reclaimed(session, booking.id,
+                                                 booking.start_date)
 
 
 def _by_host(bookings):

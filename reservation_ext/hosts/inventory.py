@@ -30,12 +30,13 @@ from db import api as db_api
 from db import tables
 from reservation_ext import dates
 from reservation_ext import exceptions
-from reservation_ext.hosts import records as host_records
 from reservation_ext.hosts import schemas
 from reservation_ext.planning import planner
 from reservation_ext import policy
 from reservation_ext.power import credentials
 from reservation_ext.power import policy as power_policy
+from reservation_ext.store import allocations as store_allocations
+from reservation_ext.store import hosts as store_hosts
 from reservation_ext import validation
 
 HOSTS = tables.HOSTS
@@ -134,11 +135,11 @@ class HostInventory:
             row = _get_row(session, host_id)
             current = _capabilities_of(session, [row.id]).get(row.id, {})
             current.update(capabilities)
-            host_records.set_capabilities(session, row.id, {
+            store_hosts.set_capabilities(session, row.id, {
                 key: value for key, value in current.items()
                 if value is not None})
-            session.execute(sa.update(HOSTS).where(HOSTS.c.id == row.id)
-                            .values(updated_at=self.clock.now(), **columns))
+            store_hosts.update_host(session, row.id, self.clock.now(),
+                                    columns)
         return self.get(ctx, host_id)
 
     def delete(self, ctx, host_id):
@@ -168,11 +169,13 @@ class HostInventory:
         policy.authorize(ctx, 'get_properties', ctx.project_id,
                          policy.HOSTS)
         with db_api.context_manager.reader.using(ctx) as session:
-            private = set(session.scalars(sa.select(HOST_PROPERTIES.c.name).where(
-                HOST_PROPERTIES.c.private)))
+            private = set(session.scalars(
+                sa.select(HOST_PROPERTIES.c.name)
+                .where(HOST_PROPERTIES.c.private)))
             values = {}
             for name, value in session.execute(
-                    sa.select(CAPABILITIES.c.name, CAPABILITIES.c.value).distinct()
+                    sa.select(CAPABILITIES.c.name, CAPABILITIES.c.value)
+                    .distinct()
                     .order_by(CAPABILITIES.c.name, CAPABILITIES.c.value)):
                 values.setdefault(name, []).append(value)
         return [_property_view(name, values[name], name in private, detail)
@@ -190,10 +193,7 @@ class HostInventory:
             if not session.scalar(sa.select(sa.exists().where(
                     CAPABILITIES.c.name == name))):
                 raise exceptions.NotFound(kind='Host property', id=name)
-            session.execute(sa.delete(HOST_PROPERTIES).where(
-                HOST_PROPERTIES.c.name == name))
-            session.execute(sa.insert(HOST_PROPERTIES).values(
-                name=name, private=private))
+            store_hosts.set_property_private(session, name, private)
         return {'property_name': name, 'private': private,
                 'resource_type': 'physical:host'}
 
@@ -201,7 +201,7 @@ class HostInventory:
     def _insert(self, ctx, values, capabilities):
         with db_api.writer(ctx, self.clock) as session:
             _check_new(session, values['hypervisor_hostname'])
-            return host_records.add_host(session, values, capabilities)
+            return store_hosts.add_host(session, values, capabilities)
 
     @db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
     def _remove(self, ctx, host_id):
@@ -209,9 +209,8 @@ class HostInventory:
             _check_unused(session, host_id, self.clock.now())
             _check_on(session, host_id, self.clock.now())
             # Past allocations only: they go with the host.
-            session.execute(sa.delete(ALLOCATIONS).where(
-                ALLOCATIONS.c.host_id == host_id))
-            session.execute(sa.delete(HOSTS).where(HOSTS.c.id == host_id))
+            store_allocations.forget_host(session, host_id)
+            store_hosts.remove_host(session, host_id)
 
 
 def allocated_hosts(session, reservation_ids):
@@ -313,7 +312,8 @@ def _get_row(session, host_id):
 def _capabilities_of(session, host_ids):
     found = {}
     for host_id, name, value in session.execute(
-            sa.select(CAPABILITIES.c.host_id, CAPABILITIES.c.name, CAPABILITIES.c.value)
+            sa.select(CAPABILITIES.c.host_id, CAPABILITIES.c.name,
+                      CAPABILITIES.c.value)
             .where(CAPABILITIES.c.host_id.in_(host_ids))):
         found.setdefault(host_id, {})[name] = value
     return found

@@ -53,11 +53,11 @@ from reservation_ext.leases import schemas
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext import policy
+from reservation_ext.store import allocations as store_allocations
 from reservation_ext import validation
 
 PROPOSALS = tables.PROPOSALS
 HOSTS = tables.HOSTS
-ALLOCATIONS = tables.ALLOCATIONS
 
 # The first span searched: this many windows' lengths, at least a week.
 _FIRST_SPAN_WINDOWS = 4
@@ -249,9 +249,7 @@ def purge_expired(session, now):
 
     Their holds count for nothing already; no host generation moves.
     """
-    session.execute(sa.delete(ALLOCATIONS).where(
-        ALLOCATIONS.c.proposal_id.in_(
-            sa.select(PROPOSALS.c.id).where(PROPOSALS.c.expires_at <= now))))
+    store_allocations.drop_expired_holds(session, now)
     session.execute(sa.delete(PROPOSALS).where(
         PROPOSALS.c.expires_at <= now))
 
@@ -289,6 +287,6 @@ def release(session, request_id):
     """Delete the proposals of a request and their holds."""
     proposal_ids = sa.select(PROPOSALS.c.id).where(
         PROPOSALS.c.request_id == request_id)
-    planner.release_holds(session, proposal_ids)
+    store_allocations.drop_holds(session, proposal_ids)
     session.execute(sa.delete(PROPOSALS).where(
         PROPOSALS.c.request_id == request_id))

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import tables
 from reservation_ext.leases import metadata as lease_metadata
+from reservation_ext.store import instance_reservations as store_instances
 
 INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
 RESERVATIONS = tables.RESERVATIONS
@@ -81,8 +82,7 @@ def leased_server(ctx, server_id):
 def save_build_args(ctx, server_id, build_args):
     """Keep a deferred build's arguments (:func:`builds.dump`)."""
     with db_api.writer(ctx) as session:
-        session.execute(sa.update(INSTANCE_RESERVATIONS).where(
-            INSTANCE_RESERVATIONS.c.server_id == server_id).values(build_args=build_args))
+        store_instances.keep_build_args(session, server_id, build_args)
 
 
 def take_build_args(ctx, server_id):
@@ -91,19 +91,19 @@ def take_build_args(ctx, server_id):
     Of two concurrent starts, only one gets them.
     """
     with db_api.writer(ctx) as session:
-        args = session.execute(sa.select(INSTANCE_RESERVATIONS.c.build_args).where(
-            INSTANCE_RESERVATIONS.c.server_id == server_id)).scalar()
+        args = session.execute(
+            sa.select(INSTANCE_RESERVATIONS.c.build_args).where(
+                INSTANCE_RESERVATIONS.c.server_id == server_id)).scalar()
         if args is None:
             return None
-        taken = session.execute(sa.update(INSTANCE_RESERVATIONS).where(
-            INSTANCE_RESERVATIONS.c.server_id == server_id,
-            INSTANCE_RESERVATIONS.c.build_args.is_not(None)).values(build_args=None))
-        return args if taken.rowcount else None
+        taken = store_instances.drop_build_args(session, server_id)
+        return args if taken else None
 
 
 def _select():
     return (sa.select(INSTANCE_RESERVATIONS.c.server_id, LEASES.c.id,
-                      INSTANCE_RESERVATIONS.c.build_args.is_not(None), LEASES.c.status,
+                      INSTANCE_RESERVATIONS.c.build_args.is_not(None),
+                      LEASES.c.status,
                       LEASES.c.start_date, INSTANCE_RESERVATIONS.c.build_args,
                       HOSTS.c.service_name, HOSTS.c.hypervisor_hostname,
                       LEASES.c.project_id, LEASES.c.end_date)

@@ -55,8 +55,8 @@ from sqlalchemy.sql import visitors
 
 from db import tables
 from reservation_ext import exceptions
-from reservation_ext.hosts import records as host_records
 from reservation_ext.power import credentials
+from reservation_ext.store import hosts as store_hosts
 from reservation_ext import validation
 
 HOSTS = tables.HOSTS
@@ -248,7 +248,7 @@ class _Compiler:
     def _json_one_of(self, name, values):
         if not _numeric_operands(name, values):
             return self._one_of(name, values)
-        numbers = [host_records.as_number(value) for value in values]
+        numbers = [store_hosts.as_number(value) for value in values]
         return _where(name, lambda col: col.in_(numbers), numeric=True)
 
     def _capability_op(self, name, op, value):
@@ -261,7 +261,7 @@ class _Compiler:
 
     def _compare(self, name, compare, value, numeric):
         if numeric:
-            number = host_records.as_number(value)
+            number = store_hosts.as_number(value)
             if number is None:
                 raise self.error('%s: %r is not a number', name, value)
             if not _is_numeric(name):
@@ -280,7 +280,7 @@ class _Compiler:
 def _numeric_operands(name, values):
     """Return whether JsonFilter operators compare ``values`` as numbers."""
     return _is_numeric(name) and all(
-        host_records.as_number(value) is not None for value in values)
+        store_hosts.as_number(value) is not None for value in values)
 
 
 def _is_numeric(name):

@@ -43,6 +43,7 @@ import sqlalchemy as sa
 from db import tables
 from reservation_ext import exceptions
 from reservation_ext.planning import planner
+from reservation_ext.store import allocations as store_allocations
 
 HOSTS = tables.HOSTS
 ALLOCATIONS = tables.ALLOCATIONS
@@ -165,17 +166,9 @@ def _find(session, reservation_id, group, request, busy):
 
 def _move(session, booking, host_id, now, track_until):
     """Move one booking's row, if it is still on its failed host."""
-    values = {'host_id': host_id,
-              'start_date': max(booking.start_date, now)}
-    if track_until is not None:
-        values.update(moved_from=booking.host_id,
-                      move_claimed_until=track_until)
-    moved = session.execute(
-        sa.update(ALLOCATIONS)
-        .where(ALLOCATIONS.c.id == booking.id,
-               ALLOCATIONS.c.host_id == booking.host_id)
-        .values(**values))
-    if moved.rowcount != 1:
+    if not store_allocations.move_booking(
+            session, booking.id, booking.host_id, host_id,
+            max(booking.start_date, now), track_until):
         raise exceptions.ConcurrentUpdate()
 
 

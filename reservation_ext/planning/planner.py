@@ -50,6 +50,8 @@ from reservation_ext import exceptions
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import preference
 from reservation_ext.planning import timelines
+from reservation_ext.store import allocations as store_allocations
+from reservation_ext.store import hosts as store_hosts
 
 HOSTS = tables.HOSTS
 ALLOCATIONS = tables.ALLOCATIONS
@@ -246,7 +248,7 @@ def allocate_hosts(session, owner, start, end, min_count, max_count, busy,
             'to %s, %d wanted.' % (len(free), start, end, min_count))
     if free:
         _bump_generations(session, free)
-        session.execute(sa.insert(ALLOCATIONS), [
+        store_allocations.book(session, [
             _allocation(owner, host_id, start, end)
             for host_id, _generation in free])
     return [host_id for host_id, _generation in free]
@@ -263,7 +265,7 @@ def write_holds(session, holds, generations):
     hosts = {host_id for _owner, host_id, _start, _end, _size in holds}
     _bump_generations(session, [(host_id, generations[host_id])
                                 for host_id in sorted(hosts)])
-    session.execute(sa.insert(ALLOCATIONS), [
+    store_allocations.book(session, [
         _allocation(owner, host_id, start, end, size)
         for owner, host_id, start, end, size in holds])
 
@@ -323,7 +325,7 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
             size, amount, affinity, start, end))
     _bump_generations(session, sorted(
         {host_id: rooms[host_id][0] for host_id in placed}.items()))
-    session.execute(sa.insert(ALLOCATIONS), [
+    store_allocations.book(session, [
         _allocation(owner, host_id, start, end, size) for host_id in placed])
     return placed
 
@@ -444,10 +446,7 @@ def move_allocations(session, reservation_id, start, end, busy):
                                   len(booked)))
     if free:
         _bump_generations(session, free)
-        session.execute(
-            sa.update(ALLOCATIONS)
-            .where(ALLOCATIONS.c.reservation_id == reservation_id)
-            .values(start_date=start, end_date=end))
+        store_allocations.reschedule(session, reservation_id, start, end)
 
 
 def latest_end(session, reservation_id, busy):
@@ -521,10 +520,7 @@ def move_slices(session, reservation_id, start, end, busy,
                 'room for its instances then.' % (start, end, host_id))
     _bump_generations(session, [(host_id, rooms[host_id][0])
                                 for host_id in sorted(booked)])
-    session.execute(
-        sa.update(ALLOCATIONS)
-        .where(ALLOCATIONS.c.reservation_id == reservation_id)
-        .values(start_date=start, end_date=end))
+    store_allocations.reschedule(session, reservation_id, start, end)
 
 
 def latest_slices_end(session, reservation_id, start, busy,
@@ -561,24 +557,19 @@ def release_gained(session, reservation_id, start):
 
     Return their compute service names.
     """
-    gained = sa.and_(ALLOCATIONS.c.reservation_id == reservation_id,
-                     ALLOCATIONS.c.start_date > start)
     names = session.scalars(
         sa.select(HOSTS.c.service_name).join(
             ALLOCATIONS, ALLOCATIONS.c.host_id == HOSTS.c.id)
-        .where(gained).order_by(HOSTS.c.service_name)).all()
-    _release(session, gained)
+        .where(ALLOCATIONS.c.reservation_id == reservation_id,
+               ALLOCATIONS.c.start_date > start)
+        .order_by(HOSTS.c.service_name)).all()
+    store_allocations.release_gained(session, reservation_id, start)
     return names
 
 
 def release(session, reservation_id):
     """Delete a reservation's allocations; its hosts become free."""
-    _release(session, ALLOCATIONS.c.reservation_id == reservation_id)
-
-
-def release_holds(session, proposal_ids):
-    """Delete the holds of proposals; their hosts become free."""
-    _release(session, ALLOCATIONS.c.proposal_id.in_(proposal_ids))
+    store_allocations.release(session, reservation_id)
 
 
 def held_hosts(session, proposal_id, item):
@@ -588,14 +579,6 @@ def held_hosts(session, proposal_id, item):
         .where(ALLOCATIONS.c.proposal_id == proposal_id,
                ALLOCATIONS.c.proposal_item == item)
         .order_by(ALLOCATIONS.c.host_id)).scalars().all()
-
-
-def _release(session, which):
-    session.execute(
-        sa.update(HOSTS)
-        .where(HOSTS.c.id.in_(sa.select(ALLOCATIONS.c.host_id).where(which)))
-        .values(generation=HOSTS.c.generation + 1))
-    session.execute(sa.delete(ALLOCATIONS).where(which))
 
 
 def _allocation(owner, host_id, start, end, size=None):
@@ -624,16 +607,9 @@ def bump_generations(session, hosts):
 def _bump_generations(session, hosts):
     """Bump the generation of ``(host_id, generation)`` hosts, all or none.
 
-    One UPDATE that only matches hosts still at the generation the caller
-    read. On PostgreSQL and MySQL a concurrent writer of the same host
-    waits for our row lock and then re-checks the WHERE clause against our
-    committed generation, so it matches fewer rows and fails here.
+    The compare-and-swap of
+    :func:`reservation_ext.store.hosts.bump_generations_if_unchanged`: a
+    concurrent writer of the same host matches fewer rows and fails here.
     """
-    generations = dict(hosts)
-    result = session.execute(
-        sa.update(HOSTS)
-        .where(HOSTS.c.id.in_(generations),
-               HOSTS.c.generation == sa.case(generations, value=HOSTS.c.id))
-        .values(generation=HOSTS.c.generation + 1))
-    if result.rowcount != len(generations):
+    if not store_hosts.bump_generations_if_unchanged(session, dict(hosts)):
         raise exceptions.ConcurrentUpdate()

@@ -42,6 +42,7 @@ import sqlalchemy as sa
 
 from db import tables
 from reservation_ext import exceptions
+from reservation_ext.store import allocations as store_allocations
 
 ALLOCATIONS = tables.ALLOCATIONS
 HOSTS = tables.HOSTS
@@ -69,10 +70,13 @@ def capacity(session, reservation_id):
     """
     row = session.execute(
         sa.select(RESERVATIONS.c.id, LEASES.c.id, LEASES.c.status,
-                  LEASES.c.start_date, LEASES.c.end_date, INSTANCE_RESERVATIONS.c.amount,
-                  INSTANCE_RESERVATIONS.c.server_group_id, LEASES.c.project_id)
+                  LEASES.c.start_date, LEASES.c.end_date,
+                  INSTANCE_RESERVATIONS.c.amount,
+                  INSTANCE_RESERVATIONS.c.server_group_id,
+                  LEASES.c.project_id)
         .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
-        .join(INSTANCE_RESERVATIONS, INSTANCE_RESERVATIONS.c.reservation_id == RESERVATIONS.c.id)
+        .join(INSTANCE_RESERVATIONS,
+              INSTANCE_RESERVATIONS.c.reservation_id == RESERVATIONS.c.id)
         .where(RESERVATIONS.c.id == reservation_id,
                INSTANCE_RESERVATIONS.c.server_id.is_(None))).first()
     if row is None:
@@ -99,11 +103,8 @@ def claim(session, reservation_id, count):
     chosen = session.scalars(
         sa.select(ALLOCATIONS.c.id).where(*free).order_by(ALLOCATIONS.c.id)
         .limit(count).with_for_update(skip_locked=True)).all()
-    # The UPDATE re-checks that each seat is still free: a seat another
-    # boot took meanwhile is not taken twice.
-    taken = session.execute(
-        sa.update(ALLOCATIONS).where(ALLOCATIONS.c.id.in_(chosen), *free)
-        .values(server_id=token)).rowcount if chosen else 0
+    taken = store_allocations.claim_seats(
+        session, reservation_id, chosen, token) if chosen else 0
     if taken != count:
         raise exceptions.Conflict(_in_use(session, reservation_id, count,
                                           taken))
@@ -127,21 +128,17 @@ def _in_use(session, reservation_id, count, taken):
 
 def bind(session, token, seat_id, server_id):
     """Give a claimed seat to the server that takes it."""
-    session.execute(sa.update(ALLOCATIONS).where(
-        ALLOCATIONS.c.id == seat_id, ALLOCATIONS.c.server_id == token)
-        .values(server_id=server_id))
+    store_allocations.seat_server(session, token, seat_id, server_id)
 
 
 def free(session, token):
     """Free the seats of a claim that no server took."""
-    session.execute(sa.update(ALLOCATIONS).where(
-        ALLOCATIONS.c.server_id == token).values(server_id=None))
+    store_allocations.free_seats(session, token)
 
 
 def free_server(session, server_id):
     """Free the seat of a deleted server (if it had one)."""
-    session.execute(sa.update(ALLOCATIONS).where(
-        ALLOCATIONS.c.server_id == server_id).values(server_id=None))
+    store_allocations.free_seats(session, server_id)
 
 
 def seat_hosts(session, reservation_id, server_id, seat_ids=()):

@@ -71,6 +71,7 @@ from reservation_ext.planning import planner
 from reservation_ext.planning import seats
 from reservation_ext.plugins import base
 from reservation_ext.states import ReservationStatus
+from reservation_ext.store import instance_reservations as store_instances
 from reservation_ext import validation
 
 FLAVOR_RESOURCE_TYPE = 'flavor:instance'
@@ -148,8 +149,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
                 hold=None):
         self._check_flavor_access(ctx, lease, values)
         self._book(session, reservation_id, lease, values)
-        session.execute(sa.insert(INSTANCE_RESERVATIONS).values(
-            id=reservation_id, reservation_id=reservation_id,
+        store_instances.add(session, reservation_id, dict(
             source_flavor=values['source_flavor'],
             **{key: values[key] for key in _COLUMNS}))
         return reservation_id
@@ -193,9 +193,8 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
                                   if value != reservation[key]},
                                  'started instance-capacity')
             self._move(session, lease, reservation)
-        session.execute(sa.update(INSTANCE_RESERVATIONS).where(
-            INSTANCE_RESERVATIONS.c.reservation_id == reservation['id']).values(
-                **{key: request[key] for key in _COLUMNS}))
+        store_instances.change(session, reservation['id'],
+                               {key: request[key] for key in _COLUMNS})
 
     def _move(self, session, lease, reservation):
         busy = self.busy(ignore_reservation=reservation['id'])
@@ -228,8 +227,8 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
         with db_api.context_manager.reader.using(ctx) as session:
             source = json.loads(session.scalar(
                 sa.select(INSTANCE_RESERVATIONS.c.source_flavor).where(
-                    INSTANCE_RESERVATIONS.c.reservation_id == reservation['id']))
-                or '{}')
+                    INSTANCE_RESERVATIONS.c.reservation_id ==
+                    reservation['id'])) or '{}')
         self.nova.ensure_private_flavor(
             _flavor(reservation, source),
             dict(source.get('extra_specs', {}),
@@ -240,9 +239,8 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
             group_id = self.nova.ensure_server_group(
                 'reservation-%s' % reservation['id'], policy)
             with db_api.writer(ctx, self.clock) as session:
-                session.execute(sa.update(INSTANCE_RESERVATIONS).where(
-                    INSTANCE_RESERVATIONS.c.reservation_id == reservation['id'])
-                    .values(server_group_id=group_id))
+                store_instances.set_server_group(session, reservation['id'],
+                                                 group_id)
 
     def on_end(self, ctx, lease, reservation):
         with db_api.context_manager.reader.using(ctx) as session:

@@ -67,6 +67,7 @@ from reservation_ext.planning import timelines
 from reservation_ext.plugins import base
 from reservation_ext.plugins import instance_capacity
 from reservation_ext.states import ReservationStatus
+from reservation_ext.store import instance_reservations as store_instances
 from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
@@ -194,8 +195,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 ignore_proposal=hold.proposal_id)
         else:
             self._book(session, reservation_id, lease, values)
-        session.execute(sa.insert(INSTANCE_RESERVATIONS).values(
-            id=reservation_id, reservation_id=reservation_id,
+        store_instances.add(session, reservation_id, dict(
             build_args=values.get(BUILD_ARGS),
             **{key: values[key] for key in _COLUMNS}))
         return values['server_id']
@@ -207,7 +207,8 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 .outerjoin(ALLOCATIONS, ALLOCATIONS.c.reservation_id ==
                            INSTANCE_RESERVATIONS.c.reservation_id)
                 .outerjoin(HOSTS, HOSTS.c.id == ALLOCATIONS.c.host_id)
-                .where(INSTANCE_RESERVATIONS.c.reservation_id.in_(reservation_ids),
+                .where(INSTANCE_RESERVATIONS.c.reservation_id
+                       .in_(reservation_ids),
                        INSTANCE_RESERVATIONS.c.server_id.is_not(None))):
             view = {key: getattr(row, key) for key in _COLUMNS
                     if getattr(row, key) is not None}
@@ -255,9 +256,8 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         if not reservation['shared_pool'] and reservation['status'] in (
                 ReservationStatus.PENDING, ReservationStatus.ACTIVE):
             self._rebook(session, lease, reservation, request)
-        session.execute(sa.update(INSTANCE_RESERVATIONS).where(
-            INSTANCE_RESERVATIONS.c.reservation_id == reservation['id']).values(
-                **{key: request[key] for key in _COLUMNS}))
+        store_instances.change(session, reservation['id'],
+                               {key: request[key] for key in _COLUMNS})
         if resized:
             return functools.partial(
                 _set_flavor, self.nova, reservation['server_id'],

@@ -37,11 +37,11 @@ from reservation_ext.enforcement import enforcer
 from reservation_ext.enforcement import time_quotas
 from reservation_ext.engine import runner
 from reservation_ext import exceptions
-from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins as plugins_mod
 from reservation_ext.plugins import physical_host
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests import enforcement_service
 from tests import fixtures
@@ -111,7 +111,7 @@ class _EnforcementAPITests:
         self.plugins = plugins_mod.load_plugins(self.conf, self.clock)
         with db_api.writer(self.ctx, self.clock) as session:
             for i in range(6):
-                host_records.add_host(session, {
+                store_hosts.add_host(session, {
                     'hypervisor_hostname': 'host%d' % i,
                     'service_name': 'host%d' % i, 'vcpus': 8,
                     'memory_mb': 8192, 'local_gb': 100})

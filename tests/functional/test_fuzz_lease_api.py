@@ -43,7 +43,6 @@ from db import models
 from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
-from reservation_ext.hosts import records as host_records
 from reservation_ext.hosts import schemas as host_schemas
 from reservation_ext.leases import notifications
 from reservation_ext.leases import schemas as lease_schemas
@@ -51,6 +50,7 @@ from reservation_ext import plugins as plugins_mod
 from reservation_ext.plugins import instance_capacity
 from reservation_ext.plugins import physical_host
 from reservation_ext.plugins import virtual_volume
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests import fixtures
 from tests.fuzz import checks
@@ -201,7 +201,7 @@ class LeaseAPIFuzzTest(base.DBTestCase):
     def _add_hosts(self):
         with db_api.writer(self.ctx, self.clock) as session:
             for name, vcpus, caps in HOSTS:
-                self.refs['host'].append(str(host_records.add_host(session, {
+                self.refs['host'].append(str(store_hosts.add_host(session, {
                     'hypervisor_hostname': name, 'service_name': name,
                     'availability_zone': 'nova', 'vcpus': vcpus,
                     'memory_mb': vcpus * 4096, 'local_gb': vcpus * 100,

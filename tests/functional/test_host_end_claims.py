@@ -28,8 +28,8 @@ from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
-from reservation_ext.hosts import records as host_records
 from reservation_ext.plugins import physical_host
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 
 NOW = datetime.datetime(2030, 1, 1, 12, 0)
@@ -48,7 +48,7 @@ class _ClaimTests:
         self.engines = [physical_host.PhysicalHostPlugin(
             conf_mod.CONF, self.clock) for _ in range(2)]
         with db_api.writer(self.ctx, self.clock) as session:
-            self.host_id = host_records.add_host(session, {
+            self.host_id = store_hosts.add_host(session, {
                 'hypervisor_hostname': 'compute-1', 'service_name':
                 'compute-1', 'vcpus': 8, 'memory_mb': 8192,
                 'local_gb': 100})

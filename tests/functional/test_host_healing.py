@@ -30,11 +30,11 @@ from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext.engine import host_monitor
-from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notifications
 from reservation_ext.leases import views
 from reservation_ext.plugins import physical_host
 from reservation_ext.plugins import virtual_instance
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests.functional import test_planner
 from tests.unit import test_engine
@@ -113,7 +113,7 @@ class _HealingTests:
         with self.writer() as session:
             for i in range(1, 5):
                 name = 'compute-%d' % i
-                self.host_ids[name] = host_records.add_host(session, {
+                self.host_ids[name] = store_hosts.add_host(session, {
                     'hypervisor_hostname': name, 'service_name': name,
                     'vcpus': 8 if i < 4 else 16, 'memory_mb': 8192,
                     'local_gb': 100}, {'gpu': 'true' if i < 4 else 'false'})

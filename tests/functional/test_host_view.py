@@ -26,7 +26,7 @@ from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext import exceptions
 from reservation_ext.hosts import inventory
-from reservation_ext.hosts import records
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 
 HOSTS = models.ComputeHost.__table__
@@ -37,7 +37,7 @@ class HostViewTest(base.DBTestCase):
     def setUp(self):
         super().setUp()
         with db_api.writer(self.ctx, clock_mod.SYSTEM) as session:
-            records.add_host(session, {
+            store_hosts.add_host(session, {
                 'hypervisor_hostname': 'compute-1', 'vcpus': 8,
                 'memory_mb': 8192, 'local_gb': 100}, {'gpu': 'true'})
         self.inventory = inventory.HostInventory(None, None, None)
@@ -62,7 +62,7 @@ class HostPowerViewTest(base.DBTestCase):
     def setUp(self):
         super().setUp()
         with db_api.writer(self.ctx, clock_mod.SYSTEM) as session:
-            self.host_id = records.add_host(session, {
+            self.host_id = store_hosts.add_host(session, {
                 'hypervisor_hostname': 'compute-1', 'vcpus': 8,
                 'memory_mb': 8192, 'local_gb': 100}, {})
         self.inventory = inventory.HostInventory(None, clock_mod.SYSTEM,

@@ -31,11 +31,11 @@ import sqlalchemy as sa
 from db import api as db_api
 from reservation_ext import clock as clock_mod
 from reservation_ext import context
-from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
 from reservation_ext.leases import views
 from reservation_ext import plugins as plugins_mod
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests import fixtures as test_fixtures
 from tests import payloads
@@ -76,7 +76,7 @@ class _PayloadTests:
         self.user = context.RequestContext(project_id='p1', user_id='u1',
                                            roles=['member', 'reader'])
         with db_api.writer(self.ctx, self.clock) as session:
-            self.host_ids = {name: str(host_records.add_host(session, {
+            self.host_ids = {name: str(store_hosts.add_host(session, {
                 'hypervisor_hostname': name, 'service_name': name,
                 'vcpus': vcpus, 'memory_mb': memory_mb,
                 'local_gb': local_gb})) for name, (vcpus, memory_mb, local_gb)

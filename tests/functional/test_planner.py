@@ -23,10 +23,11 @@ from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext import exceptions
-from reservation_ext.hosts import records as host_records
 from reservation_ext.planning import capabilities
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
+from reservation_ext.store import allocations as store_allocations
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 
 T0 = datetime.datetime(2030, 1, 1)
@@ -44,7 +45,7 @@ def add_hosts(session, count, first=0):
 
     Every third host has a gpu.
     """
-    return [host_records.add_host(
+    return [store_hosts.add_host(
         session, {'hypervisor_hostname': 'host%d' % i, 'vcpus': 8,
                   'memory_mb': 8192, 'local_gb': 100},
         {'gpu': 'true'} if i % 3 == 0 else {})
@@ -233,7 +234,7 @@ class PlannerMixin:
         with self.writer() as session:
             self.assertEqual(self.hosts[:2], planner.held_hosts(
                 session, proposal_id, 0))
-            planner.release_holds(session, [proposal_id])
+            store_allocations.drop_holds(session, [proposal_id])
         self.assertEqual(self.hosts, self.free(5, 6))
         self.assertEqual([2, 2], [self.generations()[h]
                                   for h in self.hosts[:2]])

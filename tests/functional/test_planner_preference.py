@@ -29,10 +29,10 @@ from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext.engine import power_manager
 from reservation_ext.hosts import inventory
-from reservation_ext.hosts import records as host_records
 from reservation_ext.planning import planner
 from reservation_ext.planning import preference
 from reservation_ext.planning import timelines
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests.functional import test_planner
 
@@ -60,7 +60,7 @@ class PreferenceMixin:
     def setUp(self):
         super().setUp()
         with self.writer() as session:
-            self.hosts = [host_records.add_host(
+            self.hosts = [store_hosts.add_host(
                 session, {'hypervisor_hostname': 'host%d' % n, 'vcpus': 8,
                           'memory_mb': 8192, 'local_gb': 100},
                 {} if watts is None else {'watts': watts})

@@ -33,13 +33,13 @@ from db import tables
 from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
-from reservation_ext.hosts import records
 from reservation_ext.leases import notifications
 from reservation_ext.planning import capabilities
 from reservation_ext import plugins as plugins_mod
 from reservation_ext.power import drivers
 from reservation_ext.power import ironic
 from reservation_ext.power import redfish
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests import fixtures
 from tests import ironic_server
@@ -215,7 +215,7 @@ class SecretPropertiesAPITest(base.DBTestCase):
             notifications.get_notifier(conf),
             compute_client.NovaClient(conf))
         with db_api.writer(self.ctx, clock) as session:
-            self.host_id = str(records.add_host(session, {
+            self.host_id = str(store_hosts.add_host(session, {
                 'hypervisor_hostname': 'compute-1', 'vcpus': 8,
                 'memory_mb': 8192, 'local_gb': 100}, {
                     'redfish_address': 'https://bmc-1.example',

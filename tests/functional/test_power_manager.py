@@ -35,12 +35,12 @@ from reservation_ext import clock as clock_mod
 from reservation_ext.engine import host_monitor
 from reservation_ext.engine import power_manager
 from reservation_ext.engine import reclaim
-from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notification_schema
 from reservation_ext.leases import notifications
 from reservation_ext.power import drivers
 from reservation_ext.power import policy
 from reservation_ext.power import redfish
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests import power_emulator
 from tests.unit import test_engine
@@ -146,7 +146,7 @@ class _PowerTests:
         self.host_ids = {}
         with db_api.writer(self.ctx, self.clock) as session:
             for name in self.names:
-                self.host_ids[name] = host_records.add_host(session, {
+                self.host_ids[name] = store_hosts.add_host(session, {
                     'hypervisor_hostname': name, 'service_name': name,
                     'vcpus': 8, 'memory_mb': 8192, 'local_gb': 100}, {})
 
@@ -238,7 +238,7 @@ class _PowerTests:
         bmc = self.useFixture(power_emulator.RedfishEmulator(self.names))
         with db_api.writer(self.ctx, self.clock) as session:
             for name in self.names:
-                host_records.set_capabilities(session, self.host_ids[name], {
+                store_hosts.set_capabilities(session, self.host_ids[name], {
                     'redfish_address': bmc.address,
                     'redfish_system_id': power_emulator.system_id(name)})
         driver = redfish.RedfishDriver(self.conf)
@@ -417,7 +417,7 @@ class _PowerTests:
         self.conf.set_override('host_weight_property', 'watts', 'power')
         with db_api.writer(self.ctx, self.clock) as session:
             for name, watts in (('compute-1', '300'), ('compute-3', '120')):
-                host_records.set_capabilities(
+                store_hosts.set_capabilities(
                     session, self.host_ids[name], {'watts': watts})
         self.run_engines()
         self.assertEqual(['off', 'off', 'on'],

@@ -30,9 +30,9 @@ from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
 from reservation_ext import dates
-from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notifications
 from reservation_ext import plugins as plugins_mod
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests import fixtures
 
@@ -72,7 +72,7 @@ class _ProposalTests:
             compute_client.NovaClient(conf))
         with db_api.writer(self.ctx, self.clock) as session:
             # Hosts 0, 2, 4 have a gpu; every host is free.
-            self.hosts = [host_records.add_host(
+            self.hosts = [store_hosts.add_host(
                 session, {'hypervisor_hostname': 'host%d' % i,
                           'service_name': 'host%d' % i, 'vcpus': 8,
                           'memory_mb': 8192, 'local_gb': 100},

@@ -33,13 +33,13 @@ from reservation_ext import clock as clock_mod
 from reservation_ext.engine import reclaim
 from reservation_ext.engine import runner
 from reservation_ext import exceptions
-from reservation_ext.hosts import records as host_records
 from reservation_ext.leases import notification_schema
 from reservation_ext.leases import notifications
 from reservation_ext import plugins as plugins_mod
 from reservation_ext.states import EventStatus
 from reservation_ext.states import EventType
 from reservation_ext.states import LeaseStatus
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests import fixtures as test_fixtures
 from tests import plugins as test_plugins
@@ -102,7 +102,7 @@ class _ReclaimBase(base.DBTestCase):
         self.clock = clock_mod.ManualClock(NOW)
         self.conf = test_engine.make_conf(self, preemption_lead_time=600)
         with self.writer() as session:
-            self.host_id = host_records.add_host(session, {
+            self.host_id = store_hosts.add_host(session, {
                 'hypervisor_hostname': 'compute-1',
                 'service_name': 'compute-1', 'vcpus': 8,
                 'memory_mb': 8192, 'local_gb': 100})

@@ -30,7 +30,7 @@ from db import models
 from nova_filters import reservation_filter
 from reservation_ext import clock as clock_mod
 from reservation_ext import context
-from reservation_ext.hosts import records as host_records
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests import fixtures
 
@@ -54,7 +54,7 @@ class FilterHosts:
         self.host_states = [host_manager.HostState(name, name, 'cell')
                             for name in NAMES]
         with self.writer() as session:
-            self.host_ids = {name: host_records.add_host(session, {
+            self.host_ids = {name: store_hosts.add_host(session, {
                 'hypervisor_hostname': name, 'vcpus': 8, 'memory_mb': 8192,
                 'local_gb': 100}) for name in NAMES[:4]}
         self.filter = reservation_filter.ReservationFilter(
@@ -156,7 +156,7 @@ class _FilterTests(FilterHosts):
         self.passing()
         self.assertIs(snapshot, self.filter._pools.get())
         with self.writer() as session:
-            host_records.add_host(session, {
+            store_hosts.add_host(session, {
                 'hypervisor_hostname': 'compute-4', 'vcpus': 8,
                 'memory_mb': 8192, 'local_gb': 100})
         self.assertIsNot(snapshot, self.filter._pools.get())

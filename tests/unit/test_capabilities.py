@@ -18,8 +18,8 @@ from db import api as db_api
 from db import tables
 from reservation_ext import clock as clock_mod
 from reservation_ext import exceptions
-from reservation_ext.hosts import records as host_records
 from reservation_ext.planning import capabilities
+from reservation_ext.store import hosts as store_hosts
 from tests import base
 
 HOSTS = [
@@ -132,7 +132,7 @@ class CapabilitiesMixin:
         super().setUp()
         with db_api.writer(self.ctx, clock_mod.SYSTEM) as session:
             self.names = {
-                host_records.add_host(session, values, caps):
+                store_hosts.add_host(session, values, caps):
                 values['hypervisor_hostname']
                 for values, caps in HOSTS}
 
@@ -203,7 +203,7 @@ class CapabilitiesMixin:
     def test_set_capabilities_replaces_them(self):
         host_id = {name: id_ for id_, name in self.names.items()}['h1']
         with db_api.writer(self.ctx, clock_mod.SYSTEM) as session:
-            host_records.set_capabilities(session, host_id, {'cores': 'many'})
+            store_hosts.set_capabilities(session, host_id, {'cores': 'many'})
         self.assertEqual({'h2'}, self.matching({'cores': '= 1'}))
         self.assertEqual({'h1'}, self.matching({'cores': 'many'}))
         self.assertEqual(set(), self.matching({'gpu': 'true'}))
