@@ -71,3 +71,11 @@ class EventStatus:
     DONE = 'DONE'
     ERROR = 'ERROR'
     FINISHED = frozenset([DONE, ERROR])
+
+
+class PowerState:
+    """Name the power states of a reservable host (``computehosts``)."""
+    ON = 'on'
+    OFF = 'off'
+    POWERING_ON = 'powering_on'
+    ALL = (ON, OFF, POWERING_ON)

@@ -55,10 +55,14 @@ import dataclasses
 import datetime
 import math
 
-ON = 'on'
-OFF = 'off'
-POWERING_ON = 'powering_on'
-STATES = (ON, OFF, POWERING_ON)
+from reservation_ext.states import PowerState
+
+# The host's power states, as the policy names them (one source: the
+# ground floor's PowerState, which the host rows' writer uses too).
+ON = PowerState.ON
+OFF = PowerState.OFF
+POWERING_ON = PowerState.POWERING_ON
+STATES = PowerState.ALL
 
 POWER_ON = 'power_on'
 POWER_OFF = 'power_off'

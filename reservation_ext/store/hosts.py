@@ -30,7 +30,7 @@ import math
 import sqlalchemy as sa
 
 from db import tables
-from reservation_ext.power import policy
+from reservation_ext.states import PowerState
 
 HOSTS = tables.HOSTS
 CAPABILITIES = tables.CAPABILITIES
@@ -238,8 +238,8 @@ def confirm_powered_on(session, host_id, now):
     """
     return session.execute(
         sa.update(HOSTS).where(HOSTS.c.id == host_id,
-                               HOSTS.c.power_state == policy.POWERING_ON)
-        .values(power_state=policy.ON, power_changed_at=now,
+                               HOSTS.c.power_state == PowerState.POWERING_ON)
+        .values(power_state=PowerState.ON, power_changed_at=now,
                 power_failure=None)).rowcount
 
 
@@ -253,7 +253,7 @@ def fail_for_power(session, host_id, failure, why, now,
     :returns: 1 if this call failed it, 0 if it had failed already (or
         was no longer powering on).
     """
-    conditions = ([HOSTS.c.power_state == policy.POWERING_ON]
+    conditions = ([HOSTS.c.power_state == PowerState.POWERING_ON]
                   if while_powering_on else [])
     return session.execute(
         sa.update(HOSTS).where(HOSTS.c.id == host_id,
