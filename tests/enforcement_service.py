@@ -88,8 +88,8 @@ class EnforcementService(fixtures.Fixture):
         self.addCleanup(thread.join)
         self.addCleanup(server.server_close)
         self.addCleanup(server.shutdown)
-        self.url = '%s://127.0.0.1:%d/v1/' % (scheme,
-                                               server.server_address[1])
+        self.url = '%s://127.0.0.1:%d/v1/' % (
+            scheme, server.server_address[1])
 
     def answer(self, name):
         """``(status, body bytes)`` for a lease called ``name``."""
