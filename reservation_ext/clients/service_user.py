@@ -10,10 +10,14 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The keystoneauth1 adapter of the reservation service user.
+"""The service user's openstacksdk proxies, retries and errors.
 
 ``[reservation_client]`` holds keystoneauth1's session, auth and adapter
-options; Nova and Cinder are found through the catalog.
+options. :func:`proxy` gives openstacksdk's proxy of a service over that
+session, at the endpoint keystoneauth1's adapter finds with those options
+(the catalog's unless ``endpoint_override``): the clients call through
+the proxies' methods, and send with :func:`call` what openstacksdk does
+not offer.
 
 Retries, so that a failing service does not fail a lease at once:
 
@@ -26,7 +30,7 @@ Retries, so that a failing service does not fail a lease at once:
 * A request that creates something each time it arrives (``once``) is
   sent once: a failure after which it may have been carried out raises
   :class:`Unanswered`, and the caller looks for what it creates before
-  it asks again (:func:`retrying`).
+  it asks again (:func:`retrying`, with tenacity).
 * A 409 that the caller does not expect raises :class:`Busy`: Nova's
   answer to an action on a server that is busy with another.
 
@@ -36,11 +40,13 @@ backoff and records the reason in the lease.
 """
 
 import json
-import time
 
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
+from openstack import connection
+from openstack import exceptions as sdk_exc
 from oslo_log import log as logging
+import tenacity
 
 from reservation_ext import conf as conf_mod
 from reservation_ext import exceptions
@@ -53,6 +59,14 @@ RETRIED_STATUS_CODES = (500, 502, 503, 504)
 # from FIRST_DELAY up to MAX_DELAY seconds unless configured.
 FIRST_DELAY = 0.5
 MAX_DELAY = 60.0
+# openstacksdk's name of a catalog service type, and the major API
+# version its proxy speaks.
+SDK_TYPES = {'compute': 'compute', 'volumev3': 'block-storage',
+             'image': 'image', 'baremetal': 'baremetal'}
+API_VERSIONS = {'compute': '2', 'block-storage': '3', 'image': '2',
+                'baremetal': '1'}
+_RETRY_OPTIONS = ('connect_retries', 'status_code_retries',
+                  'connect_retry_delay', 'status_code_retry_delay')
 
 
 class Unanswered(exceptions.PluginError):
@@ -67,9 +81,13 @@ class Busy(exceptions.PluginError):
     """The service answered 409 Conflict where none was expected."""
 
 
-def adapter(conf, service_type, transport=None, **kwargs):
-    """An adapter for ``service_type`` (extra adapter arguments allowed).
+def adapter(conf, service_type, transport=None):
+    """keystoneauth1's adapter of the ``[reservation_client]`` options.
 
+    Nothing is sent yet: :func:`proxy` makes openstacksdk's proxy of it
+    at first use.
+
+    :param service_type: the catalog's (``volumev3`` for Cinder).
     :param transport: the ``requests.Session`` that sends the requests
         (by default keystoneauth1's own).
     """
@@ -78,18 +96,50 @@ def adapter(conf, service_type, transport=None, **kwargs):
     session = ks_loading.load_session_from_conf_options(
         conf, group, auth=auth, session=transport)
     result = ks_loading.load_adapter_from_conf_options(
-        conf, group, session=session, auth=auth, service_type=service_type,
-        **kwargs)
+        conf, group, session=session, auth=auth, service_type=service_type)
     for option in ('connect_retries', 'status_code_retries'):
         if getattr(result, option) is None:
             setattr(result, option, DEFAULT_RETRIES)
-    result.retriable_status_codes = list(RETRIED_STATUS_CODES)
     return result
+
+
+def proxy(found, service, microversion=None):
+    """openstacksdk's proxy of the service of the adapter ``found``.
+
+    It has the adapter's session, endpoint (found in the catalog unless
+    ``endpoint_override``), interface, region and the retries of the
+    module doc; openstacksdk's own retry defaults (more status code
+    retries for Ironic and the image API, 409 retried for Ironic) do not
+    apply.
+
+    :param found: an :func:`adapter`.
+    :param service: the service's name for error messages (``Nova``).
+    :param microversion: the default microversion of its requests.
+    :raises PluginError: the endpoint cannot be found.
+    """
+    endpoint = sdk_call(service, 'for its endpoint', found.get_endpoint)
+    if not endpoint:
+        raise exceptions.PluginError('%s has no endpoint in the catalog.'
+                                     % service)
+    sdk_type = SDK_TYPES[found.service_type]
+    settings = dict(
+        {option: getattr(found, option) for option in _RETRY_OPTIONS},
+        endpoint_override=endpoint,
+        api_version=microversion or API_VERSIONS[sdk_type],
+        retriable_status_codes=list(RETRIED_STATUS_CODES))
+    prefix = sdk_type.replace('-', '_')
+    cloud = connection.Connection(
+        session=found.session, region_name=found.region_name,
+        interface=found.interface,
+        **{'%s_%s' % (prefix, name): value
+           for name, value in settings.items() if value is not None})
+    return sdk_call(service, 'for its version', getattr, cloud, prefix)
 
 
 def call(adapter, service, method, path, ok=(), once=False, **kwargs):
     """Send a request; return its JSON body (None for ``ok`` codes).
 
+    :param adapter: an openstacksdk proxy (or keystoneauth1 adapter).
     :param service: the service's name for error messages (``Nova``).
     :param once: send it once, without keystoneauth1's retries: it is
         not idempotent.
@@ -101,17 +151,14 @@ def call(adapter, service, method, path, ok=(), once=False, **kwargs):
         kwargs.update(connect_retries=0, status_code_retries=0)
     request = _described(method, path, kwargs.get('json'))
     try:
-        response = adapter.request(path, method, **kwargs)
+        response = adapter.request(path, method, raise_exc=True, **kwargs)
     except ks_exc.HttpError as exc:
         if exc.http_status in ok:
             return None
-        message = '%s refused %s: %s %s' % (
-            service, request, exc.http_status, _error_message(exc))
-        if exc.http_status == 409:
-            raise Busy(message)
         if once and exc.http_status >= 500:
-            raise Unanswered(message)
-        raise exceptions.PluginError(message)
+            raise Unanswered(_refusal(service, request, exc.http_status,
+                                      exc))
+        _refused(service, request, exc.http_status, exc)
     except ks_exc.ClientException as exc:
         message = '%s call %s failed: %s' % (service, request, exc)
         if once and isinstance(exc, ks_exc.RetriableConnectionFailure):
@@ -122,6 +169,29 @@ def call(adapter, service, method, path, ok=(), once=False, **kwargs):
     return response.json()
 
 
+def sdk_call(service, request, function, *args, ok=(), **kwargs):
+    """``function(*args, **kwargs)``, a call of openstacksdk's.
+
+    Its failures raise as :func:`call`'s do, but for the timeout and the
+    failure of openstacksdk's waits (``ResourceTimeout``,
+    ``ResourceFailure``), which the caller words.
+
+    :param request: the request as errors name it (``GET /servers/1``).
+    :param ok: the status codes of a refusal that returns None.
+    """
+    try:
+        return function(*args, **kwargs)
+    except (sdk_exc.ResourceTimeout, sdk_exc.ResourceFailure):
+        raise
+    except sdk_exc.HttpException as exc:
+        if exc.status_code in ok:
+            return None
+        _refused(service, request, exc.status_code, exc)
+    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+        raise exceptions.PluginError('%s call %s failed: %s' % (
+            service, request, exc)) from exc
+
+
 def retrying(adapter, attempt, retry_on):
     """``attempt()``, tried again with backoff while it raises ``retry_on``.
 
@@ -130,17 +200,35 @@ def retrying(adapter, attempt, retry_on):
     what the create made.
     """
     retries = adapter.connect_retries or 0
-    for retry in range(retries):
-        try:
-            return attempt()
-        except retry_on as exc:
-            delay = adapter.connect_retry_delay
-            if delay is None:
-                delay = min(FIRST_DELAY * 2 ** retry, MAX_DELAY)
-            LOG.warning('Retrying in %.1f s (%d of %d): %s', delay,
-                        retry + 1, retries, exc)
-            time.sleep(delay)
-    return attempt()
+    if adapter.connect_retry_delay is None:
+        wait = tenacity.wait_exponential(multiplier=FIRST_DELAY,
+                                         max=MAX_DELAY)
+    else:
+        wait = tenacity.wait_fixed(adapter.connect_retry_delay)
+
+    def log(state):
+        LOG.warning('Retrying in %.1f s (%d of %d): %s',
+                    state.next_action.sleep, state.attempt_number, retries,
+                    state.outcome.exception())
+
+    return tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(retry_on),
+        stop=tenacity.stop_after_attempt(retries + 1), wait=wait,
+        before_sleep=log, reraise=True)(attempt)
+
+
+def _refusal(service, request, status, exc):
+    """The message of a refusal of ``request`` (``status``)."""
+    return '%s refused %s: %s %s' % (service, request, status,
+                                     _error_message(exc))
+
+
+def _refused(service, request, status, exc):
+    """Raise what a refusal of ``request`` (``status``) raises."""
+    message = _refusal(service, request, status, exc)
+    if status == 409:
+        raise Busy(message)
+    raise exceptions.PluginError(message)
 
 
 def _described(method, path, body):
@@ -155,7 +243,7 @@ def _error_message(exc):
 
     The ``message`` of Nova's and Cinder's ``{"<fault>": {"message":
     ...}}`` bodies, the ``faultstring`` of Ironic's ``{"error_message":
-    "<JSON text>"}``, which keystoneauth1 does not read.
+    "<JSON text>"}`` (``exc`` is keystoneauth1's or openstacksdk's).
     """
     try:
         [fault] = exc.response.json().values()
