@@ -25,26 +25,24 @@ reservation can only act on the volume reserved for its own lease. Both
 are idempotent: starting a volume that is being created or is available,
 or ending one that is gone, succeeds.
 
-The actions are the extension's own, which openstacksdk does not know:
-they are sent as they are through openstacksdk's block storage proxy
-(:func:`.service_user.call`). openstacksdk's ``wait_for_delete`` waits
-for the volume to go. The other two waits are :func:`.polling.wait_for`:
-a start fails on any status but ``reserved``, ``creating`` and
+They are sent as they are through keystoneauth1's adapter
+(:func:`.service_user.call`) and waited for with
+:func:`.polling.wait_for`, not through openstacksdk's block storage
+proxy: the actions are the extension's own, which openstacksdk does not
+know; a start fails on any status but ``reserved``, ``creating`` and
 ``available`` (openstacksdk's ``wait_for_status`` fails on the statuses
-it is given only), and an end with ``snapshot`` repeats the end action
-until Cinder answers that it deletes the volume.
+it is given only); an end repeats its action until Cinder deletes the
+volume. That leaves the last wait, for the volume to go, to
+openstacksdk's ``wait_for_delete``, and its proxy needs Cinder's version
+document when it is made: keystoneauth1 asks ``/v3`` for it without a
+token, which Cinder's harness (noauth, ``admin_token`` plugin) refuses,
+and a token endpoint plugin does not fall back to the catalog's URL, so
+that proxy fails where the adapter's requests work.
 """
-
-import functools
-
-from openstack.block_storage.v3 import volume as sdk_volume
-from openstack import exceptions as sdk_exc
 
 from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
-
-SERVICE = 'Cinder'
 
 START_ACTION = 'os-reservation-start'
 END_ACTION = 'os-reservation-end'
@@ -62,10 +60,6 @@ class CinderClient:
 
     def __init__(self, conf, transport=None):
         self._adapter = service_user.adapter(conf, 'volumev3', transport)
-
-    @functools.cached_property
-    def _block_storage(self):
-        return service_user.proxy(self._adapter, SERVICE)
 
     def start_volume(self, volume_id, lease_id, timeout=300, interval=1):
         """Create the reserved volume on a backend; wait until available.
@@ -104,15 +98,10 @@ class CinderClient:
             lambda: self._action(volume_id, END_ACTION, body, ok=(404,)),
             lambda answer: not answer or answer['deleting'], timeout,
             interval, self._late(volume_id, 'uploaded'))
-        try:
-            service_user.sdk_call(
-                SERVICE, 'GET /volumes/%s' % volume_id,
-                self._block_storage.wait_for_delete,
-                sdk_volume.Volume.new(id=volume_id), interval=interval,
-                wait=timeout)
-        except sdk_exc.ResourceTimeout:
-            raise exceptions.PluginError(
-                self._late(volume_id, 'deleted')(None))
+        polling.wait_for(
+            lambda: self._call('GET', '/volumes/%s' % volume_id, ok=(404,)),
+            lambda volume: not volume, timeout, interval,
+            self._late(volume_id, 'deleted'))
 
     @staticmethod
     def _late(volume_id, what):
@@ -127,5 +116,5 @@ class CinderClient:
                           json={action: body}, ok=ok)
 
     def _call(self, method, path, ok=(), **kwargs):
-        return service_user.call(self._block_storage, SERVICE, method, path,
-                                 ok, **kwargs)
+        return service_user.call(self._adapter, 'Cinder', method, path, ok,
+                                 **kwargs)

@@ -13,11 +13,13 @@
 """The service user's openstacksdk proxies, retries and errors.
 
 ``[reservation_client]`` holds keystoneauth1's session, auth and adapter
-options. :func:`proxy` gives openstacksdk's proxy of a service over that
-session, at the endpoint keystoneauth1's adapter finds with those options
-(the catalog's unless ``endpoint_override``): the clients call through
-the proxies' methods, and send with :func:`call` what openstacksdk does
-not offer.
+options: :func:`adapter` is keystoneauth1's adapter of them, and
+:func:`proxy` openstacksdk's proxy of its service over the same session,
+at the endpoint the adapter finds (the catalog's unless
+``endpoint_override``). Nova's client and the Ironic power driver call
+through the proxies' methods, and send with :func:`call` what
+openstacksdk does not offer; Cinder's and the image API's clients send
+with :func:`call` through the adapter (their modules say why).
 
 Retries, so that a failing service does not fail a lease at once:
 
@@ -61,10 +63,8 @@ FIRST_DELAY = 0.5
 MAX_DELAY = 60.0
 # openstacksdk's name of a catalog service type, and the major API
 # version its proxy speaks.
-SDK_TYPES = {'compute': 'compute', 'volumev3': 'block-storage',
-             'image': 'image', 'baremetal': 'baremetal'}
-API_VERSIONS = {'compute': '2', 'block-storage': '3', 'image': '2',
-                'baremetal': '1'}
+SDK_TYPES = {'compute': 'compute', 'baremetal': 'baremetal'}
+API_VERSIONS = {'compute': '2', 'baremetal': '1'}
 _RETRY_OPTIONS = ('connect_retries', 'status_code_retries',
                   'connect_retry_delay', 'status_code_retry_delay')
 
@@ -100,6 +100,7 @@ def adapter(conf, service_type, transport=None):
     for option in ('connect_retries', 'status_code_retries'):
         if getattr(result, option) is None:
             setattr(result, option, DEFAULT_RETRIES)
+    result.retriable_status_codes = list(RETRIED_STATUS_CODES)
     return result
 
 
