@@ -14,7 +14,7 @@
 
 The service user of ``[reservation_client]`` (keystoneauth1 session, auth
 and adapter options) makes them through openstacksdk's compute proxy
-(:func:`.service_user.proxy`), found through the catalog. Every call is
+(:func:`.service_user.catalog_proxy`), found through the catalog. Every call is
 idempotent, so that an engine may repeat an action another engine left
 half-done: adding a host that is already in an aggregate, removing one
 that is not, or deleting what is gone, succeeds.
@@ -88,7 +88,8 @@ class NovaClient:
 
     @functools.cached_property
     def _compute(self):
-        return service_user.proxy(self._adapter, SERVICE, MICROVERSION)
+        return service_user.catalog_proxy(self._adapter, SERVICE,
+                                          MICROVERSION)
 
     def find_hypervisor(self, name):
         """The hypervisor whose id, hostname or service host is ``name``.

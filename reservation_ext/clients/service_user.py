@@ -45,7 +45,8 @@ import json
 
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
-from openstack import connection
+from openstack.compute.v2 import _proxy as compute_proxy
+from openstack import connection as sdk_connection
 from openstack import exceptions as sdk_exc
 from oslo_log import log as logging
 import tenacity
@@ -65,6 +66,8 @@ MAX_DELAY = 60.0
 # version its proxy speaks.
 SDK_TYPES = {'compute': 'compute', 'baremetal': 'baremetal'}
 API_VERSIONS = {'compute': '2', 'baremetal': '1'}
+# The proxy classes of catalog_proxy().
+_PROXIES = {'compute': compute_proxy.Proxy}
 _RETRY_OPTIONS = ('connect_retries', 'status_code_retries',
                   'connect_retry_delay', 'status_code_retry_delay')
 
@@ -104,18 +107,17 @@ def adapter(conf, service_type, transport=None):
     return result
 
 
-def proxy(found, service, microversion=None):
-    """openstacksdk's proxy of the service of the adapter ``found``.
+def connection(found, service):
+    """openstacksdk's connection for the service of the adapter ``found``.
 
-    It has the adapter's session, endpoint (found in the catalog unless
-    ``endpoint_override``), interface, region and the retries of the
-    module doc; openstacksdk's own retry defaults (more status code
-    retries for Ironic and the image API, 409 retried for Ironic) do not
-    apply.
+    It has the adapter's session and, for that service, its endpoint
+    (found in the catalog unless ``endpoint_override``), interface,
+    region and the retries of the module doc; openstacksdk's own retry
+    defaults (more status code retries for Ironic and the image API, 409
+    retried for Ironic) do not apply.
 
     :param found: an :func:`adapter`.
     :param service: the service's name for error messages (``Nova``).
-    :param microversion: the default microversion of its requests.
     :raises PluginError: the endpoint cannot be found.
     """
     endpoint = sdk_call(service, 'for its endpoint', found.get_endpoint)
@@ -125,16 +127,52 @@ def proxy(found, service, microversion=None):
     sdk_type = SDK_TYPES[found.service_type]
     settings = dict(
         {option: getattr(found, option) for option in _RETRY_OPTIONS},
-        endpoint_override=endpoint,
-        api_version=microversion or API_VERSIONS[sdk_type],
+        endpoint_override=endpoint, api_version=API_VERSIONS[sdk_type],
         retriable_status_codes=list(RETRIED_STATUS_CODES))
-    prefix = sdk_type.replace('-', '_')
-    cloud = connection.Connection(
+    return sdk_connection.Connection(
         session=found.session, region_name=found.region_name,
         interface=found.interface,
-        **{'%s_%s' % (prefix, name): value
+        **{'%s_%s' % (sdk_type, name): value
            for name, value in settings.items() if value is not None})
-    return sdk_call(service, 'for its version', getattr, cloud, prefix)
+
+
+def proxy(found, service):
+    """openstacksdk's proxy of the adapter's service, as it makes it.
+
+    openstacksdk reads the service's version document to make it (the
+    ``/v1`` of an unversioned Ironic endpoint, the microversions it
+    negotiates).
+
+    :param found: an :func:`adapter`.
+    :param service: the service's name for error messages (``Ironic``).
+    :raises PluginError: the endpoint or its version cannot be found.
+    """
+    return sdk_call(service, 'for its version', getattr,
+                    connection(found, service),
+                    SDK_TYPES[found.service_type])
+
+
+def catalog_proxy(found, service, microversion):
+    """openstacksdk's proxy of the adapter's service, made without a request.
+
+    Unlike :func:`proxy` it does not read the version document, whose
+    request is sent without a retry and, when it fails, fails the proxy
+    with keystoneauth1's token endpoint plugins: its endpoint is the
+    catalog's as it is, and its requests name ``microversion``, so that
+    openstacksdk's resources need no version document either.
+
+    :param found: an :func:`adapter`.
+    :param service: the service's name for error messages (``Nova``).
+    :raises PluginError: the endpoint cannot be found.
+    """
+    cloud = connection(found, service)
+    result = cloud.config.get_session_client(
+        found.service_type, constructor=_PROXIES[found.service_type])
+    # As openstacksdk's service descriptors tie a proxy they make to its
+    # connection, which its requests read (cache, request id).
+    result._connection = cloud
+    result.default_microversion = microversion
+    return result
 
 
 def call(adapter, service, method, path, ok=(), once=False, **kwargs):
