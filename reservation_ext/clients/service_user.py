@@ -87,8 +87,8 @@ class Busy(exceptions.PluginError):
 def adapter(conf, service_type, transport=None):
     """keystoneauth1's adapter of the ``[reservation_client]`` options.
 
-    Nothing is sent yet: :func:`proxy` makes openstacksdk's proxy of it
-    at first use.
+    Nothing is sent yet: the clients make openstacksdk's proxy of it
+    (:func:`proxy`, :func:`catalog_proxy`) at first use.
 
     :param service_type: the catalog's (``volumev3`` for Cinder).
     :param transport: the ``requests.Session`` that sends the requests
@@ -112,9 +112,8 @@ def connection(found, service):
 
     It has the adapter's session and, for that service, its endpoint
     (found in the catalog unless ``endpoint_override``), interface,
-    region and the retries of the module doc; openstacksdk's own retry
-    defaults (more status code retries for Ironic and the image API, 409
-    retried for Ironic) do not apply.
+    region and the retries of the module doc; openstacksdk's default of
+    more status code retries for Ironic does not apply.
 
     :param found: an :func:`adapter`.
     :param service: the service's name for error messages (``Nova``).
