@@ -44,6 +44,7 @@ server has reached (or is on its way to) what the action wants.
 import functools
 import time
 
+from openstack.compute.v2 import server as sdk_server
 from openstack import exceptions as sdk_exc
 
 from reservation_ext.clients import image as image_client
@@ -219,13 +220,14 @@ class NovaClient:
                       self._compute.delete_server, server_id)
         deadline = time.monotonic() + timeout
         for number, server_id in enumerate(server_ids):
+            # Each server is looked at once at least, even when the ones
+            # before it took the whole timeout.
             try:
                 self._sdk('GET /servers/%s' % server_id,
                           self._compute.wait_for_delete,
-                          self._compute._get_resource(
-                              _server_type(), server_id),
+                          sdk_server.Server.new(id=server_id),
                           interval=interval,
-                          wait=max(deadline - time.monotonic(), 0))
+                          wait=max(deadline - time.monotonic(), interval))
             except sdk_exc.ResourceTimeout:
                 raise exceptions.PluginError(
                     'Servers %s were not deleted within %d s.' % (
@@ -360,7 +362,7 @@ class NovaClient:
 
         :raises PluginError: it went to ERROR, or time is up.
         """
-        server = self._compute._get_resource(_server_type(), server_id)
+        server = sdk_server.Server.new(id=server_id)
         try:
             self._sdk('GET /servers/%s' % server_id,
                       self._compute.wait_for_server, server, status=status,
@@ -467,9 +469,3 @@ def _late(server_id, statuses, timeout, status):
     """The reason of a server that was not in ``statuses`` in time."""
     return 'Server %s was not %s within %d s (status %s).' % (
         server_id, ' or '.join(statuses), timeout, status)
-
-
-def _server_type():
-    """openstacksdk's server resource class."""
-    from openstack.compute.v2 import server
-    return server.Server
