@@ -124,6 +124,51 @@ class ComputeProxyTest(base.TestCase):
                          self.transport.sent)
 
 
+class NovaWaitTest(base.TestCase):
+    """openstacksdk's waits fail with the reasons the leases show."""
+
+    def setUp(self):
+        super().setUp()
+        self.client = compute.NovaClient(self.useFixture(
+            fixtures.ReservationConf()).conf)
+        self.client._compute = mock.Mock()
+
+    def test_a_server_in_error_fails_with_novas_fault(self):
+        def wait_for_server(server, **kwargs):
+            server.status, server.fault = 'ERROR', {'message': 'No host.'}
+            raise sdk_exc.ResourceFailure('failed')
+
+        self.client._compute.wait_for_server.side_effect = wait_for_server
+        error = self.assertRaises(exceptions.PluginError,
+                                  self.client._wait_for_server, 's1',
+                                  'ACTIVE', 600, 1)
+        self.assertEqual('Server s1 went to ERROR: No host.', error.message)
+
+    def test_a_late_server_fails_with_its_last_status(self):
+        def wait_for_server(server, **kwargs):
+            self.assertEqual({'status': 'ACTIVE', 'interval': 1,
+                              'wait': 600}, kwargs)
+            server.status = 'BUILD'
+            raise sdk_exc.ResourceTimeout('late')
+
+        self.client._compute.wait_for_server.side_effect = wait_for_server
+        error = self.assertRaises(exceptions.PluginError,
+                                  self.client._wait_for_server, 's1',
+                                  'ACTIVE', 600, 1)
+        self.assertEqual('Server s1 was not ACTIVE within 600 s (status '
+                         'BUILD).', error.message)
+
+    def test_servers_not_deleted_in_time_are_named(self):
+        self.client._compute.wait_for_delete.side_effect = [
+            None, sdk_exc.ResourceTimeout('late')]
+        error = self.assertRaises(exceptions.PluginError,
+                                  self.client.delete_servers,
+                                  ['s1', 's2', 's3'], 300)
+        self.assertEqual('Servers s2, s3 were not deleted within 300 s.',
+                         error.message)
+        self.assertEqual(3, self.client._compute.delete_server.call_count)
+
+
 def _sdk_refusal(status, message):
     """openstacksdk's exception of a Nova answer ``status``."""
     response = requests.Response()
