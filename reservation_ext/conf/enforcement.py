@@ -89,7 +89,8 @@ external_service_opts = [
     cfg.StrOpt('external_service_cafile',
                help='ExternalServiceFilter: PEM file of the CA '
                     'certificates that an https service\'s certificate is '
-                    'verified against (default: the system\'s CAs).'),
+                    'verified against (default: the CA bundle of the '
+                    'requests library, or REQUESTS_CA_BUNDLE).'),
     cfg.StrOpt('external_service_certfile',
                help='ExternalServiceFilter: PEM file of the client '
                     'certificate presented to an https service that asks '

@@ -31,8 +31,8 @@ is not called. Dates are ISO 8601 strings (naive, UTC). The headers are
 ``Content-Type: application/json`` and, when ``external_service_token``
 is set, ``X-Auth-Token``. The calls go through a keystoneauth1 session
 (no Keystone authentication) that verifies the service's certificate
-against ``external_service_cafile`` (or the system's CAs, or not at all
-with ``external_service_insecure``) and presents
+against ``external_service_cafile`` (or the requests library's CA
+bundle, or not at all with ``external_service_insecure``) and presents
 ``external_service_certfile``/``external_service_keyfile`` when set.
 
 Answers: ``204`` allows. ``403`` refuses: the user gets 403 with the
