@@ -23,10 +23,16 @@ headers, JSON body) and answers by a rule the test sets::
 A lease whose ``name`` is in ``refuse_names`` gets 403 with
 ``{"message": ...}``; one in ``raw_answers`` gets that ``(status,
 body)`` as is; any other 204.
+
+With ``tls=(certfile, keyfile, client_cafile)`` it serves https with
+that certificate (``url`` then starts with ``https``) and, when
+``client_cafile`` is given, accepts only clients whose certificate that
+file verifies; ``client_certificates`` has the subject of each.
 """
 
 import http.server
 import json
+import ssl
 import threading
 
 import fixtures
@@ -38,6 +44,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(
             int(self.headers['Content-Length'])))
         service = self.server.service
+        peer = self.connection.getpeercert() if isinstance(
+            self.connection, ssl.SSLSocket) else None
+        if peer:
+            service.client_certificates.append(dict(
+                item for field in peer['subject'] for item in field))
         service.calls.append({'path': self.path,
                               'headers': dict(self.headers),
                               'body': body})
@@ -56,18 +67,29 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 class EnforcementService(fixtures.Fixture):
     """The service, running until the test's cleanup (see the module)."""
 
+    def __init__(self, tls=None):
+        super().__init__()
+        self.tls = tls
+
     def _setUp(self):
         self.calls = []
+        self.client_certificates = []
         self.refuse_names = {}
         self.raw_answers = {}
         server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _Handler)
         server.service = self
+        scheme = 'http'
+        if self.tls:
+            server.socket = _tls_context(*self.tls).wrap_socket(
+                server.socket, server_side=True)
+            scheme = 'https'
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         self.addCleanup(thread.join)
         self.addCleanup(server.server_close)
         self.addCleanup(server.shutdown)
-        self.url = 'http://127.0.0.1:%d/v1/' % server.server_address[1]
+        self.url = '%s://127.0.0.1:%d/v1/' % (
+            scheme, server.server_address[1])
 
     def answer(self, name):
         """``(status, body bytes)`` for a lease called ``name``."""
@@ -80,3 +102,13 @@ class EnforcementService(fixtures.Fixture):
 
     def paths(self):
         return [call['path'] for call in self.calls]
+
+
+def _tls_context(certfile, keyfile, client_cafile):
+    """The server's TLS context (see the module doc)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certfile, keyfile)
+    if client_cafile:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(client_cafile)
+    return context

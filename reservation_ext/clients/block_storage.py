@@ -24,6 +24,20 @@ name the lease, which the extension checks against the volume, so that a
 reservation can only act on the volume reserved for its own lease. Both
 are idempotent: starting a volume that is being created or is available,
 or ending one that is gone, succeeds.
+
+They are sent as they are through keystoneauth1's adapter
+(:func:`.service_user.call`) and waited for with
+:func:`.polling.wait_for`, not through openstacksdk's block storage
+proxy: the actions are the extension's own, which openstacksdk does not
+know; a start fails on any status but ``reserved``, ``creating`` and
+``available`` (openstacksdk's ``wait_for_status`` fails on the statuses
+it is given only); an end repeats its action until Cinder deletes the
+volume. That leaves the last wait, for the volume to go, to
+openstacksdk's ``wait_for_delete``, and its proxy needs Cinder's version
+document when it is made: keystoneauth1 asks ``/v3`` for it without a
+token, which Cinder's harness (noauth, ``admin_token`` plugin) refuses,
+and a token endpoint plugin does not fall back to the catalog's URL, so
+that proxy fails where the adapter's requests work.
 """
 
 from reservation_ext.clients import polling

@@ -13,10 +13,24 @@
 """The calls reservation-ext makes to Nova's compute API.
 
 The service user of ``[reservation_client]`` (keystoneauth1 session, auth
-and adapter options) makes them, found through the catalog. Every call is
+and adapter options) makes them through openstacksdk's compute proxy
+(:func:`.service_user.catalog_proxy`), found through the catalog. Every call is
 idempotent, so that an engine may repeat an action another engine left
 half-done: adding a host that is already in an aggregate, removing one
 that is not, or deleting what is gone, succeeds.
+
+openstacksdk's proxy methods make the plain calls (aggregates, services,
+availability zones, flavor access and extra specs, deletes, shelving)
+and its waits wait for one server status and for deletes. Sent as they
+are through the proxy (:func:`.service_user.call`): the actions of
+nova-api's reservation middleware (:data:`START_ACTION`,
+:data:`FLAVOR_ACTION`), which openstacksdk does not know; the views the
+callers read as Nova shows them at :data:`MICROVERSION` and
+:data:`HINTS_MICROVERSION` (hypervisors with their sizes, servers with
+their hints and flavor extra specs, flavors), which openstacksdk's
+resources rename or drop; the flavor create, whose body is Nova's view;
+and the two creates sent once (below), as openstacksdk retries every
+request alike.
 
 Failures are retried as :mod:`.service_user` says. Two creates are not
 idempotent (Nova gives a server group or a snapshot image a new id each
@@ -28,12 +42,17 @@ server has reached (or is on its way to) what the action wants.
 """
 
 import functools
+import time
+
+from openstack.compute.v2 import server as sdk_server
+from openstack import exceptions as sdk_exc
 
 from reservation_ext.clients import image as image_client
 from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
 
+SERVICE = 'Nova'
 # 2.53: hypervisors by UUID and hostname pattern; 2.87 is the last
 # version that shows hypervisor sizes (vcpus, memory_mb, local_gb).
 MICROVERSION = '2.87'
@@ -52,11 +71,12 @@ SHELVED = ('SHELVED', OFFLOADED)
 SHELVING = ('shelving', 'shelving_image_pending_upload',
             'shelving_image_uploading')
 OFFLOADING = ('shelving_offloading',)
-TASK_STATE = 'OS-EXT-STS:task_state'
 
 
 class NovaClient:
     """Compute API calls of the reservation service user.
+
+    Nothing is sent before the first call: the proxy is made then.
 
     :param transport: the ``requests.Session`` that sends the requests
         (see :func:`.service_user.adapter`).
@@ -65,8 +85,12 @@ class NovaClient:
     def __init__(self, conf, transport=None):
         self._conf = conf
         self._transport = transport
-        self._adapter = service_user.adapter(
-            conf, 'compute', transport, default_microversion=MICROVERSION)
+        self._adapter = service_user.adapter(conf, 'compute', transport)
+
+    @functools.cached_property
+    def _compute(self):
+        return service_user.catalog_proxy(self._adapter, SERVICE,
+                                          MICROVERSION)
 
     def find_hypervisor(self, name):
         """The hypervisor whose id, hostname or service host is ``name``.
@@ -88,27 +112,30 @@ class NovaClient:
 
     def availability_zone_of(self, service_host):
         """The availability zone of a compute service host, or None."""
-        zones = self._get('/os-availability-zone/detail')
-        for zone in zones['availabilityZoneInfo']:
-            if service_host in (zone.get('hosts') or {}):
-                return zone['zoneName']
+        zones = self._sdk('GET /os-availability-zone/detail', lambda: list(
+            self._compute.availability_zones(details=True)))
+        for zone in zones:
+            if service_host in (zone.hosts or {}):
+                return zone.name
         return None
 
     def ensure_aggregate(self, name, metadata=None):
         """The aggregate called ``name``, created when missing."""
         aggregate = self.find_aggregate(name)
         if aggregate is None:
-            created = self._call('POST', '/os-aggregates',
-                                 json={'aggregate': {'name': name}},
-                                 ok=(409,))
+            created = self._sdk('POST /os-aggregates',
+                                self._compute.create_aggregate, name=name,
+                                ok=(409,))
             # 409: another engine created it meanwhile. The create answer
             # shows neither hosts nor metadata.
-            aggregate = (dict(created['aggregate'], hosts=[], metadata={})
+            aggregate = (dict(_view(created), hosts=[], metadata={})
                          if created else self.find_aggregate(name))
         if metadata and any(aggregate['metadata'].get(key) != value
                             for key, value in metadata.items()):
-            aggregate = self._action(aggregate['id'], 'set_metadata',
-                                     {'metadata': metadata})
+            aggregate = _view(self._sdk(
+                _aggregate_action(aggregate, 'set_metadata'),
+                self._compute.set_aggregate_metadata, aggregate['id'],
+                metadata))
         return aggregate
 
     def add_to_aggregate(self, aggregate, service_host, missing_ok=False):
@@ -117,15 +144,17 @@ class NovaClient:
         :param missing_ok: a host Nova does not know (any more) is fine.
         """
         if service_host not in aggregate['hosts']:
-            self._action(aggregate['id'], 'add_host',
-                         {'host': service_host},
-                         ok=(409, 404) if missing_ok else (409,))
+            self._sdk(_aggregate_action(aggregate, 'add_host'),
+                      self._compute.add_host_to_aggregate, aggregate['id'],
+                      service_host,
+                      ok=(409, 404) if missing_ok else (409,))
 
     def remove_from_aggregate(self, aggregate, service_host):
         """Take a host out of an aggregate (a non-member is fine)."""
         if service_host in aggregate['hosts']:
-            self._action(aggregate['id'], 'remove_host',
-                         {'host': service_host}, ok=(404, 409))
+            self._sdk(_aggregate_action(aggregate, 'remove_host'),
+                      self._compute.remove_host_from_aggregate,
+                      aggregate['id'], service_host, ok=(404, 409))
 
     def delete_aggregate(self, name):
         """Delete the aggregate called ``name`` if it exists."""
@@ -134,8 +163,8 @@ class NovaClient:
             return
         for host in aggregate['hosts']:
             self.remove_from_aggregate(aggregate, host)
-        self._call('DELETE', '/os-aggregates/%s' % aggregate['id'],
-                   ok=(404,))
+        self._sdk('DELETE /os-aggregates/%s' % aggregate['id'],
+                  self._compute.delete_aggregate, aggregate['id'])
 
     def servers_on(self, service_host):
         """The servers of every project on a compute host."""
@@ -157,9 +186,9 @@ class NovaClient:
         """
         if not self._act(server_id, 'shelve', SHELVED, SHELVING):
             return
-        self._wait_for_server(server_id, SHELVED, timeout, interval)
+        self._wait_for_shelved(server_id, timeout, interval)
         self._act(server_id, 'shelveOffload', (OFFLOADED,), OFFLOADING)
-        self._wait_for_server(server_id, (OFFLOADED,), timeout, interval)
+        self._wait_for_server(server_id, OFFLOADED, timeout, interval)
 
     def _act(self, server_id, action, statuses, task_states):
         """Ask for a server action unless it is done or under way.
@@ -168,15 +197,17 @@ class NovaClient:
         ``task_states``. A 409 (the server is busy) is tried again.
         Return False when the server is gone.
         """
+        ask = {'shelve': self._compute.shelve_server,
+               'shelveOffload': self._compute.shelve_offload_server}[action]
+
         def attempt():
-            found = self._get('/servers/%s' % server_id, missing_ok=True)
-            if found is None:
+            server = self._server(server_id)
+            if server is None:
                 return False
-            server = found['server']
-            if server['status'] not in statuses and (
-                    server.get(TASK_STATE) not in task_states):
-                self._call('POST', '/servers/%s/action' % server_id,
-                           json={action: None})
+            if server.status not in statuses and (
+                    server.task_state not in task_states):
+                self._sdk('POST /servers/%s/action %s' % (server_id, action),
+                          ask, server_id)
             return True
 
         return service_user.retrying(self._adapter, attempt,
@@ -185,25 +216,28 @@ class NovaClient:
     def delete_servers(self, server_ids, timeout=300, interval=1):
         """Delete servers and wait until they are gone."""
         for server_id in server_ids:
-            self._call('DELETE', '/servers/%s' % server_id, ok=(404,))
-        pending = list(server_ids)
-
-        def still_there():
-            pending[:] = [server_id for server_id in pending
-                          if self._get('/servers/%s' % server_id,
-                                       missing_ok=True)]
-            return pending
-
-        polling.wait_for(
-            still_there, lambda left: not left, timeout, interval,
-            lambda left: 'Servers %s were not deleted within %d s.'
-            % (', '.join(left), timeout))
+            self._sdk('DELETE /servers/%s' % server_id,
+                      self._compute.delete_server, server_id)
+        deadline = time.monotonic() + timeout
+        for number, server_id in enumerate(server_ids):
+            # Each server is looked at once at least, even when the ones
+            # before it took the whole timeout.
+            try:
+                self._sdk('GET /servers/%s' % server_id,
+                          self._compute.wait_for_delete,
+                          sdk_server.Server.new(id=server_id),
+                          interval=interval,
+                          wait=max(deadline - time.monotonic(), interval))
+            except sdk_exc.ResourceTimeout:
+                raise exceptions.PluginError(
+                    'Servers %s were not deleted within %d s.' % (
+                        ', '.join(server_ids[number:]), timeout))
 
     def start_server(self, server_id, lease_id, timeout=600, interval=1):
         """Build a server reserved for ``lease_id``; wait until ACTIVE."""
         self._call('POST', '/servers/%s/action' % server_id,
                    json={START_ACTION: {'lease_id': lease_id}})
-        self._wait_for_server(server_id, ('ACTIVE',), timeout, interval)
+        self._wait_for_server(server_id, 'ACTIVE', timeout, interval)
 
     def flavor(self, flavor_id):
         """The flavor ``flavor_id`` (Nova's view), or None."""
@@ -220,29 +254,34 @@ class NovaClient:
         if self.flavor(flavor_id) is None:
             self._call('POST', '/flavors', ok=(409,), json={'flavor': dict(
                 flavor, **{'os-flavor-access:is_public': False})})
-        self._call('POST', '/flavors/%s/os-extra_specs' % flavor_id,
-                   json={'extra_specs': extra_specs})
+        self._sdk('POST /flavors/%s/os-extra_specs' % flavor_id,
+                  self._compute.create_flavor_extra_specs, flavor_id,
+                  extra_specs)
         for project_id in projects:
-            self._call('POST', '/flavors/%s/action' % flavor_id, ok=(409,),
-                       json={'addTenantAccess': {'tenant': project_id}})
+            self._sdk('POST /flavors/%s/action addTenantAccess' % flavor_id,
+                      self._compute.flavor_add_tenant_access, flavor_id,
+                      project_id, ok=(409,))
 
     def flavor_projects(self, flavor_id):
         """The projects a private flavor is shared with."""
-        found = self._get('/flavors/%s/os-flavor-access' % flavor_id,
-                          missing_ok=True)
-        return [access['tenant_id']
-                for access in (found or {}).get('flavor_access', [])]
+        found = self._sdk('GET /flavors/%s/os-flavor-access' % flavor_id,
+                          self._compute.get_flavor_access, flavor_id,
+                          ok=(404,))
+        return [access['tenant_id'] for access in found or []]
 
     def delete_flavor(self, flavor_id):
         """Delete a flavor (one that is gone is fine)."""
-        self._call('DELETE', '/flavors/%s' % flavor_id, ok=(404,))
+        self._sdk('DELETE /flavors/%s' % flavor_id,
+                  self._compute.delete_flavor, flavor_id)
 
     def ensure_server_group(self, name, policy):
         """The id of the service user's server group ``name``, made once."""
         def find():
-            for group in self._get('/os-server-groups')['server_groups']:
-                if group['name'] == name:
-                    return group['id']
+            groups = self._sdk('GET /os-server-groups', lambda: list(
+                self._compute.server_groups()))
+            for group in groups:
+                if group.name == name:
+                    return group.id
             return None
 
         return self._ensure(find, lambda: self._call(
@@ -252,7 +291,8 @@ class NovaClient:
 
     def delete_server_group(self, group_id):
         """Delete a server group (one that is gone is fine)."""
-        self._call('DELETE', '/os-server-groups/%s' % group_id, ok=(404,))
+        self._sdk('DELETE /os-server-groups/%s' % group_id,
+                  self._compute.delete_server_group, group_id)
 
     def set_reserved_flavor(self, server_id, lease_id, flavor_id):
         """Give a server that waits for ``lease_id`` another flavor."""
@@ -269,13 +309,13 @@ class NovaClient:
         """
         if on_end == 'shelve':
             if self._act(server_id, 'shelve', SHELVED, SHELVING):
-                self._wait_for_server(server_id, SHELVED, timeout, interval)
+                self._wait_for_shelved(server_id, timeout, interval)
             return
-        server = self._get('/servers/%s' % server_id, missing_ok=True)
+        server = self._server(server_id)
         if server is None:
             return
         if on_end == 'snapshot_delete':
-            self.snapshot_server(server['server'], timeout, interval)
+            self.snapshot_server(server, timeout, interval)
         self.delete_servers([server_id], timeout, interval)
 
     def snapshot_server(self, server, timeout=900, interval=1):
@@ -312,19 +352,46 @@ class NovaClient:
     def _images(self):
         return image_client.ImageClient(self._conf, self._transport)
 
-    def _wait_for_server(self, server_id, statuses, timeout, interval):
+    def _server(self, server_id):
+        """openstacksdk's server ``server_id``, or None if it is gone."""
+        return self._sdk('GET /servers/%s' % server_id,
+                         self._compute.get_server, server_id, ok=(404,))
+
+    def _wait_for_server(self, server_id, status, timeout, interval):
+        """Wait until the server is in ``status`` (openstacksdk's wait).
+
+        :raises PluginError: it went to ERROR, or time is up.
+        """
+        server = sdk_server.Server.new(id=server_id)
+        try:
+            self._sdk('GET /servers/%s' % server_id,
+                      self._compute.wait_for_server, server, status=status,
+                      interval=interval, wait=timeout)
+        except sdk_exc.ResourceFailure:
+            raise exceptions.PluginError('Server %s went to ERROR: %s' % (
+                server_id, (server.fault or {}).get('message')))
+        except sdk_exc.ResourceTimeout:
+            raise exceptions.PluginError(_late(server_id, (status,),
+                                               timeout, server.status))
+
+    def _wait_for_shelved(self, server_id, timeout, interval):
+        """Wait until the server is SHELVED or SHELVED_OFFLOADED.
+
+        openstacksdk's waits wait for one status: Nova offloads a server
+        that it shelves at once when ``shelved_offload_time`` is 0.
+        """
         def ready(server):
             if server['status'] == 'ERROR':
                 raise exceptions.PluginError(
                     'Server %s went to ERROR: %s' % (
                         server_id, server.get('fault', {}).get('message')))
-            return server['status'] in statuses
+            return server['status'] in SHELVED
 
         polling.wait_for(
             lambda: self._get('/servers/%s' % server_id)['server'], ready,
             timeout, interval,
-            lambda server: 'Server %s was not %s within %d s (status %s).'
-            % (server_id, ' or '.join(statuses), timeout, server['status']))
+            lambda server: _late(server_id, SHELVED, timeout,
+                                 server['status']))
 
     def compute_services(self):
         """The nova-compute services, as ``GET /os-services`` shows them.
@@ -332,11 +399,9 @@ class NovaClient:
         ``[{'host', 'state', 'status', 'disabled_reason'}]``: ``state``
         is ``up`` or ``down``, ``status`` ``enabled`` or ``disabled``.
         """
-        services = self._get('/os-services',
-                             params={'binary': 'nova-compute'})['services']
         return [{key: service[key] for key in ('host', 'state', 'status',
                                                'disabled_reason')}
-                for service in services]
+                for service in self._services()]
 
     def compute_service(self, service_host):
         """A host's nova-compute service view, or None if Nova has none.
@@ -344,8 +409,7 @@ class NovaClient:
         As ``GET /os-services`` shows it: ``id``, ``state``, ``status``,
         ``disabled_reason``...
         """
-        services = self._get('/os-services', params={
-            'binary': 'nova-compute', 'host': service_host})['services']
+        services = self._services(host=service_host)
         return services[0] if services else None
 
     def set_compute_service(self, service_host, enabled, reason=None):
@@ -360,24 +424,48 @@ class NovaClient:
                                       id=service_host)
         body = {'status': 'enabled'} if enabled else {
             'status': 'disabled', 'disabled_reason': reason}
-        self._call('PUT', '/os-services/%s' % service['id'], json=body)
+        self._sdk('PUT /os-services/%s' % service['id'],
+                  self._compute.update_service, service['id'], **body)
 
     def find_aggregate(self, name):
-        """The aggregate called ``name``, or None."""
-        for aggregate in self._get('/os-aggregates')['aggregates']:
-            if aggregate['name'] == name:
-                return aggregate
+        """The aggregate called ``name`` (Nova's view), or None."""
+        aggregates = self._sdk('GET /os-aggregates', lambda: list(
+            self._compute.aggregates()))
+        for aggregate in aggregates:
+            if aggregate.name == name:
+                return _view(aggregate)
         return None
 
-    def _action(self, aggregate_id, action, body, ok=()):
-        answer = self._call('POST', '/os-aggregates/%s/action' % aggregate_id,
-                            json={action: body}, ok=ok)
-        return answer['aggregate'] if answer else None
+    def _services(self, **query):
+        """The nova-compute services' views (of ``host=...``)."""
+        return [_view(service) for service in self._sdk(
+            'GET /os-services', lambda: list(self._compute.services(
+                binary='nova-compute', **query)))]
 
     def _get(self, path, params=None, missing_ok=False):
         return self._call('GET', path, params=params,
                           ok=(404,) if missing_ok else ())
 
     def _call(self, method, path, ok=(), **kwargs):
-        return service_user.call(self._adapter, 'Nova', method, path, ok,
+        return service_user.call(self._compute, SERVICE, method, path, ok,
                                  **kwargs)
+
+    def _sdk(self, request, function, *args, **kwargs):
+        return service_user.sdk_call(SERVICE, request, function, *args,
+                                     **kwargs)
+
+
+def _view(resource):
+    """An openstacksdk resource as Nova shows it (Nova's names)."""
+    return resource.to_dict(computed=False, original_names=True)
+
+
+def _aggregate_action(aggregate, action):
+    """An aggregate action as errors name it."""
+    return 'POST /os-aggregates/%s/action %s' % (aggregate['id'], action)
+
+
+def _late(server_id, statuses, timeout, status):
+    """The reason of a server that was not in ``statuses`` in time."""
+    return 'Server %s was not %s within %d s (status %s).' % (
+        server_id, ' or '.join(statuses), timeout, status)

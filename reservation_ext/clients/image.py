@@ -15,6 +15,15 @@
 The service user of ``[reservation_client]`` makes them, found through the
 catalog (``image``): the engine waits there for the snapshots that end
 ``snapshot_delete`` server leases.
+
+They are sent as they are (:func:`.service_user.call`), and the wait is
+:func:`.polling.wait_for`, rather than through openstacksdk's image
+proxy: an image catalog endpoint names no version, and openstacksdk's
+proxy finds its ``/v2`` by one version discovery request at its creation,
+sent without retries; when that request fails, the proxy keeps the bare
+endpoint and every call of it fails, where these calls name ``/v2`` and
+are retried. Finding images by ``instance_uuid`` (an image property) is
+not among openstacksdk's image queries either.
 """
 
 from reservation_ext.clients import polling

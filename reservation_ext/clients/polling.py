@@ -10,9 +10,17 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Waiting for another service to finish what it was asked to do."""
+"""Waiting for another service to finish what it was asked to do.
+
+openstacksdk's waits (``wait_for_server``, ``wait_for_status``,
+``wait_for_delete``) wait for one status or for a resource to go;
+:func:`wait_for` waits for any condition on any value (a status among
+several, an action's answer, an emulator's state), with tenacity.
+"""
 
 import time
+
+import tenacity
 
 from reservation_ext import exceptions
 
@@ -27,12 +35,17 @@ def wait_for(fetch, done, timeout, interval, late):
     :param late: ``late(value)`` of the last value fetched: the reason
         of the PluginError raised when ``timeout`` seconds passed.
     """
-    # A timeout, not a timestamp: the monotonic clock, not the lease clock.
+    # A timeout, not a timestamp: the monotonic clock, not the lease
+    # clock. The last fetch is the first one after the timeout.
     deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if done(value):
-            return value
-        if time.monotonic() > deadline:
-            raise exceptions.PluginError(late(value))
-        time.sleep(interval)
+    waiting = tenacity.Retrying(
+        retry=tenacity.retry_if_result(lambda value: not done(value)),
+        stop=lambda state: time.monotonic() > deadline,
+        wait=tenacity.wait_fixed(interval), sleep=time.sleep,
+        retry_error_callback=lambda state: _late(late, state))
+    return waiting(fetch)
+
+
+def _late(late, state):
+    """Raise the PluginError of a wait whose time is up."""
+    raise exceptions.PluginError(late(state.outcome.result()))

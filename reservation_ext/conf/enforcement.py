@@ -16,7 +16,9 @@ The filter options keep Blazar's names and meaning (``enabled_filters``,
 ``max_lease_duration``, ``external_service_base_endpoint``, ...), so that a
 ``[enforcement]`` section written for Blazar works unchanged here.
 ``reservation_extension_window`` is the name Chameleon's Blazar gives the
-extension window. The time quotas are this project's own.
+extension window. The TLS options of the external service
+(``external_service_cafile``, ``_certfile``, ``_keyfile``, ``_insecure``)
+and the time quotas are this project's own: Blazar has none.
 """
 
 from oslo_config import cfg
@@ -84,6 +86,23 @@ external_service_opts = [
                  help='ExternalServiceFilter: seconds to wait for the '
                       'service. A check that gets no answer is refused '
                       'with 503 and changes nothing.'),
+    cfg.StrOpt('external_service_cafile',
+               help='ExternalServiceFilter: PEM file of the CA '
+                    'certificates that an https service\'s certificate is '
+                    'verified against (default: the CA bundle of the '
+                    'requests library, or REQUESTS_CA_BUNDLE).'),
+    cfg.StrOpt('external_service_certfile',
+               help='ExternalServiceFilter: PEM file of the client '
+                    'certificate presented to an https service that asks '
+                    'for one (none when unset).'),
+    cfg.StrOpt('external_service_keyfile',
+               help='ExternalServiceFilter: PEM file of the private key of '
+                    'external_service_certfile, when that file does not '
+                    'hold it.'),
+    cfg.BoolOpt('external_service_insecure', default=False,
+                help='ExternalServiceFilter: do not verify an https '
+                     'service\'s certificate. For tests only: anyone on the '
+                     'way may then answer for the service.'),
 ]
 
 time_quota_opts = [

@@ -13,28 +13,31 @@
 """The ``ironic`` power driver: computes that are Ironic nodes.
 
 The Bare Metal API is reached as the reservation service user
-(``[reservation_client]``, service type ``baremetal`` in the catalog).
+(``[reservation_client]``, service type ``baremetal`` in the catalog),
+through openstacksdk's baremetal proxy (:func:`service_user.proxy`).
 A host's node is its extra capability ``ironic_node`` (a node's UUID or
 name), else its hypervisor hostname, which Ironic's Nova driver sets to
 the node's UUID.
 
 The state is the node's ``power_state``, or, while Ironic switches it,
 its ``target_power_state`` (a node powering on counts as on, one
-powering off as off). Switching reads the state first and, unless the
-node is already (or becoming) what is wanted, asks
-``PUT /v1/nodes/{node}/states/power`` with target ``power on`` or
-``power off``; Ironic switches asynchronously. Every failure is a
+powering off as off). Switching reads the node first and, unless it is
+already (or becoming) what is wanted, asks openstacksdk's
+``set_node_power_state`` for ``power on`` or ``power off`` without
+waiting: Ironic switches asynchronously, and the power manager reads the
+state again later. openstacksdk retries that request when Ironic answers
+409 (the node is locked by another task) or 503. Every failure is a
 :class:`drivers.PowerError` naming the host and its node.
 """
+
+import functools
 
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
 from reservation_ext.power import drivers
 
+SERVICE = 'Ironic'
 SERVICE_TYPE = 'baremetal'
-# Ironic's catalog endpoint names no API version: the paths do.
-# Node names (not only UUIDs) in the path need 1.5.
-MICROVERSION = '1.5'
 NODE_PROPERTY = 'ironic_node'
 
 _STATES = {'power on': drivers.ON, 'power off': drivers.OFF}
@@ -44,20 +47,23 @@ _TARGETS = {drivers.ON: 'power on', drivers.OFF: 'power off'}
 class IronicDriver(drivers.PowerDriver):
     """Switches hosts through Ironic's power states.
 
-    :param adapter: a keystoneauth1 adapter for the Bare Metal API;
-        default: the service user's (:func:`service_user.adapter`).
+    :param baremetal: openstacksdk's baremetal proxy; default: the service
+        user's, made at first use.
     """
 
-    def __init__(self, conf, adapter=None):
+    def __init__(self, conf, baremetal=None):
         super().__init__(conf)
-        self._adapter = adapter
+        if baremetal is not None:
+            self.baremetal = baremetal
 
-    @property
-    def adapter(self):
-        if self._adapter is None:
-            self._adapter = service_user.adapter(
-                self.conf, SERVICE_TYPE, default_microversion=MICROVERSION)
-        return self._adapter
+    @functools.cached_property
+    def baremetal(self):
+        """The service user's baremetal proxy (:func:`service_user.proxy`).
+
+        :raises PluginError: Ironic's endpoint cannot be found.
+        """
+        return service_user.proxy(
+            service_user.adapter(self.conf, SERVICE_TYPE), SERVICE)
 
     def state(self, target):
         return self._state(target, self._node(target))
@@ -73,15 +79,16 @@ class IronicDriver(drivers.PowerDriver):
     def _switch(self, target, wanted):
         node = self._node(target)
         if self._state(target, node) != wanted:
-            self._call(target, 'PUT',
-                       '/v1/nodes/%s/states/power' % node['uuid'],
-                       json={'target': _TARGETS[wanted]})
+            self._call(target, 'PUT /v1/nodes/%s/states/power' % node.id,
+                       lambda: self.baremetal.set_node_power_state(
+                           node, _TARGETS[wanted], wait=False))
 
     def _node(self, target):
-        return self._call(target, 'GET', '/v1/nodes/%s' % node_of(target))
+        return self._call(target, 'GET /v1/nodes/%s' % node_of(target),
+                          lambda: self.baremetal.get_node(node_of(target)))
 
     def _state(self, target, node):
-        shown = node.get('target_power_state') or node.get('power_state')
+        shown = node.target_power_state or node.power_state
         state = _STATES.get(shown)
         if state is None:
             raise drivers.PowerError(
@@ -89,10 +96,13 @@ class IronicDriver(drivers.PowerDriver):
                     target.hypervisor_hostname, node_of(target), shown))
         return state
 
-    def _call(self, target, method, path, **kwargs):
+    def _call(self, target, request, function):
+        """``function()``, whose failures are PowerErrors naming the node.
+
+        :param request: the request as errors name it.
+        """
         try:
-            return service_user.call(self.adapter, 'Ironic', method, path,
-                                     **kwargs)
+            return service_user.sdk_call(SERVICE, request, function)
         except exceptions.PluginError as exc:
             raise drivers.PowerError('host %s (Ironic node %s): %s' % (
                 target.hypervisor_hostname, node_of(target), exc)) from exc

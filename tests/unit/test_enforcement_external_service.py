@@ -13,9 +13,17 @@
 """ExternalServiceFilter against a real HTTP service (Blazar's protocol)."""
 
 import datetime
+import ipaddress
 import json
+import os
 import socket
 
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import serialization
+from cryptography import x509
+from cryptography.x509 import oid
+import fixtures
 from oslo_config import cfg
 
 from reservation_ext import clock as clock_mod
@@ -141,3 +149,103 @@ class ExternalServiceFilterTest(base.TestCase):
             self.service.url.rstrip('/')))
         self.make().check_create(CONTEXT, LEASE)
         self.assertEqual(['/check-create'], self.service.paths())
+
+
+def self_signed(directory, name, ip=None):
+    """``(certfile, keyfile)``: a new self-signed certificate for ``name``.
+
+    ``ip`` is the address it is valid for as a server.
+    """
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(oid.NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    builder = x509.CertificateBuilder().subject_name(subject).issuer_name(
+        subject).public_key(key.public_key()).serial_number(
+        x509.random_serial_number()).not_valid_before(
+        now - datetime.timedelta(minutes=5)).not_valid_after(
+        now + datetime.timedelta(days=1)).add_extension(
+        x509.BasicConstraints(ca=True, path_length=None), critical=True)
+    if ip:
+        builder = builder.add_extension(x509.SubjectAlternativeName(
+            [x509.IPAddress(ipaddress.ip_address(ip))]), critical=False)
+    certfile = os.path.join(directory, name + '.crt')
+    keyfile = os.path.join(directory, name + '.key')
+    with open(certfile, 'wb') as out:
+        out.write(builder.sign(key, hashes.SHA256()).public_bytes(
+            serialization.Encoding.PEM))
+    with open(keyfile, 'wb') as out:
+        out.write(key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption()))
+    return certfile, keyfile
+
+
+class ExternalServiceTLSTest(base.TestCase):
+    """The [enforcement] TLS options reach the calls to an https service.
+
+    The service's certificate and the client's are self-signed, each its
+    own CA; the service accepts only the client's.
+    """
+
+    def setUp(self):
+        super().setUp()
+        directory = self.useFixture(fixtures.TempDir()).path
+        self.server_cert = self_signed(directory, 'service', '127.0.0.1')
+        self.client_cert = self_signed(directory, 'reservation')
+        self.service = self.useFixture(enforcement_service.EnforcementService(
+            tls=self.server_cert + (self.client_cert[0],)))
+        self.conf = cfg.ConfigOpts()
+        conf_mod.register_opts(self.conf)
+        self.conf([])
+        self.override(external_service_base_endpoint=self.service.url)
+
+    def override(self, **values):
+        for name, value in values.items():
+            self.conf.set_override(name, value, group='enforcement')
+
+    def check(self):
+        filters.load(self.conf, clock_mod.SYSTEM, ['ExternalServiceFilter'])[
+            0].check_create(CONTEXT, LEASE)
+
+    def test_the_ca_file_verifies_the_service_and_the_client_is_shown(self):
+        self.override(external_service_cafile=self.server_cert[0],
+                      external_service_certfile=self.client_cert[0],
+                      external_service_keyfile=self.client_cert[1])
+        self.check()
+        self.assertEqual(['/v1/check-create'], self.service.paths())
+        self.assertEqual([{'commonName': 'reservation'}],
+                         self.service.client_certificates)
+
+    def test_a_service_the_ca_file_does_not_verify_is_not_called(self):
+        self.override(external_service_certfile=self.client_cert[0],
+                      external_service_keyfile=self.client_cert[1])
+        exc = self.assertRaises(exceptions.EnforcementUnavailable,
+                                self.check)
+        self.assertEqual(503, exc.code)
+        self.assertEqual([], self.service.calls)
+
+    def test_insecure_skips_the_verification_of_the_service(self):
+        self.override(external_service_insecure=True,
+                      external_service_certfile=self.client_cert[0],
+                      external_service_keyfile=self.client_cert[1])
+        self.check()
+        self.assertEqual(['/v1/check-create'], self.service.paths())
+
+    def test_without_the_client_certificate_the_service_refuses_tls(self):
+        self.override(external_service_cafile=self.server_cert[0])
+        self.assertRaises(exceptions.EnforcementUnavailable, self.check)
+        self.assertEqual([], self.service.calls)
+
+    def test_the_options_make_the_sessions_verify_and_cert(self):
+        self.override(external_service_cafile='/etc/ca.pem',
+                      external_service_certfile='/etc/c.pem',
+                      external_service_keyfile='/etc/k.pem',
+                      external_service_timeout=2.5)
+        session = external_service.session_from(self.conf.enforcement)
+        self.assertEqual(('/etc/ca.pem', ('/etc/c.pem', '/etc/k.pem'), 2.5),
+                         (session.verify, session.cert, session.timeout))
+        self.override(external_service_insecure=True,
+                      external_service_keyfile=None)
+        session = external_service.session_from(self.conf.enforcement)
+        self.assertEqual((False, '/etc/c.pem'),
+                         (session.verify, session.cert))

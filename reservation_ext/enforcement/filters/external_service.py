@@ -29,7 +29,11 @@ against ``external_service_base_endpoint`` (``urljoin``, as Blazar), or
 the ``external_service_*_endpoint`` that replaces one; a hook with no URL
 is not called. Dates are ISO 8601 strings (naive, UTC). The headers are
 ``Content-Type: application/json`` and, when ``external_service_token``
-is set, ``X-Auth-Token``.
+is set, ``X-Auth-Token``. The calls go through a keystoneauth1 session
+(no Keystone authentication) that verifies the service's certificate
+against ``external_service_cafile`` (or the requests library's CA
+bundle, or not at all with ``external_service_insecure``) and presents
+``external_service_certfile``/``external_service_keyfile`` when set.
 
 Answers: ``204`` allows. ``403`` refuses: the user gets 403 with the
 body's ``"message"``; a 403 without one, or any other status, refuses
@@ -43,8 +47,9 @@ created or changed. ``on-end`` answers and failures are only logged.
 import json
 from urllib import parse
 
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import loading as ks_loading
 from oslo_log import log as logging
-import requests
 
 from reservation_ext.enforcement.filters import base
 from reservation_ext import exceptions
@@ -69,6 +74,7 @@ class ExternalServiceFilter(base.Filter):
                 'ExternalServiceFilter needs [enforcement] '
                 'external_service_base_endpoint or an '
                 'external_service_*_endpoint')
+        self.session = session_from(conf)
 
     def check_create(self, context, lease):
         self._post('check-create', {'context': context, 'lease': lease})
@@ -94,11 +100,11 @@ class ExternalServiceFilter(base.Filter):
         if not url:
             return
         try:
-            answer = requests.post(
+            # Not logged by keystoneauth1: the body names the user.
+            answer = self.session.post(
                 url, data=json.dumps(body, default=_iso_date),
-                headers=self._headers(),
-                timeout=self.conf.external_service_timeout)
-        except requests.RequestException as exc:
+                headers=self._headers(), raise_exc=False, log=False)
+        except ks_exc.ConnectionError as exc:
             LOG.warning('Enforcement service %s failed: %s', url, exc)
             raise exceptions.EnforcementUnavailable(
                 'The lease enforcement service did not answer; please '
@@ -111,6 +117,20 @@ class ExternalServiceFilter(base.Filter):
         if self.conf.external_service_token:
             headers['X-Auth-Token'] = self.conf.external_service_token
         return headers
+
+
+def session_from(conf):
+    """The keystoneauth1 session of the ``[enforcement]`` TLS options.
+
+    It sends no Keystone token and waits ``external_service_timeout``
+    seconds for each answer.
+    """
+    return ks_loading.session.Session().load_from_options(
+        insecure=conf.external_service_insecure,
+        cacert=conf.external_service_cafile,
+        cert=conf.external_service_certfile,
+        key=conf.external_service_keyfile,
+        timeout=conf.external_service_timeout)
 
 
 def _iso_date(value):
