@@ -47,20 +47,29 @@ def free_port_url():
         return 'http://127.0.0.1:%d/' % sock.getsockname()[1]
 
 
-class ExternalServiceFilterTest(base.TestCase):
+class ServiceTestCase(base.TestCase):
+    """A test with an enforcement service and options that point at it."""
 
-    def setUp(self):
-        super().setUp()
+    def serve(self, **kwargs):
+        """Start the enforcement service; ``[enforcement]`` points at it."""
         self.service = self.useFixture(
-            enforcement_service.EnforcementService())
+            enforcement_service.EnforcementService(**kwargs))
         self.conf = cfg.ConfigOpts()
         conf_mod.register_opts(self.conf)
         self.conf([])
         self.override(external_service_base_endpoint=self.service.url)
 
     def override(self, **values):
+        """Set ``[enforcement]`` options of the test's configuration."""
         for name, value in values.items():
             self.conf.set_override(name, value, group='enforcement')
+
+
+class ExternalServiceFilterTest(ServiceTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.serve()
 
     def make(self):
         return filters.load(self.conf, clock_mod.SYSTEM,
@@ -180,7 +189,7 @@ def self_signed(directory, name, ip=None):
     return certfile, keyfile
 
 
-class ExternalServiceTLSTest(base.TestCase):
+class ExternalServiceTLSTest(ServiceTestCase):
     """The [enforcement] TLS options reach the calls to an https service.
 
     The service's certificate and the client's are self-signed, each its
@@ -192,16 +201,7 @@ class ExternalServiceTLSTest(base.TestCase):
         directory = self.useFixture(fixtures.TempDir()).path
         self.server_cert = self_signed(directory, 'service', '127.0.0.1')
         self.client_cert = self_signed(directory, 'reservation')
-        self.service = self.useFixture(enforcement_service.EnforcementService(
-            tls=self.server_cert + (self.client_cert[0],)))
-        self.conf = cfg.ConfigOpts()
-        conf_mod.register_opts(self.conf)
-        self.conf([])
-        self.override(external_service_base_endpoint=self.service.url)
-
-    def override(self, **values):
-        for name, value in values.items():
-            self.conf.set_override(name, value, group='enforcement')
+        self.serve(tls=self.server_cert + (self.client_cert[0],))
 
     def check(self):
         filters.load(self.conf, clock_mod.SYSTEM, ['ExternalServiceFilter'])[
