@@ -16,4 +16,13 @@ Each is run as ``python bench/<script>.py``. They are a package so that
 the unit tests import the simulations they check (``bench.utilization``,
 ``bench.energy``) like any module; the benchmarks import the shared
 harnesses of :mod:`harness` and never the tests.
+
+Timed side by side with Blazar: ``planner`` (the free-host search),
+``filter`` (the scheduler filter), ``lease_api`` (lease creates through
+the API), ``proposals`` (schedule proposals and availability; the peer's
+side is ``peer_proposals``, run in Blazar's venv) and ``engine`` (event
+throughput). Also ``instance_leases`` (reserved server boots), the
+simulations ``utilization`` and ``energy``, and the soaks
+``api_concurrency`` and ``engine_ha``; ``common`` holds what they
+share.
 """

@@ -12,18 +12,28 @@
 
 """reservation-ext: time-based resource reservation (leases) for OpenStack.
 
-The subpackages are the stages a request goes through, from the entry
-points (``cmd/``, ``sandbox/``, the APIs in ``api/`` and ``nova_api/``)
-through the engine, the plugins and the services (``leases/``,
-``hosts/``) down to ``planning/``, the clients of other services and the
-owners of shared tables (``store/``); under them the ground floor of
-small modules (``policy``, ``context``, ``validation``, ``dates``,
-``states``, ``clock``, ``exceptions``), the options (``conf/``) and the
-leases DB (``db/``, beside this package, as are the scheduler filter in
-``nova_filters/`` and the Cinder extension in ``cinder_ext/``). Each
-imports only the ones below it: the table of the layers is in
+The subpackages are the stages a request goes through, each importing
+only the ones below it, in this order (the table of the layers is in
 ``doc/source/contributor/architecture.rst``, and a unit test holds the
-code to it.
+code to it):
+
+* the entry points: ``cmd/`` (console scripts), ``sandbox/`` (the
+  all-in-one cloud), ``osc/`` (the ``openstack reservation`` commands
+  python-blazarclient lacks), ``servers/`` (the former path of the
+  server middleware), the lease API in ``api/`` and the compute API's
+  filter in ``nova_api/`` (beside them, outside this package, the Cinder
+  extension in ``cinder_ext/`` and the scheduler filter in
+  ``nova_filters/``);
+* ``engine/``, what ``reservation-engine`` runs; ``plugins/``, one per
+  resource type;
+* the services: ``leases/``, usage ``enforcement/`` of lease changes,
+  the reservable ``hosts/``;
+* ``planning/``, free capacity and bookings in SQL; ``power/``, the
+  power policy and drivers of the reservable hosts; ``clients/``, the
+  calls to other services; ``store/``, the one writer of each shared
+  table;
+* the ground-floor modules below, the options (``conf/``) and the leases
+  DB (``db/``, beside this package).
 
 The ground-floor modules:
 

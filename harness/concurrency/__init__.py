@@ -12,8 +12,10 @@
 
 """Concurrency of the lease API: workers, clients and the checker.
 
-:mod:`.cluster` starts lease API worker processes on one leases DB,
-:mod:`.workload` drives them with concurrent clients and records every
-request, and :mod:`.checker` judges the history and the DB afterwards
-with its own SQL and arithmetic, not the planner's.
+:mod:`.scenario` runs one concurrent run in a sandbox and gives its
+verdict: :mod:`.cloud` connects each client to the sandbox's APIs in a
+project of its own, :mod:`.cluster` starts lease API worker processes
+on one leases DB, :mod:`.workload` drives them with concurrent clients
+and records every request, and :mod:`.checker` judges the history and
+the DB afterwards with its own SQL and arithmetic, not the planner's.
 """

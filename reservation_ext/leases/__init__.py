@@ -19,6 +19,8 @@
   ``LeaseService``: a lease's new dates and reservations, the steps run
   after the transaction, and the undo that puts back what an update
   whose steps failed had changed;
+* :mod:`.lease_rows` finds, checks and moves one lease's row for both
+  (policy, stable statuses, a name unique in its project, event times);
 * :mod:`.parsing` parses the Blazar v1 bodies of lease requests into
   what the service does, before it touches the DB;
 * :mod:`.schemas` holds the JSON Schemas of those bodies and of the

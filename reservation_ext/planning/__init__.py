@@ -25,6 +25,8 @@
 * :mod:`.timelines` holds the schedule of a request's capacity in
   memory, to find where proposals and availability windows may start;
 * :mod:`.healing` moves bookings off failed hosts to free replacements;
+* :mod:`.reserved_servers` finds the host a reserved server's slice is
+  booked on, for the scheduler filter;
 * :mod:`.preemptible_placement` says which boots are preemptible and
   where they may run;
 * :mod:`.reclaim_choice` chooses the preemptible servers that give way
