@@ -99,13 +99,13 @@ def configure(conf):
 
 
 def get_engine():
-    """The writer engine (for management commands and tests)."""
+    """Return the writer engine (for management commands and tests)."""
     return context_manager.writer.get_engine()
 
 
 @contextlib.contextmanager
 def writer(ctx, clock=None):
-    """A writer transaction: ``with writer(ctx, clock) as session:``.
+    """Open a writer transaction: ``with writer(ctx, clock) as session:``.
 
     Commits when the block ends, rolls back when it raises. Inside a
     writer transaction of ``ctx`` already open, it joins that one (and
@@ -182,7 +182,7 @@ def _writes_pool(state):
 
 
 def _set_columns(state):
-    """The names of the columns an UPDATE sets.
+    """Return the names of the columns an UPDATE sets.
 
     Those of its ``values()`` and, for one run with parameters (a list of
     rows to update), theirs. SQLAlchemy has no public accessor for the
@@ -316,7 +316,7 @@ def _setup_sqlite(engine):
 
 
 def new_context_manager(**options):
-    """A transaction context with the leases DB's engine hooks.
+    """Make a transaction context with the leases DB's engine hooks.
 
     ``options`` are oslo.db's (``connection=...``); without them, call
     ``configure()`` on the result before use.

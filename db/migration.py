@@ -45,7 +45,7 @@ def _config(connection=None):
 
 @contextlib.contextmanager
 def _connection(engine_or_url):
-    """A connection in a transaction on an engine or a database URL.
+    """Give a connection in a transaction on an engine or a database URL.
 
     An engine made here from a URL is disposed of afterwards; a given
     engine is left to its owner.
@@ -75,7 +75,7 @@ def downgrade(engine_or_url, revision):
 
 
 def current(engine_or_url):
-    """The revision the database is at, or None if it has none yet."""
+    """Return the revision the database is at, or None if it has none yet."""
     with _connection(engine_or_url) as connection:
         context = alembic_migration.MigrationContext.configure(
             connection, opts={'version_table': VERSION_TABLE})
@@ -83,7 +83,7 @@ def current(engine_or_url):
 
 
 def head():
-    """The newest revision of the migration scripts."""
+    """Return the newest revision of the migration scripts."""
     return alembic_script.ScriptDirectory.from_config(
         _config()).get_current_head()
 

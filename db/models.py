@@ -52,7 +52,7 @@ CLOCK = 'reservation_clock'
 
 
 def _now(context):
-    """The transaction clock's now (a context-sensitive column default)."""
+    """Get the transaction clock's now (a context-sensitive column default)."""
     clock = context.execution_options.get(CLOCK)
     if clock is None:
         raise RuntimeError(

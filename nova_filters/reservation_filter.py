@@ -57,7 +57,7 @@ class _Passing:
         return (nodename in self.names) != self.excluded
 
     def select(self, hosts):
-        """The hosts among ``hosts`` that pass: a set lookup each."""
+        """Return the hosts among ``hosts`` that pass: a set lookup each."""
         names = self.names
         if self.excluded:
             return [host for host in hosts if host.nodename not in names]
@@ -93,7 +93,7 @@ class ReservationFilter(filters.BaseHostFilter):
         self._clock = clock
 
     def filter_all(self, filter_obj_list, spec_obj):
-        """The hosts that pass, deciding once for the whole request.
+        """Return the hosts that pass, deciding once for the whole request.
 
         Nova's ``BaseHostFilter.filter_all`` would check for a rebuild and
         call :meth:`host_passes` host by host (about 2 µs a host); this
@@ -106,11 +106,11 @@ class ReservationFilter(filters.BaseHostFilter):
         return self._decide(spec_obj).select(filter_obj_list)
 
     def host_passes(self, host_state, spec_obj):
-        """Whether one host passes (Nova calls :meth:`filter_all`)."""
+        """Say whether one host passes (Nova calls :meth:`filter_all`)."""
         return host_state.nodename in self._decide(spec_obj)
 
     def _decide(self, spec_obj):
-        """The :class:`_Passing` hosts of one request."""
+        """Return the :class:`_Passing` hosts of one request."""
         if _is_preemptible(spec_obj):
             return self._open_to_preemptibles()
         booked = _booked_host(spec_obj)
@@ -140,7 +140,7 @@ class ReservationFilter(filters.BaseHostFilter):
 
 
 def _is_preemptible(spec_obj):
-    """Whether a request is preemptible and asks for no reservation.
+    """Say whether a request is preemptible and asks for no reservation.
 
     A reservation hint wins: the server runs on what its lease holds.
     """
@@ -152,7 +152,7 @@ def _is_preemptible(spec_obj):
 
 
 def _booked_host(spec_obj):
-    """The host booked for a reserved server, or None.
+    """Return the host booked for a reserved server, or None.
 
     Only servers booted with reservation hints can have one, so other
     requests cost no query.
@@ -166,7 +166,7 @@ def _booked_host(spec_obj):
 
 
 def _seat_hosts(spec_obj):
-    """The hosts of the seats of a capacity-flavor boot, or None.
+    """Return the hosts of the seats of a capacity-flavor boot, or None.
 
     Only a flavor with the extra spec ``reservation:id`` has seats, so
     other requests cost no query. The server's own seat, and those its

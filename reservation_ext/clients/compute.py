@@ -93,7 +93,7 @@ class NovaClient:
                                           MICROVERSION)
 
     def find_hypervisor(self, name):
-        """The hypervisor whose id, hostname or service host is ``name``.
+        """Find the hypervisor whose id, hostname or service host is ``name``.
 
         :raises NotFound: Nova has no such compute host.
         """
@@ -111,7 +111,7 @@ class NovaClient:
         raise exceptions.NotFound(kind='Nova compute host', id=name)
 
     def availability_zone_of(self, service_host):
-        """The availability zone of a compute service host, or None."""
+        """Return the availability zone of a compute service host, or None."""
         zones = self._sdk('GET /os-availability-zone/detail', lambda: list(
             self._compute.availability_zones(details=True)))
         for zone in zones:
@@ -120,7 +120,7 @@ class NovaClient:
         return None
 
     def ensure_aggregate(self, name, metadata=None):
-        """The aggregate called ``name``, created when missing."""
+        """Return the aggregate called ``name``, created when missing."""
         aggregate = self.find_aggregate(name)
         if aggregate is None:
             created = self._sdk('POST /os-aggregates',
@@ -167,13 +167,13 @@ class NovaClient:
                   self._compute.delete_aggregate, aggregate['id'])
 
     def servers_on(self, service_host):
-        """The servers of every project on a compute host."""
+        """List the servers of every project on a compute host."""
         found = self._get('/servers/detail',
                           params={'all_tenants': 1, 'host': service_host})
         return found['servers']
 
     def servers_with_hints_on(self, service_host):
-        """The servers on a host, with flavor extra specs and hints."""
+        """List the servers on a host, with flavor extra specs and hints."""
         return self._call('GET', '/servers/detail',
                           params={'all_tenants': 1, 'host': service_host},
                           microversion=HINTS_MICROVERSION)['servers']
@@ -240,12 +240,12 @@ class NovaClient:
         self._wait_for_server(server_id, 'ACTIVE', timeout, interval)
 
     def flavor(self, flavor_id):
-        """The flavor ``flavor_id`` (Nova's view), or None."""
+        """Return the flavor ``flavor_id`` (Nova's view), or None."""
         found = self._get('/flavors/%s' % flavor_id, missing_ok=True)
         return found and found['flavor']
 
     def ensure_private_flavor(self, flavor, extra_specs, projects):
-        """The private flavor ``flavor`` (Nova's create body), made once.
+        """Make the private flavor ``flavor`` (Nova's create body) once.
 
         It gets ``extra_specs`` and access for ``projects``; what exists
         already is fine, so that an engine may redo a start.
@@ -263,7 +263,7 @@ class NovaClient:
                       project_id, ok=(409,))
 
     def flavor_projects(self, flavor_id):
-        """The projects a private flavor is shared with."""
+        """List the projects a private flavor is shared with."""
         found = self._sdk('GET /flavors/%s/os-flavor-access' % flavor_id,
                           self._compute.get_flavor_access, flavor_id,
                           ok=(404,))
@@ -275,7 +275,7 @@ class NovaClient:
                   self._compute.delete_flavor, flavor_id)
 
     def ensure_server_group(self, name, policy):
-        """The id of the service user's server group ``name``, made once."""
+        """Return the id of the service user's group ``name``, made once."""
         def find():
             groups = self._sdk('GET /os-server-groups', lambda: list(
                 self._compute.server_groups()))
@@ -319,7 +319,7 @@ class NovaClient:
         self.delete_servers([server_id], timeout, interval)
 
     def snapshot_server(self, server, timeout=900, interval=1):
-        """One active image of ``server`` (an earlier try's, if any).
+        """Make one active image of ``server`` (an earlier try's, if any).
 
         ``server`` is the server's view; the image is named ``<server
         name>-snapshot``.
@@ -335,7 +335,7 @@ class NovaClient:
         self._images.wait_active(image_id, timeout, interval)
 
     def _ensure(self, find, create):
-        """What ``find()`` finds, else what ``create()`` makes.
+        """Return what ``find()`` finds, else what ``create()`` makes.
 
         A create that may have been carried out (or that Nova refused as
         busy) is tried again with backoff, after looking again.
@@ -353,7 +353,7 @@ class NovaClient:
         return image_client.ImageClient(self._conf, self._transport)
 
     def _server(self, server_id):
-        """openstacksdk's server ``server_id``, or None if it is gone."""
+        """Get openstacksdk's server ``server_id``, or None if it is gone."""
         return self._sdk('GET /servers/%s' % server_id,
                          self._compute.get_server, server_id, ok=(404,))
 
@@ -394,7 +394,7 @@ class NovaClient:
                                  server['status']))
 
     def compute_services(self):
-        """The nova-compute services, as ``GET /os-services`` shows them.
+        """List the nova-compute services, as ``GET /os-services`` shows them.
 
         ``[{'host', 'state', 'status', 'disabled_reason'}]``: ``state``
         is ``up`` or ``down``, ``status`` ``enabled`` or ``disabled``.
@@ -404,7 +404,7 @@ class NovaClient:
                 for service in self._services()]
 
     def compute_service(self, service_host):
-        """A host's nova-compute service view, or None if Nova has none.
+        """Return a host's nova-compute service view, or None if Nova has none.
 
         As ``GET /os-services`` shows it: ``id``, ``state``, ``status``,
         ``disabled_reason``...
@@ -428,7 +428,7 @@ class NovaClient:
                   self._compute.update_service, service['id'], **body)
 
     def find_aggregate(self, name):
-        """The aggregate called ``name`` (Nova's view), or None."""
+        """Return the aggregate called ``name`` (Nova's view), or None."""
         aggregates = self._sdk('GET /os-aggregates', lambda: list(
             self._compute.aggregates()))
         for aggregate in aggregates:
@@ -437,7 +437,7 @@ class NovaClient:
         return None
 
     def _services(self, **query):
-        """The nova-compute services' views (of ``host=...``)."""
+        """List the nova-compute services' views (of ``host=...``)."""
         return [_view(service) for service in self._sdk(
             'GET /os-services', lambda: list(self._compute.services(
                 binary='nova-compute', **query)))]
@@ -456,16 +456,16 @@ class NovaClient:
 
 
 def _view(resource):
-    """An openstacksdk resource as Nova shows it (Nova's names)."""
+    """Show an openstacksdk resource as Nova shows it (Nova's names)."""
     return resource.to_dict(computed=False, original_names=True)
 
 
 def _aggregate_action(aggregate, action):
-    """An aggregate action as errors name it."""
+    """Name an aggregate action as errors name it."""
     return 'POST /os-aggregates/%s/action %s' % (aggregate['id'], action)
 
 
 def _late(server_id, statuses, timeout, status):
-    """The reason of a server that was not in ``statuses`` in time."""
+    """Give the reason of a server that was not in ``statuses`` in time."""
     return 'Server %s was not %s within %d s (status %s).' % (
         server_id, ' or '.join(statuses), timeout, status)

@@ -44,7 +44,7 @@ class ImageClient:
         self._adapter = service_user.adapter(conf, 'image', transport)
 
     def find(self, **properties):
-        """The images whose properties have these values."""
+        """Find the images whose properties have these values."""
         return self._call('GET', '/v2/images', params=properties)['images']
 
     def wait_active(self, image_id, timeout, interval=1):

@@ -42,10 +42,10 @@ class PluginClients:
 
     @functools.cached_property
     def nova(self):
-        """The Nova client (:class:`.compute.NovaClient`)."""
+        """Return the Nova client (:class:`.compute.NovaClient`)."""
         return compute.NovaClient(self._conf, self._transport)
 
     @functools.cached_property
     def cinder(self):
-        """The Cinder client (:class:`.block_storage.CinderClient`)."""
+        """Return the Cinder client (:class:`.block_storage.CinderClient`)."""
         return block_storage.CinderClient(self._conf, self._transport)

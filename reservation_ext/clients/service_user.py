@@ -85,7 +85,7 @@ class Busy(exceptions.PluginError):
 
 
 def adapter(conf, service_type, transport=None):
-    """keystoneauth1's adapter of the ``[reservation_client]`` options.
+    """Return keystoneauth1's adapter of the ``[reservation_client]`` options.
 
     Nothing is sent yet: the clients make openstacksdk's proxy of it
     (:func:`proxy`, :func:`catalog_proxy`) at first use.
@@ -108,7 +108,7 @@ def adapter(conf, service_type, transport=None):
 
 
 def connection(found, service):
-    """openstacksdk's connection for the service of the adapter ``found``.
+    """Make openstacksdk's connection for the service of adapter ``found``.
 
     It has the adapter's session and, for that service, its endpoint
     (found in the catalog unless ``endpoint_override``), interface,
@@ -136,7 +136,7 @@ def connection(found, service):
 
 
 def proxy(found, service):
-    """openstacksdk's proxy of the adapter's service, as it makes it.
+    """Return openstacksdk's proxy of the adapter's service, as it makes it.
 
     openstacksdk reads the service's version document to make it (the
     ``/v1`` of an unversioned Ironic endpoint, the microversions it
@@ -152,7 +152,7 @@ def proxy(found, service):
 
 
 def catalog_proxy(found, service, microversion):
-    """openstacksdk's proxy of the adapter's service, made without a request.
+    """Make openstacksdk's proxy of the adapter's service without a request.
 
     Unlike :func:`proxy` it does not read the version document, whose
     request is sent without a retry and, when it fails, fails the proxy
@@ -208,7 +208,7 @@ def call(adapter, service, method, path, ok=(), once=False, **kwargs):
 
 
 def sdk_call(service, request, function, *args, ok=(), **kwargs):
-    """``function(*args, **kwargs)``, a call of openstacksdk's.
+    """Call ``function(*args, **kwargs)``, a call of openstacksdk's.
 
     Its failures raise as :func:`call`'s do, but for the timeout and the
     failure of openstacksdk's waits (``ResourceTimeout``,
@@ -231,7 +231,7 @@ def sdk_call(service, request, function, *args, ok=(), **kwargs):
 
 
 def retrying(adapter, attempt, retry_on):
-    """``attempt()``, tried again with backoff while it raises ``retry_on``.
+    """Try ``attempt()`` again with backoff while it raises ``retry_on``.
 
     As often and with the delays of the adapter's connection retries.
     An attempt after an :class:`Unanswered` create must first look for
@@ -256,7 +256,7 @@ def retrying(adapter, attempt, retry_on):
 
 
 def _refusal(service, request, status, exc):
-    """The message of a refusal of ``request`` (``status``)."""
+    """Return the message of a refusal of ``request`` (``status``)."""
     return '%s refused %s: %s %s' % (service, request, status,
                                      _error_message(exc))
 
@@ -270,14 +270,14 @@ def _refused(service, request, status, exc):
 
 
 def _described(method, path, body):
-    """A request as its errors name it: an action with its name."""
+    """Name a request as its errors name it: an action with its name."""
     if path.endswith('/action') and isinstance(body, dict):
         return '%s %s %s' % (method, path, ' '.join(sorted(body)))
     return '%s %s' % (method, path)
 
 
 def _error_message(exc):
-    """What the service said.
+    """Return what the service said.
 
     The ``message`` of Nova's and Cinder's ``{"<fault>": {"message":
     ...}}`` bodies, the ``faultstring`` of Ironic's ``{"error_message":

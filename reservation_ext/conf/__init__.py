@@ -200,7 +200,7 @@ def register_opts(conf):
 
 
 def _database_opts():
-    """oslo.db's options, with this project's default connection."""
+    """Return oslo.db's options, with this project's default connection."""
     opts = copy.deepcopy(db_options.database_opts)
     for opt in opts:
         if opt.dest == 'connection':
@@ -209,7 +209,7 @@ def _database_opts():
 
 
 def list_opts():
-    """Options for oslo-config-generator (entry point oslo.config.opts)."""
+    """List options for oslo-config-generator, entry point oslo.config.opts."""
     return [(GROUP, reservation_opts),
             (DB_GROUP, _database_opts()),
             (CLIENT_GROUP, _keystoneauth_opts())] + \
@@ -217,7 +217,7 @@ def list_opts():
 
 
 def _keystoneauth_opts():
-    """Session, adapter and password-plugin options, for the sample."""
+    """List session, adapter and password-plugin options, for the sample."""
     return (ks_loading.get_session_conf_options() +
             ks_loading.get_adapter_conf_options(include_deprecated=False) +
             ks_loading.get_auth_common_conf_options() +

@@ -129,5 +129,5 @@ def register_opts(conf):
 
 
 def list_opts():
-    """``(group, options)`` for the sample config."""
+    """Return ``(group, options)`` for the sample config."""
     return [(GROUP, ALL_OPTS)]

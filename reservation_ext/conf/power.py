@@ -85,5 +85,5 @@ def register_opts(conf):
 
 
 def list_opts():
-    """The ``[power]`` options for oslo-config-generator."""
+    """List the ``[power]`` options for oslo-config-generator."""
     return [(GROUP, power_opts)]

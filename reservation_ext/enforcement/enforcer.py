@@ -105,7 +105,7 @@ class Enforcement:
 
 
 def from_conf(conf, clock):
-    """The enforcement that ``conf``'s ``[enforcement]`` options set up."""
+    """Build the enforcement that ``conf``'s ``[enforcement]`` options set."""
     group = conf.enforcement
     quotas = None
     if group.time_quotas:
@@ -117,5 +117,5 @@ def from_conf(conf, clock):
 
 
 def disabled(conf):
-    """An enforcement that allows everything (no filters, no quotas)."""
+    """Return an enforcement that allows everything (no filters, no quotas)."""
     return Enforcement(conf.enforcement, [])

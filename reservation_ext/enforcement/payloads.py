@@ -40,7 +40,7 @@ _JSON_SCALARS = (str, int, float, bool, type(None), datetime.datetime)
 
 
 def context(conf, lease):
-    """Blazar's enforcement context of ``lease``'s owner.
+    """Return Blazar's enforcement context of ``lease``'s owner.
 
     :param conf: the ``[enforcement]`` options group.
     """
@@ -49,7 +49,7 @@ def context(conf, lease):
 
 
 def new_lease(ctx, request, reservations):
-    """The lease that a parsed create ``request`` makes.
+    """Return the lease that a parsed create ``request`` makes.
 
     :param reservations: ``[(resource_type, values)]`` as the plugins
         normalized them.
@@ -65,7 +65,7 @@ def new_lease(ctx, request, reservations):
 
 
 def existing_lease(session, lease, reservations, changes=None):
-    """An existing lease with its reservations and their allocations.
+    """Return an existing lease with its reservations and their allocations.
 
     :param lease: the lease's columns (and ``projects``).
     :param reservations: the reservation views of the lease.
@@ -81,7 +81,7 @@ def existing_lease(session, lease, reservations, changes=None):
 
 
 def _plain(values):
-    """The fields of ``values`` that JSON can carry (and dates).
+    """Return the fields of ``values`` that JSON can carry (and dates).
 
     Plugins add what they compiled from a request (SQL conditions, ...)
     to its values; that stays here.

@@ -76,7 +76,7 @@ class KeystoneLimits:
         self._enforcer = None
 
     def for_project(self, project_id):
-        """``{resource: limit}`` of the project, for the quota resources.
+        """Get ``{resource: limit}`` of the project, for the quota resources.
 
         :raises EnforcementUnavailable: Keystone could not be asked.
         """
@@ -120,7 +120,7 @@ class TimeQuotas:
         self.clock = clock
 
     def check_for(self, ctx, project_id, lease_id=None):
-        """The :class:`QuotaCheck` of a change of the project's leases.
+        """Return the :class:`QuotaCheck` of a change of the project's leases.
 
         Reads the limits (over HTTP): call it outside any transaction.
 

@@ -80,7 +80,7 @@ def _hours_mysql(element, sql_compiler, **kw):
 
 
 def project_usage(session, project_id, floor, lease_id):
-    """``(usage, lease_usage)``: ``{resource: hours}`` of the project.
+    """Return ``(usage, lease_usage)``: ``{resource: hours}`` of the project.
 
     ``usage`` counts all the project's leases, ``lease_usage`` the lease
     ``lease_id`` alone (the one being created or changed).
@@ -99,7 +99,7 @@ def project_usage(session, project_id, floor, lease_id):
 
 
 def _rounded(usage):
-    """``usage`` to the thousandth of an hour.
+    """Round ``usage`` to the thousandth of an hour.
 
     SQLite's date arithmetic is in floating-point days: a whole day must
     not count as 24.0000001 hours.

@@ -105,7 +105,7 @@ _HEALED_RESERVATIONS = (states.ReservationStatus.PENDING,
 
 
 def failure_of(service):
-    """``down``, ``disabled`` or None (up and enabled) for a service view."""
+    """Return a service view's ``down``, ``disabled`` or None (up, enabled)."""
     if service['state'] != 'up':
         return DOWN
     if service['status'] != 'enabled':
@@ -114,7 +114,7 @@ def failure_of(service):
 
 
 def changes(hosts, services):
-    """Which hosts fail and which recover, from Nova's services.
+    """Tell which hosts fail and which recover, from Nova's services.
 
     :param hosts: ``{service_name: failed}`` of the reservable hosts
         (``failed``: the failure recorded now, or None).
@@ -159,7 +159,7 @@ class HostMonitor:
         self.notifier = notifier
 
     def run(self, ctx):
-        """One poll: detect (when due), heal, act on Nova, clear.
+        """Run one poll: detect failures (when due), heal, act on Nova, clear.
 
         :returns: how many hosts changed state, reservations were healed
             or marked, moves were finished and leases cleared.
@@ -176,7 +176,7 @@ class HostMonitor:
         return done
 
     def _claim_check(self, ctx):
-        """Whether this engine reads Nova's services in this poll.
+        """Say whether this engine reads Nova's services in this poll.
 
         The engine whose UPDATE moves ``next_check`` on from a time that
         has come holds this interval's read. The first claim makes the
@@ -323,7 +323,7 @@ class HostMonitor:
             seconds=self.conf.event_claim_timeout)
 
     def _act(self, ctx, lease, reservation, moves):
-        """The Nova side of a started reservation's moves, then recorded.
+        """Do the Nova side of a started reservation's moves, then record them.
 
         A failure leaves the rows claimed: the claim expires and
         :meth:`_finish_moves` of a later poll does it again.
@@ -402,7 +402,7 @@ class HostMonitor:
         return len(cleared)
 
     def _notify(self, ctx, lease_ids):
-        """``lease.update`` with the view of each of ``lease_ids``."""
+        """Send ``lease.update`` with the view of each of ``lease_ids``."""
         if not lease_ids or not self.notifier.is_enabled():
             return
         with db_api.context_manager.reader.using(ctx) as session:
@@ -416,7 +416,7 @@ class HostMonitor:
 
 
 def _read(session, plugins, lease_id, reservation_id):
-    """``(lease, reservation)`` as the plugins get them; None if gone."""
+    """Read ``(lease, reservation)`` as the plugins get them; None if gone."""
     rows = session.execute(sa.select(LEASES).where(
         LEASES.c.id == lease_id)).all()
     if not rows:

@@ -97,7 +97,7 @@ _Claim = collections.namedtuple('_Claim', 'token event_id read transition')
 
 
 def read_hosts(session, busy):
-    """Every reservable host with its windows, in one query.
+    """Read every reservable host with its windows, in one query.
 
     In the planner's order of preference (``busy.prefer``), the spares
     kept on being the first idle hosts in it; the windows are the
@@ -130,7 +130,7 @@ def read_hosts(session, busy):
 
 
 def switched_off(service):
-    """Whether a Nova service view was disabled by the power manager."""
+    """Say whether a Nova service view was disabled by the power manager."""
     return (service.get('status') == 'disabled' and
             (service.get('disabled_reason') or '').startswith(
                 DISABLED_REASON))
@@ -162,7 +162,7 @@ class PowerManager:
         self.engine_id = engine_id
 
     def run(self, ctx):
-        """One poll: plan, switch what is due, confirm hosts coming up.
+        """Run one poll: plan, switch what is due, confirm hosts coming up.
 
         :returns: how many hosts were switched, confirmed or failed.
         """
@@ -286,7 +286,7 @@ class PowerManager:
         return self._finish(ctx, claim, state=policy.POWERING_ON)
 
     def _confirm(self, ctx, read):
-        """A host coming up: on once its service is up, or failed."""
+        """Confirm a host coming up: on once its service is up, or failed."""
         row = read.row
         service = self.clients.nova.compute_service(row.service_name)
         now = self.clock.now()
@@ -367,7 +367,7 @@ class PowerManager:
         return int(state is not None)
 
     def _target(self, ctx, row):
-        """The host as power drivers see it."""
+        """Return the host as power drivers see it."""
         with db_api.context_manager.reader.using(ctx) as session:
             properties = dict(session.execute(
                 sa.select(CAPABILITIES.c.name, CAPABILITIES.c.value)
@@ -377,7 +377,7 @@ class PowerManager:
 
 
 def _planned(row, transition, now):
-    """``(action, at, reason)`` of ``transition`` as the row records it.
+    """Return ``(action, at, reason)`` of ``transition`` as the row records it.
 
     A transition that was due already keeps the time it became due.
     """
@@ -391,7 +391,7 @@ def _planned(row, transition, now):
 
 
 def _kept_on(preemptible, others, reclaim_preemptible):
-    """Why a host with these servers stays on, or None."""
+    """Say why a host with these servers stays on, or return None."""
     if others:
         return _cut('not switched off: it runs server(s) that are not '
                     'preemptible: %s' % ', '.join(
@@ -404,7 +404,7 @@ def _kept_on(preemptible, others, reclaim_preemptible):
 
 
 def _disabled_reason(read, transition):
-    """The service's disabled_reason while the host is off."""
+    """Return the service's disabled_reason while the host is off."""
     upcoming = [start for start, _end in read.host.windows
                 if start >= transition.at]
     if not upcoming:

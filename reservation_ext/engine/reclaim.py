@@ -122,7 +122,7 @@ class Reclaimer:
             self._reclaim_host(ctx, host_id, bookings)
 
     def _due(self):
-        """SQL condition: a booking to reclaim for, not claimed now."""
+        """Return SQL condition: a booking to reclaim for, not claimed now."""
         now = self.clock.now()
         lead = datetime.timedelta(
             seconds=self.conf.reservation.preemption_lead_time)
@@ -184,7 +184,7 @@ class Reclaimer:
         self._record(ctx, bookings)
 
     def _read_host(self, ctx, host_id):
-        """What a host must serve: ``(host, needed, reserved)``.
+        """Read what a host must serve: ``(host, needed, reserved)``.
 
         ``needed``: the sizes of the bookings on it that run by the lead
         time (None for a whole host); ``reserved``: the reserved servers
@@ -211,7 +211,7 @@ class Reclaimer:
         return host, needed, reserved
 
     def _to_stop(self, host, needed, reserved, servers):
-        """The servers (Nova's views) that give way, newest first."""
+        """Return the servers (Nova's views) that give way, newest first."""
         by_id = {server['id']: server for server in servers}
         mine, others = [], []
         for server in servers:
@@ -226,7 +226,7 @@ class Reclaimer:
             capacity, needed, mine, _total(others))]
 
     def servers_on(self, service_name):
-        """A host's servers, Nova's views: ``(preemptible, others)``."""
+        """Return a host's servers, Nova's views: ``(preemptible, others)``."""
         servers = self.clients.nova.servers_with_hints_on(service_name)
         return ([server for server in servers if _is_preemptible(server)],
                 [server for server in servers
@@ -283,7 +283,7 @@ def _is_preemptible(server):
 
 
 def _is_booked(server, reserved):
-    """Whether a bookings' size on the host counts the server already.
+    """Say whether a bookings' size on the host counts the server already.
 
     A reserved server (one of ``reserved``), or one booted with an
     instance-capacity reservation's flavor (on its seat).
@@ -294,7 +294,7 @@ def _is_booked(server, reserved):
 
 
 def _size(server):
-    """A server's ``(vcpus, memory_mb, disk_gb)`` from its flavor view."""
+    """Get a server's ``(vcpus, memory_mb, disk_gb)`` from its flavor view."""
     flavor = server.get('flavor', {})
     return (flavor.get('vcpus', 0), flavor.get('ram', 0),
             flavor.get('disk', 0) + flavor.get('ephemeral', 0) +

@@ -111,7 +111,7 @@ CHECKPOINTS = (CLAIMED, PLUGIN_ACTION, RECORDING)
 
 
 def _no_checkpoint(point, event):
-    """The default checkpoint: carry on."""
+    """Do nothing, carry on: the default checkpoint."""
 
 
 # The outcome of one event: ``reason`` is None on success; ``notices``
@@ -120,13 +120,13 @@ _Outcome = collections.namedtuple('_Outcome', 'event reason final notices')
 
 
 def _sources(new_status):
-    """The lease statuses from which a lease may move to ``new_status``."""
+    """List the statuses from which a lease may move to ``new_status``."""
     return sorted(s for s in LeaseStatus.TRANSITIONS
                   if LeaseStatus.can_move(s, new_status))
 
 
 def _clients(conf, plugins):
-    """The clients the plugins act through (they share them).
+    """Return the clients the plugins act through (they share them).
 
     The service user's when no plugin has any.
     """
@@ -138,7 +138,7 @@ def _clients(conf, plugins):
 
 
 def _event_order(event):
-    """Within a batch: by time; at one instant, ends before the rest.
+    """Order within a batch: by time; at one instant, ends before the rest.
 
     A batch has one event per lease (:func:`store_leases.claim_events`
     claims none of a lease with an earlier event unfinished), so this
@@ -277,7 +277,7 @@ class Engine:
         return len(outcomes)
 
     def _run_pending(self, ctx):
-        """Each plugin's pending work; a failing plugin stops no other."""
+        """Run each plugin's pending work; a failing plugin stops no other."""
         finished = 0
         for resource_type, plugin in sorted(self.plugins.items()):
             try:
@@ -313,7 +313,7 @@ class Engine:
                                           step.lease_during)
 
     def _load(self, session, token, events):
-        """The claimed events with what their plugins get (as the API)."""
+        """Load the claimed events with what their plugins get (as the API)."""
         lease_ids = list({e['lease_id'] for e in events})
         leases = views.lease_dicts(session, session.execute(
             sa.select(LEASES).where(LEASES.c.id.in_(lease_ids))).all())

@@ -105,7 +105,7 @@ class HostInventory:
         return self.get(ctx, host_id)
 
     def list(self, ctx):
-        """Views of every reservable host."""
+        """Return views of every reservable host."""
         policy.authorize(ctx, 'list', ctx.project_id, policy.HOSTS)
         with db_api.context_manager.reader.using(ctx) as session:
             rows = session.execute(
@@ -113,7 +113,7 @@ class HostInventory:
             return _views(session, rows)
 
     def get(self, ctx, host_id):
-        """The view of one host."""
+        """Return the view of one host."""
         policy.authorize(ctx, 'get', ctx.project_id, policy.HOSTS)
         with db_api.context_manager.reader.using(ctx) as session:
             return _views(session, [_get_row(session, host_id)])[0]
@@ -156,7 +156,7 @@ class HostInventory:
 
     def allocations(self, ctx, host_id=None, lease_id=None,
                     reservation_id=None):
-        """``[{resource_id, reservations: [...]}]`` per host."""
+        """Return ``[{resource_id, reservations: [...]}]`` per host."""
         policy.authorize(ctx, 'get_allocations', ctx.project_id,
                          policy.HOSTS)
         with db_api.context_manager.reader.using(ctx) as session:
@@ -165,7 +165,7 @@ class HostInventory:
             return _allocations(session, host_id, lease_id, reservation_id)
 
     def properties(self, ctx, detail=False, include_private=False):
-        """The extra capability names in use (with values: ``detail``)."""
+        """List the extra capability names in use (with values: ``detail``)."""
         policy.authorize(ctx, 'get_properties', ctx.project_id,
                          policy.HOSTS)
         with db_api.context_manager.reader.using(ctx) as session:
@@ -214,7 +214,7 @@ class HostInventory:
 
 
 def allocated_hosts(session, reservation_ids):
-    """``{reservation_id: [host view]}``: the hosts each one has booked.
+    """Return ``{reservation_id: [host view]}``: the hosts each one has booked.
 
     The views are as ``/v1/os-hosts`` shows them (extra capabilities
     beside the properties), each host once per reservation. For the
@@ -252,7 +252,7 @@ def _check_capabilities(capabilities):
 
 
 def _cpu_info(value):
-    """``cpu_info`` as Blazar stores it: JSON text (Nova's before 2.28).
+    """Return ``cpu_info`` as Blazar stores it: JSON text (Nova's before 2.28).
 
     Since microversion 2.28 Nova gives an object; blazar-dashboard's host
     page parses the text as JSON.
@@ -298,7 +298,7 @@ def _check_on(session, host_id, now):
 
 
 def _get_row(session, host_id):
-    """The host by id or hypervisor hostname, or NotFound."""
+    """Return the host by id or hypervisor hostname, or raise NotFound."""
     condition = HOSTS.c.hypervisor_hostname == str(host_id)
     row_id = validation.database_id(host_id)
     if row_id is not None:

@@ -40,7 +40,7 @@ retry = db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
 
 
 def get_row(session, ctx, lease_id, action):
-    """The lease row, if policy lets the caller do ``action`` on it.
+    """Return the lease row, if policy lets the caller do ``action`` on it.
 
     A lease the caller may not see is reported as not found, so that
     other projects' leases stay invisible; one it may see but not act on
@@ -55,7 +55,7 @@ def get_row(session, ctx, lease_id, action):
 
 
 def lease_dict(session, row):
-    """The lease as plugins get it (:func:`views.lease_dicts`)."""
+    """Return the lease as plugins get it (:func:`views.lease_dicts`)."""
     return views.lease_dicts(session, [row])[row.id]
 
 
@@ -70,7 +70,7 @@ def check_stable(status, action):
 
 
 def name_taken(name):
-    """The Conflict of a lease name that its project has already."""
+    """Return the Conflict of a lease name that its project has already."""
     return exceptions.Conflict(
         'A lease named %r already exists in this project.' % name)
 
@@ -106,7 +106,7 @@ def set_error(ctx, clock, lease_id, reason):
 
 
 def event_times(conf, lease):
-    """When each event of ``lease`` (a dict of its dates) is due."""
+    """Say when each event of ``lease`` (a dict of its dates) is due."""
     default_before_end = max(
         lease['start_date'], lease['end_date'] - datetime.timedelta(
             minutes=conf.reservation.minutes_before_end_lease))

@@ -67,7 +67,7 @@ _retry = db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
 
 
 def parse(body, plugins, now, conf):
-    """The proposals request of ``body``, checked completely.
+    """Return the proposals request of ``body``, checked completely.
 
     :returns: ``{'reservations': [(resource_type, values, given)],
         'duration': timedelta, 'not_before': datetime, 'not_after':
@@ -158,7 +158,7 @@ class ProposalService:
         return [_view(row, names.get(row['id'])) for row in rows]
 
     def _search(self, session, request, now):
-        """The windows: first among the starts soon after not_before.
+        """Find the windows: first among the starts soon after not_before.
 
         The first span of starts covers a few windows' lengths, where
         most requests find their proposals; when it gives fewer than
@@ -189,7 +189,7 @@ class ProposalService:
                 session, values, span, busy, for_update=True)
 
     def _proposals(self, ctx, request, found, searched, now):
-        """The proposals rows and the host holds of the found windows."""
+        """Make the proposals rows and the host holds of the found windows."""
         expires_at = now + datetime.timedelta(
             seconds=self.conf.reservation.proposal_ttl)
         request_id = str(uuid.uuid4())
@@ -214,7 +214,7 @@ class ProposalService:
 
     @staticmethod
     def _host_names(session, ctx, holds):
-        """``{proposal_id: [hostname, ...]}``, for those who see hosts."""
+        """Map ``{proposal_id: [hostname, ...]}``, for those who see hosts."""
         if not holds or not policy.allowed(ctx, 'list', None,
                                            rules=policy.HOSTS):
             return {}
@@ -255,7 +255,7 @@ def purge_expired(session, now):
 
 
 def take(session, ctx, proposal_id, now):
-    """The proposal a lease is made from, locked until the commit.
+    """Take the proposal a lease is made from, locked until the commit.
 
     :returns: ``(row, reservations)``: the proposals row and the
         reservations the request gave, as a lease create has them.
@@ -267,7 +267,7 @@ def take(session, ctx, proposal_id, now):
 
 
 def find(session, ctx, proposal_id, now, lock=False):
-    """The caller's live proposal ``proposal_id`` (its row).
+    """Find the caller's live proposal ``proposal_id`` (its row).
 
     :raises NotFound: no such proposal in the caller's project.
     :raises Conflict: it expired.

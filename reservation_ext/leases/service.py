@@ -101,7 +101,7 @@ class LeaseService:
         return view
 
     def proposal_window(self, ctx, proposal_id):
-        """``(start, end)`` of the caller's live proposal ``proposal_id``.
+        """Get ``(start, end)`` of the caller's live proposal ``proposal_id``.
 
         For the server and volume hints, which decide from the window
         what to do before the lease is written (and the proposal taken).
@@ -111,13 +111,13 @@ class LeaseService:
             return row.start_date, row.end_date
 
     def get(self, ctx, lease_id):
-        """The view of a lease of the caller's project (any, for admins)."""
+        """Show a lease of the caller's project (any lease, for admins)."""
         with db_api.context_manager.reader.using(ctx) as session:
             return self._view(session, lease_rows.get_row(session, ctx,
                                                           lease_id, 'get'))
 
     def list(self, ctx, params=None):
-        """Views of the leases the caller may list, filtered in SQL.
+        """List views of the leases the caller may list, filtered in SQL.
 
         An administrator (rule ``list_all_projects``) lists every
         project's leases, as in Blazar, the others their own project's;
@@ -139,7 +139,7 @@ class LeaseService:
                                      session.execute(statement).all())
 
     def list_plugins(self, ctx):
-        """The resource types leases may reserve, each with what it is."""
+        """List the resource types leases may reserve, each with what it is."""
         policy.authorize(ctx, 'get', ctx.project_id, policy.PLUGINS)
         return [views.plugin_view(resource_type, plugin)
                 for resource_type, plugin in sorted(self.plugins.items())]
@@ -256,7 +256,7 @@ class LeaseService:
                 session, ctx, lease['id'], 'get'))
 
     def _proposed(self, session, ctx, request):
-        """The proposal taken and the request it makes.
+        """Return the proposal taken and the request it makes.
 
         The window is the proposal's; so are the reservations when the
         request has none (the lease API's), and those it has (from the
@@ -330,7 +330,7 @@ class LeaseService:
         return views.plugin_for(self.plugins, resource_type)
 
     def _payload(self, ctx, view):
-        """The notification payload of ``view`` (None when none is sent).
+        """Make the notification payload of ``view`` (None when none is sent).
 
         Read in a transaction of its own: after a create or update was
         committed, before a delete removes the rows.
@@ -359,7 +359,7 @@ _LIST_EQUALS = {'status': LEASES.c.status, 'name': LEASES.c.name,
 
 
 def _list_conditions(query):
-    """SQL conditions of a parsed lease-list query."""
+    """Return the SQL conditions of a parsed lease-list query."""
     conditions = [column == query[key]
                   for key, column in _LIST_EQUALS.items() if key in query]
     if 'start' in query:
@@ -370,7 +370,7 @@ def _list_conditions(query):
 
 
 def _listed_project(ctx, all_projects):
-    """The project whose leases ``ctx`` lists, None for every project.
+    """Return the project whose leases ``ctx`` lists, None for every project.
 
     Without ``all_projects``, whoever may list every project's does.
     """
@@ -398,7 +398,7 @@ def _unique_name(name):
 
 
 def _ended(reservations):
-    """Whether the engine ended the lease of ``reservations``."""
+    """Say whether the engine ended the lease of ``reservations``."""
     return bool(reservations) and all(
         reservation['status'] == ReservationStatus.DELETED
         for reservation in reservations)

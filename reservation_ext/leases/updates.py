@@ -78,7 +78,7 @@ class LeaseUpdates:
                                              reservations, changes)
 
     def _read(self, ctx, lease_id):
-        """The lease (as plugins get it) and its reservation views.
+        """Read the lease (as plugins get it) and its reservation views.
 
         Read before the update's transaction, for what must not run in
         it: the plugins' lookups and the enforcement checks. The lease is
@@ -144,7 +144,7 @@ class LeaseUpdates:
                 row.status, steps, _undo_request(old, reservations, request))
 
     def _new_dates(self, lease, request, undo=False):
-        """The lease's dates after ``request``, checked against now.
+        """Return the lease's dates after ``request``, checked against now.
 
         An undo puts back dates that were checked when they were set.
         """
@@ -236,7 +236,7 @@ class LeaseUpdates:
 
     @lease_rows.retry
     def _settle(self, ctx, lease_id, status):
-        """The lease back from UPDATING to ``status``; its view."""
+        """Move the lease back from UPDATING to ``status``; return its view."""
         with db_api.writer(ctx, self.clock) as session:
             lease_rows.move_status(session, lease_id, LeaseStatus.UPDATING,
                                    status, self.clock.now())
@@ -272,7 +272,7 @@ def _run(ctx, steps):
 
 
 def _undo_request(old, reservations, request):
-    """The update request that puts back what ``request`` changes."""
+    """Return the update request that puts back what ``request`` changes."""
     by_id = {reservation['id']: reservation for reservation in reservations}
     changes = {
         reservation_id: {'index': change['index'], 'values': {
@@ -293,7 +293,7 @@ def _shifted_end(end, request):
 
 
 def _check_date_changes(lease, new, now, end_field):
-    """Which dates may move, given the lease's status and now.
+    """Check which dates may move, given the lease's status and now.
 
     :param new: the lease's dates after the update.
     """

@@ -41,7 +41,7 @@ LeasedServer = collections.namedtuple('LeasedServer', (
 
 
 def leased_servers(ctx, server_ids):
-    """``{server_id: LeasedServer}`` of the leased ones of ``server_ids``."""
+    """Map the leased ones of ``server_ids``: ``{server_id: LeasedServer}``."""
     if not server_ids:
         return {}
     with db_api.context_manager.reader.using(ctx) as session:
@@ -51,7 +51,7 @@ def leased_servers(ctx, server_ids):
 
 
 def shown_servers(ctx, server_ids):
-    """``{server_id: LeasedServer}`` of the servers a lease holds.
+    """Return ``{server_id: LeasedServer}`` of the servers a lease holds.
 
     As :func:`leased_servers`, and also the servers on the seats of an
     instance-capacity reservation (never ``reserved``: they boot during
@@ -69,13 +69,13 @@ def shown_servers(ctx, server_ids):
 
 
 def lease_of(leased):
-    """What a view shows of the lease of a :class:`LeasedServer`."""
+    """Return what a view shows of the lease of a :class:`LeasedServer`."""
     return lease_metadata.Lease(leased.lease_id, leased.project_id,
                                 leased.end_date)
 
 
 def leased_server(ctx, server_id):
-    """The :class:`LeasedServer` of ``server_id``, or None."""
+    """Return the :class:`LeasedServer` of ``server_id``, or None."""
     return leased_servers(ctx, [server_id]).get(server_id)
 
 
@@ -116,7 +116,7 @@ def _select():
 
 
 def _select_seats():
-    """The columns of :func:`_select` for servers on capacity seats."""
+    """Return the columns of :func:`_select` for servers on capacity seats."""
     return (sa.select(ALLOCATIONS.c.server_id, LEASES.c.id, sa.false(),
                       LEASES.c.status, LEASES.c.start_date,
                       sa.null().label('build_args'), HOSTS.c.service_name,

@@ -76,12 +76,12 @@ class Request:
 
 
 def failed_hosts():
-    """SQL: the ids of the failed hosts."""
+    """Return SQL: the ids of the failed hosts."""
     return sa.select(HOSTS.c.id).where(HOSTS.c.failed_at.is_not(None))
 
 
 def due(now, healing_interval):
-    """SQL conditions: a booking on a failed host to heal now.
+    """Return SQL conditions: a booking on a failed host to heal now.
 
     :param healing_interval: minutes ahead; 0 for every later start.
     """
@@ -95,7 +95,7 @@ def due(now, healing_interval):
 
 
 def bookings(session, reservation_id, now, healing_interval):
-    """The reservation's bookings due for healing, by start then id."""
+    """Return the reservation's bookings due for healing, by start then id."""
     return [Booking(row.id, row.host_id, row.start_date, row.end_date,
                     row.whole_host, (row.vcpus, row.memory_mb, row.disk_gb))
             for row in session.execute(
@@ -106,7 +106,7 @@ def bookings(session, reservation_id, now, healing_interval):
 
 
 def groups(due_bookings, request):
-    """The bookings that move together: all (``together``) or one each."""
+    """Group bookings that move together: all (``together``) or one each."""
     if request.together and due_bookings:
         return [list(due_bookings)]
     return [[booking] for booking in due_bookings]
@@ -142,7 +142,7 @@ def replace(session, reservation_id, due_bookings, request, busy,
 
 
 def _find(session, reservation_id, group, request, busy):
-    """``(host_id, generation)`` of a replacement for ``group``, or None."""
+    """Find a replacement for ``group``: ``(host_id, generation)``, or None."""
     start = max(min(booking.start_date for booking in group), busy.now)
     end = max(booking.end_date for booking in group)
     conditions = list(request.conditions)
@@ -173,7 +173,7 @@ def _move(session, booking, host_id, now, track_until):
 
 
 def on_failed_hosts(session, reservation_ids):
-    """``{reservation_id: [hypervisor_hostname]}``: failed hosts they hold.
+    """Map ``{reservation_id: [hypervisor_hostname]}``: failed hosts held.
 
     Every booking not ended on a host that is failed now, whether due or
     not (the lease view's ``missing_hosts`` of a degraded reservation).

@@ -82,7 +82,7 @@ class Busy:
 
     @classmethod
     def from_conf(cls, now, conf, **ignore):
-        """The busy test as ``conf`` sets it, as of ``now``.
+        """Return the busy test as ``conf`` sets it, as of ``now``.
 
         ``[reservation] cleaning_time`` and the ``[power]`` preference;
         ``ignore`` as for the constructor (``ignore_reservation``,
@@ -93,11 +93,11 @@ class Busy:
 
     @property
     def margin(self):
-        """The cleaning time as a timedelta."""
+        """Return the cleaning time as a timedelta."""
         return datetime.timedelta(minutes=self.cleaning_time)
 
     def counted(self, allocations=ALLOCATIONS):
-        """SQL conditions: an allocation row of ``allocations`` counts."""
+        """Return SQL conditions: a row of ``allocations`` counts."""
         conditions = [sa.or_(allocations.c.expires_at.is_(None),
                              allocations.c.expires_at > self.now)]
         for column, ignored in ((allocations.c.reservation_id,
@@ -110,7 +110,7 @@ class Busy:
         return conditions
 
     def order_by(self, start, then=()):
-        """ORDER BY terms on computehosts: the preferred free host first.
+        """Order computehosts (ORDER BY terms): the preferred free host first.
 
         For a window at ``start``; ``then`` are the caller's terms, before
         the host weight (:meth:`.preference.Preference.order_by`).
@@ -129,18 +129,18 @@ class Owner:
 
     @classmethod
     def hold(cls, proposal_id, item, expires_at):
-        """Item ``item`` of a proposal's reservations, until it expires."""
+        """Hold item ``item`` of a proposal's reservations until it expires."""
         return cls(proposal_id=proposal_id, proposal_item=item,
                    expires_at=expires_at)
 
     def columns(self):
-        """The owner's columns of a host_allocations row."""
+        """Return the owner's columns of a host_allocations row."""
         return dataclasses.asdict(self)
 
 
 def find_free_hosts(session, start, end, busy, max_count=None,
                     host_ids=None, conditions=()):
-    """Reservable hosts matching ``conditions``, free in ``[start, end)``.
+    """Find reservable hosts matching ``conditions``, free in ``[start, end)``.
 
     :param busy: a :class:`Busy`: which allocations count.
     :param max_count: return at most this many hosts.
@@ -177,7 +177,7 @@ def find_free_hosts(session, start, end, busy, max_count=None,
 
 def read_schedules(session, lower, upper, busy, conditions=(),
                    sizes=False):
-    """The reservable hosts matching ``conditions`` and their allocations.
+    """Read the reservable hosts matching ``conditions`` and their allocations.
 
     Two statements: the hosts, and the allocations that count (``busy``)
     and overlap ``[lower, upper)``, for the timelines of
@@ -220,7 +220,7 @@ def read_schedules(session, lower, upper, busy, conditions=(),
 
 
 def count_matching(session, conditions=()):
-    """How many reservable hosts match ``conditions``, busy or not."""
+    """Count the reservable hosts that match ``conditions``, busy or not."""
     return session.scalar(sa.select(sa.func.count()).select_from(HOSTS)
                           .where(HOSTS.c.reservable, *conditions))
 
@@ -332,7 +332,7 @@ def allocate_slices(session, owner, start, end, size, busy, amount=1,
 
 def slice_rooms(session, start, end, size, busy, usable=AS_IS,
                 conditions=(), tightest=False):
-    """``{host_id: (generation, room)}`` of the hosts a slice fits on.
+    """Return ``{host_id: (generation, room)}`` of the hosts a slice fits on.
 
     As :func:`allocate_slices` searches them, for a caller that books
     with :func:`bump_generations` itself (the healing of
@@ -344,7 +344,7 @@ def slice_rooms(session, start, end, size, busy, usable=AS_IS,
 
 def _slice_rooms(session, start, end, size, busy, usable, conditions,
                  tightest=False):
-    """``{host_id: (generation, room)}`` of the hosts one slice fits on.
+    """Return ``{host_id: (generation, room)}`` of the hosts one slice fits on.
 
     ``room`` is the free ``(vcpus, memory_mb, disk_gb)`` in the window;
     the dict is in the order of preference (``busy.prefer``), tightest
@@ -374,7 +374,7 @@ def _slice_rooms(session, start, end, size, busy, usable, conditions,
 
 
 def _tightest_first(end, busy, overlapping):
-    """ORDER BY terms that put the tightest gaps first.
+    """Return ORDER BY terms that put the tightest gaps first.
 
     The hosts with slices in the window, then the soonest next allocation
     after it; a host with none after it comes last. CASE rather than
@@ -392,7 +392,7 @@ def _tightest_first(end, busy, overlapping):
 
 
 def _place(rooms, size, amount, affinity):
-    """The host of each of ``amount`` slices, or None if they do not fit."""
+    """Pick a host for each of ``amount`` slices; None if they do not fit."""
     seats = {host_id: _seats(room, size, amount)
              for host_id, (_generation, room) in rooms.items()}
     if affinity:
@@ -408,7 +408,7 @@ def _place(rooms, size, amount, affinity):
 
 
 def _seats(room, size, amount):
-    """How many slices of ``size`` (at most ``amount``) fit in ``room``."""
+    """Count the slices of ``size`` (at most ``amount``) that fit ``room``."""
     return min([int(free // wanted) for free, wanted in zip(room, size)
                 if wanted > 0] + [amount])
 
@@ -450,7 +450,7 @@ def move_allocations(session, reservation_id, start, end, busy):
 
 
 def latest_end(session, reservation_id, busy):
-    """The latest end a reservation's hosts are free until, or None.
+    """Return the latest end a reservation's hosts are free until, or None.
 
     The first allocation of another owner that starts on one of its hosts
     at or after its end, minus the cleaning time: how far the
@@ -471,7 +471,7 @@ def latest_end(session, reservation_id, busy):
 
 def latest_slice_end(session, host_id, start, size, busy,
                      usable=AS_IS):
-    """The latest end a slice of ``size`` from ``start`` can have on a host.
+    """Find the latest end a slice of ``size`` from ``start`` has on a host.
 
     As :func:`allocate_slice` counts (a whole-host allocation, or the
     slices that overlap the window together), the window grows until the
@@ -525,7 +525,7 @@ def move_slices(session, reservation_id, start, end, busy,
 
 def latest_slices_end(session, reservation_id, start, busy,
                       usable=AS_IS):
-    """The latest end all of a reservation's slices can have, or None.
+    """Return the latest end all of a reservation's slices can have, or None.
 
     :func:`latest_slice_end` of each host with the slices on it together;
     ``busy`` must ignore the reservation's own allocations.
@@ -538,7 +538,7 @@ def latest_slices_end(session, reservation_id, start, busy,
 
 
 def _slices_by_host(session, reservation_id):
-    """``{host_id: (vcpus, memory_mb, disk_gb)}`` a reservation uses."""
+    """Return ``{host_id: (vcpus, memory_mb, disk_gb)}`` a reservation uses."""
     return {row[0]: tuple(row[1:]) for row in session.execute(
         sa.select(ALLOCATIONS.c.host_id, sa.func.sum(ALLOCATIONS.c.vcpus),
                   sa.func.sum(ALLOCATIONS.c.memory_mb),
@@ -548,7 +548,7 @@ def _slices_by_host(session, reservation_id):
 
 
 def booked_hosts(session, reservation_id):
-    """The ids of the hosts a reservation has booked."""
+    """Return the ids of the hosts a reservation has booked."""
     return _host_ids(session, reservation_id)
 
 
@@ -573,7 +573,7 @@ def release(session, reservation_id):
 
 
 def held_hosts(session, proposal_id, item):
-    """The ids of the hosts that item ``item`` of a proposal holds, sorted."""
+    """List, sorted, the ids of the hosts item ``item`` of a proposal holds."""
     return session.execute(
         sa.select(ALLOCATIONS.c.host_id).distinct()
         .where(ALLOCATIONS.c.proposal_id == proposal_id,
@@ -582,7 +582,7 @@ def held_hosts(session, proposal_id, item):
 
 
 def _allocation(owner, host_id, start, end, size=None):
-    """A host_allocations row: the whole host, or a slice of ``size``."""
+    """Make a host_allocations row: the whole host, or a slice of ``size``."""
     vcpus, memory_mb, disk_gb = size or (0, 0, 0)
     return dict(owner.columns(), id=str(uuid.uuid4()), host_id=host_id,
                 start_date=start, end_date=end, whole_host=size is None,

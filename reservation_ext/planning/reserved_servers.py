@@ -28,7 +28,7 @@ HOSTS = tables.HOSTS
 
 
 def booked_host(session, server_id):
-    """The hypervisor hostname booked for ``server_id``, or None.
+    """Return the hypervisor hostname booked for ``server_id``, or None.
 
     None too for a server that is not reserved, or whose slice is not
     booked (yet).

@@ -63,7 +63,7 @@ Capacity = collections.namedtuple('Capacity', (
 
 
 def capacity(session, reservation_id):
-    """The :class:`Capacity` of an instance-capacity reservation, or None.
+    """Get the :class:`Capacity` of an instance-capacity reservation, or None.
 
     A primary-key lookup; None for any other id (a one-server
     reservation, another type, or no reservation at all).
@@ -114,7 +114,7 @@ def claim(session, reservation_id, count):
 
 
 def _in_use(session, reservation_id, count, taken):
-    """Why a claim failed; ``taken``: the seats it took (rolled back)."""
+    """Say why a claim failed; ``taken``: the seats it took (rolled back)."""
     amount, used = session.execute(
         sa.select(sa.func.count(), sa.func.count(ALLOCATIONS.c.server_id))
         .where(ALLOCATIONS.c.reservation_id == reservation_id)).one()
@@ -142,7 +142,7 @@ def free_server(session, server_id):
 
 
 def seat_hosts(session, reservation_id, server_id, seat_ids=()):
-    """The hypervisor hostnames of a server's seat and of ``seat_ids``.
+    """Return the hypervisor hostnames of a server's seat and of ``seat_ids``.
 
     Only seats of ``reservation_id`` that a server took count.
     """
@@ -156,7 +156,7 @@ def seat_hosts(session, reservation_id, server_id, seat_ids=()):
 
 
 def servers(session, reservation_id):
-    """The ids in a reservation's taken seats (servers, or live claims)."""
+    """List the ids in a reservation's taken seats (servers or live claims)."""
     return session.scalars(
         sa.select(ALLOCATIONS.c.server_id).where(
             ALLOCATIONS.c.reservation_id == reservation_id,
@@ -165,7 +165,7 @@ def servers(session, reservation_id):
 
 
 def hosts(session, reservation_id):
-    """``{hypervisor_hostname: seats}`` of a reservation."""
+    """Return ``{hypervisor_hostname: seats}`` of a reservation."""
     return dict(session.execute(
         sa.select(HOSTS.c.hypervisor_hostname, sa.func.count())
         .join(ALLOCATIONS, ALLOCATIONS.c.host_id == HOSTS.c.id)

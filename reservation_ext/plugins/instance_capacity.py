@@ -114,7 +114,7 @@ _COLUMNS = ('amount', 'affinity', 'resource_properties', 'on_end') + \
 
 
 def is_capacity(values):
-    """Whether a virtual:instance request or view is of this form.
+    """Say whether a virtual:instance request or view is of this form.
 
     The one-server form always names its server (nova-api's middleware
     makes it); a view of it always shows it.
@@ -126,6 +126,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
     """Reserve capacity for a number of servers of one size."""
 
     def validate(self, values):
+        """See :meth:`ResourcePlugin.validate`."""
         validation.check_schema(values, SCHEMA)
         out = {key: _count(values, key, 0) for key in SIZE_KEYS}
         if not any(out.values()):
@@ -134,7 +135,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
         return dict(out, **self._common(values))
 
     def _common(self, values):
-        """The fields both forms have, normalized."""
+        """Return the fields both forms have, normalized."""
         query = values.get('resource_properties') or ''
         query = query if isinstance(query, str) else json.dumps(query)
         capabilities.compile(query, 'resource_properties')
@@ -147,6 +148,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
 
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
+        """See :meth:`ResourcePlugin.reserve`."""
         self._check_flavor_access(ctx, lease, values)
         self._book(session, reservation_id, lease, values)
         store_instances.add(session, reservation_id, dict(
@@ -155,7 +157,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
         return reservation_id
 
     def _check_flavor_access(self, ctx, lease, values):
-        """By default there is no flavor to check."""
+        """Check nothing: by default there is no flavor to check."""
 
     def _book(self, session, reservation_id, lease, request):
         planner.allocate_slices(
@@ -167,12 +169,14 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
                 request['resource_properties'], 'resource_properties'),))
 
     def get_details(self, session, reservation_ids):
+        """See :meth:`ResourcePlugin.get_details`."""
         return {row.reservation_id: _view(row) for row in session.execute(
             sa.select(INSTANCE_RESERVATIONS).where(
                 INSTANCE_RESERVATIONS.c.reservation_id.in_(reservation_ids),
                 INSTANCE_RESERVATIONS.c.server_id.is_(None)))}
 
     def prepare_update(self, ctx, reservation, values):
+        """See :meth:`ResourcePlugin.prepare_update`."""
         validation.check_schema(values, UPDATE_SCHEMA)
         return {key: _count(values, key, 1 if key == 'amount' else 0)
                 for key in values}
@@ -209,7 +213,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
             raise base.blocked_extension(exc, latest, lease)
 
     def heal_request(self, reservation):
-        """A replacement seat: the same size, matching host, affinity kept.
+        """Return a replacement seat: same size, matching host, affinity kept.
 
         Seats of an affinity reservation move together onto one host; an
         anti-affinity seat moves to a host without another of its seats.
@@ -224,6 +228,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
             apart=reservation['affinity'] is False)
 
     def on_start(self, ctx, lease, reservation):
+        """See :meth:`ResourcePlugin.on_start`."""
         with db_api.context_manager.reader.using(ctx) as session:
             source = json.loads(session.scalar(
                 sa.select(INSTANCE_RESERVATIONS.c.source_flavor).where(
@@ -243,6 +248,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
                                                  group_id)
 
     def on_end(self, ctx, lease, reservation):
+        """See :meth:`ResourcePlugin.on_end`."""
         with db_api.context_manager.reader.using(ctx) as session:
             taken = seats.servers(session, reservation['id'])
         # A claim's token is no server: Nova answers 404, which is fine.
@@ -253,12 +259,13 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
             self.nova.delete_server_group(reservation['server_group_id'])
 
     def on_delete(self, ctx, lease, reservation):
+        """See :meth:`ResourcePlugin.on_delete`."""
         # Before the start nothing exists in Nova yet.
         if reservation['status'] != ReservationStatus.PENDING:
             self.on_end(ctx, lease, reservation)
 
     def billing_resources(self, session, reservations):
-        """Each reservation's flavor with the amount and size."""
+        """Return each reservation's flavor with the amount and size."""
         details = self.get_details(session, [reservation['id'] for
                                              reservation in reservations])
         return {rid: [{'id': None, 'flavor_id': rid, 'amount': view['amount'],
@@ -270,6 +277,7 @@ class FlavorInstancePlugin(InstanceCapacityPlugin):
     """Reserve capacity for a number of servers of an existing flavor."""
 
     def validate(self, values):
+        """See :meth:`ResourcePlugin.validate`."""
         validation.check_schema(values, FLAVOR_SCHEMA)
         flavor_id = str(values['flavor_id'])
         flavor = self.nova.flavor(flavor_id)
@@ -289,7 +297,7 @@ class FlavorInstancePlugin(InstanceCapacityPlugin):
                     math.ceil((flavor.get('swap') or 0) / 1024))
 
     def _check_flavor_access(self, ctx, lease, values):
-        """A private source flavor must be the lease's project's."""
+        """Check that a private source flavor is the lease's project's."""
         source = json.loads(values['source_flavor'])
         if not source['public'] and lease['project_id'] not in (
                 self.nova.flavor_projects(source['id'])):
@@ -297,6 +305,7 @@ class FlavorInstancePlugin(InstanceCapacityPlugin):
             raise _no_flavor(source['id'])
 
     def prepare_update(self, ctx, reservation, values):
+        """See :meth:`ResourcePlugin.prepare_update`."""
         # As Blazar: a flavor-based reservation changes only its window.
         base.check_unchanged(values, FLAVOR_RESOURCE_TYPE)
         return values
@@ -312,7 +321,7 @@ def _view(row):
 
 
 def _flavor(reservation, source):
-    """Nova's create body of a reservation's private flavor."""
+    """Return Nova's create body of a reservation's private flavor."""
     return {'id': reservation['id'], 'name': 'reservation-%s'
             % reservation['id'], 'vcpus': reservation['vcpus'],
             'ram': reservation['memory_mb'],
@@ -326,7 +335,7 @@ def _size(request):
 
 
 def _count(values, key, minimum):
-    """A number of the request; python-blazarclient sends "" for none."""
+    """Read a number of the request; python-blazarclient sends "" for none."""
     value = values.get(key)
     if value is None or value == '':
         raise validation.missing(key)
@@ -334,7 +343,7 @@ def _count(values, key, minimum):
 
 
 def _affinity(value):
-    """True, False or None, also from the text the Blazar CLI sends."""
+    """Return True, False or None, also from the text the Blazar CLI sends."""
     if value is None or isinstance(value, bool):
         return value
     try:

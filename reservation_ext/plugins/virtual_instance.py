@@ -129,11 +129,12 @@ class VirtualInstancePlugin(base.ResourcePlugin):
 
     @functools.cached_property
     def capacity(self):
-        """The plugin of the instance-capacity form."""
+        """Return the plugin of the instance-capacity form."""
         return instance_capacity.InstanceCapacityPlugin(
             self.conf, self.clock, self.clients)
 
     def validate(self, values):
+        """See :meth:`ResourcePlugin.validate`."""
         if instance_capacity.is_capacity(values):
             return self.capacity.validate(values)
         build_args = values.get(BUILD_ARGS)
@@ -155,6 +156,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return out
 
     def validate_proposal(self, values):
+        """See :meth:`ResourcePlugin.validate_proposal`."""
         validation.check_schema(values, PROPOSAL_SCHEMA)
         size = {key: validation.parse_integer(values[key], key)
                 for key in SIZE_KEYS}
@@ -164,6 +166,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return size
 
     def timeline(self, session, values, span, busy, for_update=False):
+        """See :meth:`ResourcePlugin.timeline`."""
         hosts, allocations = planner.read_schedules(
             session, *span.reach, busy, sizes=True)
         usable = host_capacity.from_nova_conf(self.conf)
@@ -178,6 +181,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
 
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
+        """See :meth:`ResourcePlugin.reserve`."""
         if instance_capacity.is_capacity(values):
             return self.capacity.reserve(session, ctx, lease,
                                          reservation_id, values, hold)
@@ -201,6 +205,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return values['server_id']
 
     def get_details(self, session, reservation_ids):
+        """See :meth:`ResourcePlugin.get_details`."""
         details = self.capacity.get_details(session, reservation_ids)
         for row in session.execute(
                 sa.select(INSTANCE_RESERVATIONS, HOSTS.c.hypervisor_hostname)
@@ -219,7 +224,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return details
 
     def prepare_update(self, ctx, reservation, values):
-        """The update's values, with the size of a new flavor."""
+        """Return the update's values, with the size of a new flavor."""
         if instance_capacity.is_capacity(reservation):
             return self.capacity.prepare_update(ctx, reservation, values)
         validation.check_schema(values, UPDATE_SCHEMA)
@@ -301,7 +306,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             raise base.blocked_extension(exc, latest or None, lease)
 
     def heal_request(self, reservation):
-        """A slice of the server's size on any reservable host.
+        """Return a slice of the server's size on any reservable host.
 
         A built server stays on its failed host: only its booking moves,
         so that the room is there when the operator evacuates it
@@ -313,6 +318,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return healing.Request(usable=host_capacity.from_nova_conf(self.conf))
 
     def on_heal(self, ctx, lease, reservation, moves):
+        """See :meth:`ResourcePlugin.on_heal`."""
         if instance_capacity.is_capacity(reservation):
             return self.capacity.on_heal(ctx, lease, reservation, moves)
         for failed, replacement in moves:
@@ -322,17 +328,20 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                         replacement)
 
     def on_start(self, ctx, lease, reservation):
+        """See :meth:`ResourcePlugin.on_start`."""
         if instance_capacity.is_capacity(reservation):
             return self.capacity.on_start(ctx, lease, reservation)
         if not reservation['shared_pool']:
             self.nova.start_server(reservation['server_id'], lease['id'])
 
     def on_end(self, ctx, lease, reservation):
+        """See :meth:`ResourcePlugin.on_end`."""
         if instance_capacity.is_capacity(reservation):
             return self.capacity.on_end(ctx, lease, reservation)
         self.nova.end_server(reservation['server_id'], reservation['on_end'])
 
     def on_delete(self, ctx, lease, reservation):
+        """See :meth:`ResourcePlugin.on_delete`."""
         if instance_capacity.is_capacity(reservation):
             return self.capacity.on_delete(ctx, lease, reservation)
         # Before the start the server is the lease's alone: it goes too.
@@ -355,7 +364,7 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             conditions=conditions, tightest=tightest)
 
     def billing_resources(self, session, reservations):
-        """Each reservation's server with its flavor's size."""
+        """Return each reservation's server with its flavor's size."""
         resources = self.capacity.billing_resources(session, reservations)
         return dict(resources, **{row.reservation_id: [{
             'id': row.server_id, 'flavor_id': row.flavor_id,

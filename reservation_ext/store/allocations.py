@@ -154,7 +154,7 @@ def move_booking(session, allocation_id, from_host, to_host, start,
 
 
 def expired_moves(now):
-    """SQL condition: a moved booking whose Nova side's claim expired."""
+    """Return SQL: a moved booking whose Nova side's claim expired."""
     return sa.and_(ALLOCATIONS.c.moved_from.is_not(None),
                    ALLOCATIONS.c.move_claimed_until < now)
 

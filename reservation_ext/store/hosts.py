@@ -60,7 +60,7 @@ def set_capabilities(session, host_id, capabilities):
 
 
 def capability_rows(host_id, capabilities):
-    """host_capabilities rows for ``{name: value}`` (values as text)."""
+    """Make host_capabilities rows for ``{name: value}`` (values as text)."""
     return [{'host_id': host_id, 'name': name, 'value': str(value),
              'num_value': as_number(str(value))}
             for name, value in sorted(capabilities.items())]
@@ -83,7 +83,7 @@ def bulk_load(connection, hosts):
 
 
 def as_number(text):
-    """``text`` as a finite float, or None when it is not one.
+    """Return ``text`` as a finite float, or None when it is not one.
 
     Only ASCII numbers: ``float`` also reads ``'١٢'`` as 12.
     """
@@ -120,7 +120,7 @@ def set_property_private(session, name, private):
 
 
 def bump_generations_if_unchanged(session, generations):
-    """The planner's compare-and-swap: bump hosts still at the read generation.
+    """Bump hosts still at the read generation: the planner's compare-and-swap.
 
     One UPDATE that only matches hosts still at the generation the caller
     read. On PostgreSQL and MySQL a concurrent writer of the same host
@@ -162,7 +162,7 @@ def mark_failed(session, service_name, failure, now):
 
 
 def mark_recovered(session, service_name, now):
-    """A failed host whose nova-compute is back is reservable again.
+    """Make a failed host whose nova-compute is back reservable again.
 
     :returns: 1 if this call recovered it, 0 if it had not failed.
     """
@@ -263,7 +263,7 @@ def fail_for_power(session, host_id, failure, why, now,
 
 
 def recover_from_power(session, host_id, failure):
-    """A host failed with ``failure`` (it did not come up) is back."""
+    """Mark a host failed with ``failure`` (it did not come up) as back."""
     session.execute(
         sa.update(HOSTS).where(HOSTS.c.id == host_id,
                                HOSTS.c.failure == failure)

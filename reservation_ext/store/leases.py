@@ -170,7 +170,7 @@ def mark_degraded(session, lease_id):
 
 
 def undegraded():
-    """SQL: a degraded lease none of whose reservations miss resources."""
+    """Return SQL: a degraded lease whose reservations miss no resources."""
     return sa.and_(LEASES.c.degraded, ~sa.exists().where(
         RESERVATIONS.c.lease_id == LEASES.c.id,
         RESERVATIONS.c.missing_resources))
@@ -246,7 +246,7 @@ def _raise_flag(session, reservation_id, flag):
 
 
 def unmissing(failed_hosts, now):
-    """SQL: a reservation missing resources that no failed host keeps.
+    """Return SQL: a reservation missing resources that no failed host keeps.
 
     None of its bookings that end after ``now`` is on one of
     ``failed_hosts`` (ids, or a SELECT of them).
@@ -365,7 +365,7 @@ def fail_event(session, event_id, token, attempts, message):
 
 
 def _claimed_with(token):
-    """SQL: the event is still claimed with ``token``.
+    """Return SQL: the event is still claimed with ``token``.
 
     So that an engine whose claim expired cannot overwrite the work of
     its successor.
@@ -375,13 +375,13 @@ def _claimed_with(token):
 
 
 def _rank(events):
-    """The order of event types at the same time: start, before end, end."""
+    """Rank event types at the same time: start, before end, end."""
     return sa.case({t: i for i, t in enumerate(EventType.ALL)},
                    value=events.c.event_type, else_=len(EventType.ALL))
 
 
 def _due(now):
-    """SQL conditions of due events, each served by the status index.
+    """Return SQL conditions of due events, each served by the status index.
 
     First the claims of engines that died or hang, then the events whose
     time (and retry time) has come.
@@ -396,7 +396,7 @@ def _due(now):
 
 
 def _ready():
-    """SQL condition: the event's lease lets it run now.
+    """Return the SQL condition: the event's lease lets it run now.
 
     No earlier event of the lease is unfinished (events of a lease run in
     order of time, then start, before end, end) and no user action on the
@@ -415,7 +415,7 @@ def _ready():
 
 
 def _ends_first():
-    """SQL: at one instant, ends are claimed first.
+    """Return SQL ordering: at one instant, ends are claimed first.
 
     The engine runs a batch by time and, at one instant, ends first, so
     that a lease that ends frees its hosts before another that starts on

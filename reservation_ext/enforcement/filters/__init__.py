@@ -41,7 +41,7 @@ FILTERS = {
 
 
 def load(conf, clock, names):
-    """The filters ``names`` (``[enforcement] enabled_filters``), built.
+    """Build the filters ``names`` (``[enforcement] enabled_filters``).
 
     :raises ValueError: a name that is no filter, naming the known ones.
     """

@@ -77,14 +77,17 @@ class ExternalServiceFilter(base.Filter):
         self.session = session_from(conf)
 
     def check_create(self, context, lease):
+        """See :meth:`Filter.check_create`."""
         self._post('check-create', {'context': context, 'lease': lease})
 
     def check_update(self, context, current_lease, lease):
+        """See :meth:`Filter.check_update`."""
         self._post('check-update', {'context': context,
                                     'current_lease': current_lease,
                                     'lease': lease})
 
     def on_end(self, context, lease):
+        """See :meth:`Filter.on_end`."""
         self._post('on-end', {'context': context, 'lease': lease})
 
     def _url(self, hook):
@@ -120,7 +123,7 @@ class ExternalServiceFilter(base.Filter):
 
 
 def session_from(conf):
-    """The keystoneauth1 session of the ``[enforcement]`` TLS options.
+    """Return the keystoneauth1 session of the ``[enforcement]`` TLS options.
 
     It sends no Keystone token and waits ``external_service_timeout``
     seconds for each answer.
@@ -134,12 +137,12 @@ def session_from(conf):
 
 
 def _iso_date(value):
-    """JSON for the dates of the bodies (the only non-JSON values)."""
+    """Serialize the dates of the bodies (the only non-JSON values) to JSON."""
     return value.isoformat()
 
 
 def _refusal(url, answer):
-    """The message of a refusing answer (see the module doc)."""
+    """Return the message of a refusing answer (see the module doc)."""
     message = None
     if answer.status_code == 403:
         try:

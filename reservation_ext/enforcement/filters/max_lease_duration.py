@@ -37,10 +37,12 @@ class MaxLeaseDurationFilter(base.Filter):
     """Refuse leases longer than ``[enforcement] max_lease_duration``."""
 
     def check_create(self, context, lease):
+        """See :meth:`Filter.check_create`."""
         if not self._exempt(context):
             self._check_duration(lease['start_date'], lease['end_date'])
 
     def check_update(self, context, current_lease, lease):
+        """See :meth:`Filter.check_update`."""
         if self._exempt(context) or not _extends(current_lease, lease):
             return
         window = self.conf.reservation_extension_window
@@ -76,6 +78,6 @@ class MaxLeaseDurationFilter(base.Filter):
 
 
 def _extends(current_lease, lease):
-    """Whether ``lease`` starts earlier or ends later than before."""
+    """Say whether ``lease`` starts earlier or ends later than before."""
     return (lease['start_date'] < current_lease['start_date'] or
             lease['end_date'] > current_lease['end_date'])
