@@ -256,6 +256,22 @@ def update_returning(session, statement, *columns):
     return session.execute(sa.select(*columns).where(key.in_(ids)))
 
 
+def update_each(session, statement):
+    """Run an UPDATE row by row; return the ids of the rows it changed.
+
+    Each row's UPDATE tests the statement's condition again, so that of
+    two writers racing for a row one changes it, on every backend
+    (``UPDATE ... RETURNING`` is not on all of them).
+
+    :param statement: an UPDATE of one table with a one-column primary
+        key (``sa.update(table).where(...).values(...)``).
+    """
+    key, = statement.table.primary_key.columns
+    return [row_id for row_id in session.scalars(
+        sa.select(key).where(statement.whereclause)).all()
+        if session.execute(statement.where(key == row_id)).rowcount]
+
+
 def retry_on_conflict(conflict, attempts=RETRY_ATTEMPTS):
     """Decorate a function that runs a whole writer transaction.
 

@@ -162,20 +162,13 @@ def expired_moves(now):
 def claim_expired_moves(session, now, until):
     """Take over the moves whose claim expired at ``now``, until ``until``.
 
-    Row by row with the expiry checked again, so that of two engines each
-    move is one's (UPDATE ... RETURNING is not on every backend).
+    Row by row, so that of two engines each move is one's
+    (:func:`db.api.update_each`).
 
     :returns: the ids of the bookings this call claimed.
     """
-    expired = expired_moves(now)
-    claimed = []
-    for row_id in session.scalars(
-            sa.select(ALLOCATIONS.c.id).where(expired)).all():
-        if session.execute(sa.update(ALLOCATIONS).where(
-                ALLOCATIONS.c.id == row_id, expired)
-                .values(move_claimed_until=until)).rowcount:
-            claimed.append(row_id)
-    return claimed
+    return db_api.update_each(session, sa.update(ALLOCATIONS).where(
+        expired_moves(now)).values(move_claimed_until=until))
 
 
 def finish_moves(session, allocation_ids):

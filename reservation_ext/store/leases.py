@@ -179,18 +179,11 @@ def undegraded():
 def clear_degraded(session):
     """Clear ``degraded`` where :func:`undegraded`; the ids cleared here.
 
-    Row by row with the condition checked again, so that of two engines
-    each lease is one's (UPDATE ... RETURNING is not on every backend).
+    Row by row, so that of two engines each lease is one's
+    (:func:`db.api.update_each`).
     """
-    condition = undegraded()
-    cleared = []
-    for lease_id in session.scalars(
-            sa.select(LEASES.c.id).where(condition)).all():
-        if session.execute(sa.update(LEASES).where(
-                LEASES.c.id == lease_id, condition).values(
-                    degraded=False)).rowcount:
-            cleared.append(lease_id)
-    return cleared
+    return db_api.update_each(session, sa.update(LEASES).where(
+        undegraded()).values(degraded=False))
 
 
 # Reservations.
