@@ -144,7 +144,15 @@ class Browser:
         self.settle('logged-in-as-' + user)
 
     def reload_until(self, predicate, timeout=WAIT_TIMEOUT):
-        """Reload the page until ``predicate(self)`` is true."""
+        """Reload the page until ``predicate(self)`` is true.
+
+        An element the predicate looks for and does not find yet is a
+        reason to reload, not a failure: under load, Horizon may render a
+        list before the service behind it answers with every row.
+
+        :raises AssertionError: at the timeout, with the page's last text
+            (and its screenshot, checked for error banners).
+        """
         def check(driver):
             try:
                 if predicate(self):
@@ -153,4 +161,11 @@ class Browser:
                 pass
             driver.refresh()
             return False
-        ui.WebDriverWait(self.driver, timeout, poll_frequency=2).until(check)
+        try:
+            ui.WebDriverWait(self.driver, timeout,
+                             poll_frequency=2).until(check)
+        except selenium_exceptions.TimeoutException:
+            path = self.settle('reload-timeout')
+            raise AssertionError('%s (%s): still not as expected after '
+                                 '%d s:\n%s' % (self.driver.current_url,
+                                                 path, timeout, self.text()))

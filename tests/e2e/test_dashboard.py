@@ -27,6 +27,7 @@ import itertools
 import os
 
 import fixtures
+from selenium.common import exceptions as selenium_exceptions
 from selenium.webdriver.support import ui
 from testtools import content
 
@@ -101,8 +102,12 @@ class TestDashboard(base.SandboxTestCase):
         page.settle('lease-created')
 
     def lease_row(self):
-        [row] = [row for row in self.browser.find_all('#leases tbody tr')
-                 if row.get_attribute('data-display') == LEASE]
+        rows = [row for row in self.browser.find_all('#leases tbody tr')
+                if row.get_attribute('data-display') == LEASE]
+        if not rows:
+            raise selenium_exceptions.NoSuchElementException(
+                'no row of lease %s in the list' % LEASE)
+        [row] = rows
         return row
 
     def see_lease_active_in_the_list(self):
