@@ -124,13 +124,17 @@ class Browser:
         path = os.path.join(self.screenshots, '%02d-%s.png' % (
             next(self.numbers), name))
         self.driver.save_screenshot(path)
+        self._fail_on_error_banner(path)
+        return path
+
+    def _fail_on_error_banner(self, path=None):
+        """Raise AssertionError if the page shows an error."""
         banners = [element.text for element in self.find_all(ERROR_BANNER)
                    if element.is_displayed()]
         text = self.text()
         if banners or SERVER_ERROR_TEXT in text:
             raise AssertionError('%s (%s) shows an error: %s\n%s' % (
                 self.driver.current_url, path, banners, text))
-        return path
 
     def log_in(self, user, password):
         """Log in through Horizon's form; settle on the page it shows."""
@@ -146,14 +150,15 @@ class Browser:
     def reload_until(self, predicate, timeout=WAIT_TIMEOUT):
         """Reload the page until ``predicate(self)`` is true.
 
-        An element the predicate looks for and does not find yet is a
-        reason to reload, not a failure: under load, Horizon may render a
-        list before the service behind it answers with every row.
+        An element the predicate does not find yet is a reason to
+        reload, not a failure; an error banner fails at once, so that a
+        reload cannot hide a service that failed.
 
         :raises AssertionError: at the timeout, with the page's last text
             (and its screenshot, checked for error banners).
         """
         def check(driver):
+            self._fail_on_error_banner()
             try:
                 if predicate(self):
                     return True
