@@ -17,7 +17,8 @@
 (:func:`record_poll`) and forgets itself when it stops cleanly
 (:func:`forget`). An engine that died keeps its row, so that
 ``reservation-status engines`` (:func:`list_engines`, :func:`is_stale`)
-shows it stale until an operator removes it (:func:`forget`).
+shows it stale until an operator deletes it; an engine whose row was
+deleted while it runs writes it again at its next poll.
 """
 
 import datetime
