@@ -87,13 +87,19 @@ class Heartbeat:
 
     A failed write is logged and otherwise ignored: the engine's work
     does not depend on its heartbeat, and the next poll writes it again.
+
+    :param clock_: the source of the times written
+    :param engine_id: the engine's id (default: host name and process
+        id, as the engine's own default)
     """
 
-    def __init__(self, engine_id, clock_):
+    def __init__(self, clock_, engine_id=None):
         self.clock = clock_
+        host, pid = socket.gethostname(), os.getpid()
+        # The engine's own default id: what its claims carry too.
+        self.engine_id = engine_id or '%s:%d' % (host, pid)
         self.identity = {
-            'engine_id': engine_id, 'host': socket.gethostname(),
-            'pid': os.getpid(),
+            'engine_id': self.engine_id, 'host': host, 'pid': pid,
             'version': Version().version_string_with_package()}
 
     def start(self):
@@ -168,10 +174,11 @@ def _parse_args(argv):
     return conf
 
 
-def _build_engine(conf, checkpoint):
+def _build_engine(conf, checkpoint, heartbeat):
     return runner.Engine(conf, clock.SYSTEM,
                          plugins.load_plugins(conf, clock.SYSTEM),
                          notifications.get_notifier(conf),
+                         engine_id=heartbeat.engine_id,
                          enforcement=enforcer.from_conf(conf, clock.SYSTEM),
                          checkpoint=checkpoint)
 
@@ -213,13 +220,14 @@ def main(argv=None, checkpoint=None):
     # and its claims are kept.
     launcher = backend.get_component('Launcher')(conf,
                                                  restart_method='mutate')
-    engine = _build_engine(conf, checkpoint)
-    service = EngineService(engine, Heartbeat(engine.engine_id, clock.SYSTEM))
+    heartbeat = Heartbeat(clock.SYSTEM)
+    service = EngineService(_build_engine(conf, checkpoint, heartbeat),
+                            heartbeat)
     launcher.launch_service(service)
     _handle_signals(launcher)
-    LOG.info('Engine %s started', engine.engine_id)
+    LOG.info('Engine %s started', heartbeat.engine_id)
     launcher.wait()
-    LOG.info('Engine %s stopped', engine.engine_id)
+    LOG.info('Engine %s stopped', heartbeat.engine_id)
     db_api.get_engine().dispose()
 
 

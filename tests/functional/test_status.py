@@ -219,7 +219,7 @@ class HeartbeatTest(base.TestCase):
         super().setUp()
         self.useFixture(test_fixtures.Database())
         self.clock = clock_mod.ManualClock(NOW)
-        self.heartbeat = engine_cmd.Heartbeat('here:42', self.clock)
+        self.heartbeat = engine_cmd.Heartbeat(self.clock, engine_id='here:42')
 
     def _rows(self):
         with db_api.context_manager.reader.using(
