@@ -94,6 +94,14 @@ class UpgradeChecksTest(_NovaConf):
         self.assertEqual(Code.SUCCESS,
                          upgrade_checks.check_database(self.conf()).code)
 
+    def test_a_leases_db_that_does_not_answer_fails(self):
+        self.sections['reservation_database'] = (
+            'connection = sqlite:///%s\n'
+            % os.path.join(self.tmp, 'no', 'such', 'dir', 'leases.sqlite'))
+        result = upgrade_checks.check_database(self.conf())
+        self.assertEqual(Code.FAILURE, result.code)
+        self.assertIn('does not answer', result.details)
+
     def test_the_filter_must_be_enabled_and_available(self):
         self.assertEqual(Code.SUCCESS,
                          upgrade_checks.check_filter(self.conf()).code)
@@ -190,6 +198,12 @@ class StatusCommandTest(_NovaConf):
         result = _run('--config-file', self.write_conf(), 'upgrade', 'check')
         self.assertEqual(2, result.returncode, result.stderr)
         self.assertIn('reservation-db-manage upgrade', result.stdout)
+
+    def test_engines_exits_1_when_no_engine_has_recorded_a_poll(self):
+        migration.upgrade(self.db_url)
+        result = _run('--config-file', self.write_conf(), 'engines')
+        self.assertEqual(1, result.returncode, result.stderr)
+        self.assertEqual('No engine has recorded a poll.\n', result.stdout)
 
     def test_engines_shows_each_last_poll_and_the_stale_ones(self):
         migration.upgrade(self.db_url)
