@@ -117,6 +117,7 @@ class Heartbeat:
         self._write(store_engines.forget, self.identity['engine_id'])
 
     def _write(self, function, *args):
+        """Run ``function(session, *args)`` in a writer transaction."""
         try:
             with db_api.writer(context.get_admin_context(),
                                self.clock) as session:
@@ -166,6 +167,7 @@ class EngineService(service_base.ServiceBase):
 
 
 def _parse_args(argv):
+    """Register the options, parse ``argv``, set up logging."""
     conf = conf_mod.CONF
     logging.register_options(conf)
     gmr_opts.set_defaults(conf)
@@ -175,6 +177,7 @@ def _parse_args(argv):
 
 
 def _build_engine(conf, checkpoint, heartbeat):
+    """Make the engine, with the heartbeat's engine id."""
     return runner.Engine(conf, clock.SYSTEM,
                          plugins.load_plugins(conf, clock.SYSTEM),
                          notifications.get_notifier(conf),
@@ -190,10 +193,12 @@ def _handle_signals(launcher):
     service; stop() sets an event and restart() re-reads the files.
     """
     def _stop(signum, frame):
+        """Drain the engine and let the process exit."""
         LOG.info('Signal %d received, draining', signum)
         launcher.stop()
 
     def _reload(signum, frame):
+        """Apply the mutable options of the re-read files."""
         LOG.info('SIGHUP received, reloading the configuration')
         launcher.restart()
 

@@ -87,7 +87,9 @@ def _show_engines(conf):
 
 
 def _add_parsers(checks):
+    """Return the handler that adds the subcommands' parsers."""
     def add(subparsers):
+        """Add ``upgrade check`` and ``engines``."""
         # As oslo.upgradecheck's register_cli_options, beside "engines".
         upgrade = subparsers.add_parser(
             'upgrade', help='Check that this deployment is ready for the '

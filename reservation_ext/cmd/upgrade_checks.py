@@ -59,6 +59,7 @@ RULE_PREFIX = 'reservation:'
 
 
 def _nova_conf_missing(option):
+    """Return the warning for an option of nova.conf that is not set."""
     return Result(Code.WARNING, '%s is not set in the files given: pass '
                                 'nova.conf with --config-file.' % option)
 
@@ -96,6 +97,7 @@ def check_filter(conf):
 
 
 def _read_paste(conf):
+    """Return nova-api's paste file, parsed; ValueError if missing."""
     path = conf.find_file(conf.wsgi.api_paste_config)
     if path is None:
         raise ValueError('[wsgi] api_paste_config: %s not found'
@@ -133,6 +135,7 @@ def _factories(parser, name):
 
 
 def _paste_problems(parser):
+    """Return what the paste file lacks, as sentences."""
     root = dict(parser.items(ROOT))
     problems = []
     for path in COMPUTE_APIS:
@@ -177,6 +180,7 @@ def check_microversion(conf):
 
 
 def _known_rules():
+    """Return the names of the rules in code, with their old names."""
     names = set()
     for rule in policy.list_rules():
         names.add(rule.name)

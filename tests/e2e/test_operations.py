@@ -31,6 +31,7 @@ TIMEOUT = 60
 
 
 class TestOperations(base.SandboxTestCase):
+    """One sandbox with one host and one engine."""
 
     HOSTS = 1
 

@@ -45,6 +45,7 @@ CONF = ('[DEFAULT]\ndebug = %s\n[reservation]\nevent_poll_interval = %s\n'
 
 
 def _wait_for(predicate, what):
+    """Wait until ``predicate()`` is true; fail after :data:`WAIT`."""
     deadline = time.monotonic() + WAIT
     while not predicate():
         if time.monotonic() > deadline:
@@ -53,6 +54,7 @@ def _wait_for(predicate, what):
 
 
 def _heartbeats():
+    """Return the heartbeat rows."""
     with db_api.context_manager.reader.using(
             context.get_admin_context()) as session:
         return store_engines.list_engines(session)
@@ -71,10 +73,12 @@ class EngineServiceTest(base.TestCase):
         self.write_conf(debug='false', interval=0.05)
 
     def write_conf(self, debug, interval):
+        """Write the engine's configuration file."""
         with open(self.config_file, 'w') as f:
             f.write(CONF % (debug, interval, self.db_url))
 
     def start_engine(self):
+        """Start reservation-engine, logging to ``self.log_file``."""
         with open(self.log_file, 'w') as log:
             process = subprocess.Popen(
                 [sys.executable, '-m', 'reservation_ext.cmd.engine',
@@ -86,11 +90,13 @@ class EngineServiceTest(base.TestCase):
 
     @staticmethod
     def _kill(process):
+        """Kill the process if it still runs."""
         if process.poll() is None:
             process.kill()
             process.wait()
 
     def log(self):
+        """Return what the engine wrote so far."""
         with open(self.log_file) as f:
             return f.read()
 

@@ -62,6 +62,7 @@ class _NovaConf(base.TestCase):
         }
 
     def write_conf(self):
+        """Write nova.conf from ``self.sections``; return its path."""
         path = os.path.join(self.tmp, 'nova.conf')
         with open(path, 'w') as f:
             for name, body in self.sections.items():
@@ -69,10 +70,12 @@ class _NovaConf(base.TestCase):
         return path
 
     def conf(self):
+        """Return the command's configuration, parsed from nova.conf."""
         return status.parse_args(['--config-file', self.write_conf(),
                                   'upgrade', 'check'])
 
     def write(self, name, text):
+        """Write a file beside nova.conf; return its path."""
         path = os.path.join(self.tmp, name)
         with open(path, 'w') as f:
             f.write(text)
@@ -176,6 +179,7 @@ class UpgradeChecksTest(_NovaConf):
 
 
 def _run(*argv):
+    """Run reservation-status with ``argv``; the completed process."""
     return subprocess.run(
         [sys.executable, '-m', 'reservation_ext.cmd.status'] + list(argv),
         stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -236,6 +240,7 @@ class HeartbeatTest(base.TestCase):
         self.heartbeat = engine_cmd.Heartbeat(self.clock, engine_id='here:42')
 
     def _rows(self):
+        """Return the heartbeat rows."""
         with db_api.context_manager.reader.using(
                 context.get_admin_context()) as session:
             return store_engines.list_engines(session)
