@@ -120,6 +120,21 @@ class EngineServiceTest(base.TestCase):
         # A clean stop removes the heartbeat; a dead engine's would stay.
         self.assertEqual([], _heartbeats())
 
+    def test_the_engine_runs_on_threads_without_eventlet(self):
+        # oslo.messaging imports oslo.service, whose default backend is
+        # eventlet's; the engine's package makes it the threading one.
+        probe = ('import reservation_ext.cmd.engine\n'
+                 'from oslo_service import backend\n'
+                 'from oslo_service import service\n'
+                 'import socket, threading\n'
+                 'print(backend.get_backend_type().value,'
+                 ' socket.socket.__module__, threading.Thread.__module__)')
+        result = subprocess.run([sys.executable, '-c', probe],
+                                capture_output=True, text=True, check=True,
+                                timeout=WAIT)
+        self.assertEqual('threading socket threading',
+                         result.stdout.strip(), result.stderr)
+
     def test_a_killed_engine_leaves_its_heartbeat_behind(self):
         process = self.start_engine()
         _wait_for(lambda: _heartbeats(), 'the heartbeat')
