@@ -23,12 +23,14 @@ the upgrade may be fine) or Failure (the extension will not work):
 - the installed Nova serves the compute API microversion that the engine
   and the middleware ask for;
 - the policy file, if there is one, parses and names only known
-  ``reservation:`` rules.
+  ``reservation:`` rules, and is YAML (oslo.upgradecheck's common check:
+  JSON policy files are deprecated).
 """
 
 import configparser
 
 from oslo_policy import policy as oslo_policy
+from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 import sqlalchemy as sa
 
@@ -214,6 +216,12 @@ def check_policy(conf):
     return Result(Code.SUCCESS)
 
 
+def check_policy_format(conf):
+    """Check that the policy file, if any, is YAML, not JSON."""
+    # The common check reads only its conf.
+    return common_checks.check_policy_json(None, conf)
+
+
 class Checks(upgradecheck.UpgradeCommands):
     """The checks, on the configuration ``conf`` of the command."""
 
@@ -224,7 +232,8 @@ class Checks(upgradecheck.UpgradeCommands):
             ('ReservationFilter in nova-scheduler', check_filter),
             ('nova-api paste pipeline', check_paste),
             ('Nova API microversion', check_microversion),
-            ('Policy file', check_policy)))
+            ('Policy file', check_policy),
+            ('Policy file format', check_policy_format)))
 
     def __init__(self, conf):
         super().__init__()

@@ -171,6 +171,16 @@ class UpgradeChecksTest(_NovaConf):
         self.assertIn('reservation:leases:gett', result.details)
         self.assertNotIn('os_compute_api', result.details)
 
+    def test_a_json_policy_file_fails_the_format_check(self):
+        path = self.write('policy.json',
+                          '{"reservation:leases:get": "role:admin"}\n')
+        self.sections['oslo_policy'] = 'policy_file = %s\n' % path
+        self.assertEqual(Code.SUCCESS,
+                         upgrade_checks.check_policy(self.conf()).code)
+        result = upgrade_checks.check_policy_format(self.conf())
+        self.assertEqual(Code.FAILURE, result.code)
+        self.assertIn('oslopolicy-convert-json-to-yaml', result.details)
+
     def test_a_policy_file_that_does_not_parse_fails(self):
         path = self.write('policy.yaml', '"reservation:leases:get": [\n')
         self.sections['oslo_policy'] = 'policy_file = %s\n' % path
@@ -196,7 +206,7 @@ class StatusCommandTest(_NovaConf):
         self.assertEqual(0, result.returncode, result.stderr)
         checks = json.loads(result.stdout)['checks']
         self.assertEqual({Code.SUCCESS}, {c['result'] for c in checks})
-        self.assertEqual(5, len(checks))
+        self.assertEqual(6, len(checks))
 
     def test_upgrade_check_exits_2_when_the_db_is_not_migrated(self):
         result = _run('--config-file', self.write_conf(), 'upgrade', 'check')
