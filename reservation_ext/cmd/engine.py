@@ -218,8 +218,8 @@ def main(argv=None, checkpoint=None):
     gmr.TextGuruMeditation.setup_autorun(Version(), service_name=PROG,
                                          conf=conf)
     db_api.configure(conf)
-    # Before anything asks oslo.service for a component: its default
-    # backend is eventlet's.
+    # The package made threading the default (see its doc); this fails
+    # if something chose eventlet's backend before.
     backend.init_backend(backend.BackendType.THREADING)
     # 'mutate': SIGHUP applies the mutable options in place; the engine
     # and its claims are kept.
