@@ -517,5 +517,24 @@ class VolumeCapacityState(Base):
     generation = sa.Column(sa.Integer, nullable=False)
 
 
+class EngineHeartbeat(Base):
+    """One row per running reservation-engine: its last successful poll.
+
+    The engine writes it at its start, after every poll in which the
+    leases DB answered, and deletes it when it stops cleanly; the row of
+    an engine that died stays, and ``reservation-status engines`` shows
+    it stale (reservation_ext.store.engines).
+    """
+
+    __tablename__ = 'engine_heartbeats'
+
+    engine_id = sa.Column(sa.String(255), primary_key=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    pid = sa.Column(sa.Integer, nullable=False)
+    version = sa.Column(sa.String(64), nullable=False)
+    started_at = sa.Column(DateTime, nullable=False)
+    last_poll_at = sa.Column(DateTime, nullable=True)
+
+
 for _table in Base.metadata.tables.values():
     _table.kwargs.update(MYSQL_TABLE_OPTIONS)

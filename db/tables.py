@@ -43,6 +43,8 @@ PROPOSALS = models.Proposal.__table__
 POOL_STATE = models.PoolState.__table__
 MONITOR_STATE = models.HostMonitorState.__table__
 VOLUME_STATE = models.VolumeCapacityState.__table__
+# Each running engine and its last successful poll.
+ENGINE_HEARTBEATS = models.EngineHeartbeat.__table__
 
 # The one module that may write each table (by table name). A table
 # that several parts of the code change has a module of its own in
@@ -67,4 +69,5 @@ OWNERS = {
     POOL_STATE.name: 'db.api',
     MONITOR_STATE.name: 'reservation_ext.engine.host_monitor',
     VOLUME_STATE.name: 'reservation_ext.planning.volume_capacity',
+    ENGINE_HEARTBEATS.name: 'reservation_ext.store.engines',
 }

@@ -55,6 +55,7 @@ reservation_opts = [
                     'before_end_lease event fires this many minutes before '
                     'the end (or at the start, when the lease is shorter).'),
     cfg.FloatOpt('event_poll_interval', default=10.0, min=0.01,
+                 mutable=True,
                  help='Seconds between two polls of the engine for due '
                       'events; also the longest an engine waits before it '
                       'records the outcomes of a batch.'),

@@ -26,6 +26,8 @@ The callers keep their transactions, their reads and their decisions.
 :mod:`.allocations`
     ``host_allocations``: bookings, proposal holds, seats, moves and
     reclaims.
+:mod:`.engines`
+    ``engine_heartbeats``: each running engine's last successful poll.
 :mod:`.hosts`
     ``computehosts``, ``host_capabilities`` and ``host_properties``: the
     inventory, generations, failures and power transitions.
