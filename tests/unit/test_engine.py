@@ -298,7 +298,7 @@ class EngineTestMixin:
             ('on_start', reservation_id)))
 
     def test_backoff_then_error_with_reason(self):
-        lease_id, _ = create_lease(fail_start=5)
+        lease_id, _ = create_lease(fail_start=5, before_end=T0 + HOUR / 2)
         self.clock.set(T0)
         self.assertEqual(1, self.engine.run_once())
         self.clock.advance(seconds=10)
@@ -318,6 +318,39 @@ class EngineTestMixin:
         self.assertEqual(LeaseStatus.ERROR, lease['status'])
         self.assertEqual('on_start: on_start failed on purpose',
                          lease['status_reason'])
+        # Once, when the last attempt failed, with the lease as it is now.
+        self.assertEqual(
+            [('lease.event.start_lease.error', lease_id, LeaseStatus.ERROR)],
+            self._notified())
+        _ctx, message, _priority, _retry = test_notifier.NOTIFICATIONS[-1]
+        self.assertEqual('on_start: on_start failed on purpose',
+                         message['payload']['status_reason'])
+
+    def test_a_finally_failed_end_leaves_the_lease_in_error_not_terminating(
+            self):
+        lease_id, _ = create_lease(fail_end=5, before_end=T0 + HOUR / 2)
+        self.conf.set_override('event_max_attempts', 1, group='reservation')
+        self.clock.set(T0 + HOUR)
+        while self.engine.run_once():
+            pass
+        lease, events, _ = get_lease(lease_id)
+        self.assertEqual(EventStatus.ERROR,
+                         events[EventType.END_LEASE]['status'])
+        self.assertEqual(LeaseStatus.ERROR, lease['status'])
+        self.assertEqual('on_end: on_end failed on purpose',
+                         lease['status_reason'])
+        self.assertEqual(
+            ('lease.event.end_lease.error', lease_id, LeaseStatus.ERROR),
+            self._notified()[-1])
+
+    def test_an_event_that_fails_without_moving_its_lease_notifies_nothing(
+            self):
+        lease_id, _ = create_lease(status=LeaseStatus.TERMINATED,
+                                   before_end=T0 + HOUR / 2)
+        self.clock.set(T0)
+        self.assertEqual(1, self.engine.run_once())
+        self.assertEqual(LeaseStatus.TERMINATED,
+                         get_lease(lease_id)[0]['status'])
         self.assertEqual([], self._notified())
 
     def test_end_runs_after_failed_start(self):
