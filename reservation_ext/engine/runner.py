@@ -26,7 +26,7 @@ while it runs.
 
 The order that matters is kept by the claim: a lease's events run one
 after another, and a start waits for the ends, due at or before it, of
-the other leases on its hosts
+the other leases on its hosts, while they run or are not tried yet
 (:func:`reservation_ext.store.leases.claim_events`).
 
 An engine that dies renews no claim: its events stay IN_PROGRESS until

@@ -447,18 +447,27 @@ def _hosts_free():
 
     A start_lease waits while another lease that shares a host with it
     (a whole host or an instance's slice of one, in ``host_allocations``)
-    has an end_lease due at or before it that is not finished: engines
-    run events at once, so an end no longer frees its hosts before a
-    start at the same instant by the order of a batch.
+    has an end_lease due at or before it that runs or has not been tried
+    yet: engines run events at once, so an end no longer frees its hosts
+    before a start at the same instant by the order of a batch. As when
+    a batch ran them in order, the start does not wait for an end that
+    failed and waits for its retry, nor for one that a user's update or
+    delete of its lease holds back: the plugins let a late end leave the
+    hosts of the next lease where they are.
     """
     ending = LEASE_EVENTS.alias('ending')
+    ending_lease = LEASES.alias('ending_lease')
     theirs = ALLOCATIONS.alias('their_allocations')
     their_reservations = RESERVATIONS.alias('their_reservations')
     mine = ALLOCATIONS.alias('my_allocations')
     my_reservations = RESERVATIONS.alias('my_reservations')
+    untried = sa.and_(
+        ending.c.status == EventStatus.UNDONE, ending.c.attempts == 0,
+        ~sa.exists().where(ending_lease.c.id == ending.c.lease_id,
+                           ending_lease.c.status.in_(_BUSY_LEASE)))
     held = sa.exists().where(
         ending.c.event_type == EventType.END_LEASE,
-        ending.c.status.not_in(EventStatus.FINISHED),
+        sa.or_(ending.c.status == EventStatus.IN_PROGRESS, untried),
         ending.c.time <= LEASE_EVENTS.c.time,
         ending.c.lease_id != LEASE_EVENTS.c.lease_id,
         their_reservations.c.lease_id == ending.c.lease_id,
