@@ -32,6 +32,7 @@ from reservation_ext import plugins
 from reservation_ext.states import EventStatus
 from reservation_ext.states import EventType
 from reservation_ext.states import LeaseStatus
+from reservation_ext.store import leases as store_leases
 from tests import base
 from tests import fixtures as test_fixtures
 from tests import payloads
@@ -419,6 +420,31 @@ class EngineTestMixin:
                          events[EventType.START_LEASE]['status'])
         self.assertTrue(
             events[EventType.START_LEASE]['claimed_by'].startswith('test:'))
+
+    def test_a_renewal_moves_the_claims_still_held_and_tells_the_lost_ones(
+            self):
+        held, _ = create_lease(status=LeaseStatus.STARTING)
+        lost, _ = create_lease(status=LeaseStatus.STARTING)
+        recorded, _ = create_lease(status=LeaseStatus.ACTIVE)
+        self.clock.set(T0)
+        soon = T0 + datetime.timedelta(seconds=5)
+        for lease_id, status, token in (
+                (held, EventStatus.IN_PROGRESS, 'mine'),
+                (lost, EventStatus.IN_PROGRESS, 'theirs'),
+                (recorded, EventStatus.DONE, 'mine')):
+            self._set_event(lease_id, EventType.START_LEASE, status=status,
+                            claimed_by=token, claim_expires_at=soon)
+        ids = {lease_id: get_lease(lease_id)[1][EventType.START_LEASE]['id']
+               for lease_id in (held, lost, recorded)}
+        later = T0 + datetime.timedelta(minutes=5)
+        with db_api.writer(context.get_admin_context(),
+                           self.clock) as session:
+            self.assertEqual({ids[lost]}, store_leases.renew_claims(
+                session, dict.fromkeys(ids.values(), 'mine'), later))
+        self.assertEqual(
+            {held: later, lost: soon, recorded: soon},
+            {lease_id: get_lease(lease_id)[1][EventType.START_LEASE][
+                'claim_expires_at'] for lease_id in ids})
 
     def test_events_wait_while_lease_is_deleted(self):
         lease_id, _ = create_lease(status=LeaseStatus.DELETING)
