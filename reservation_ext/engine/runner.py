@@ -192,7 +192,7 @@ class Engine:
                           self.engine_id)
             return False
         for one in claimed:
-            self.workers.submit(self._run_claimed, ctx, one)
+            self.workers.submit(self._run_claimed, one)
         self._polled(ctx)
         done = self._run_periodic(ctx)
         # A full claim may have left due events behind.
@@ -230,10 +230,11 @@ class Engine:
         with self.claims.holding(claimed.event['id'], claimed.token):
             self.events.record(ctx, claimed, self.events.act(ctx, claimed))
 
-    def _run_claimed(self, ctx, claimed):
+    def _run_claimed(self, claimed):
         """Run a claimed event in a worker; log what it raises."""
         try:
-            self._run_held(ctx, claimed)
+            # A context of its own: a context carries its transactions.
+            self._run_held(context.get_admin_context(), claimed)
         except Exception:
             # Recording failed (the DB is out of reach): the claim expires
             # and the event runs again (plugin actions are idempotent).
