@@ -24,14 +24,15 @@ runs :func:`reservation_ext.cmd.engine.main` with a checkpoint
 - ``plugin_action``: a timer kills the process a random moment (up to
   :data:`MID_ACTION_DELAY` seconds) into the plugin's action, while it
   talks to Nova or Cinder; the kill is logged as ``mid_plugin``. A timer
-  that has not fired when the batch's actions are over is cancelled;
-- ``recording``: every action of the batch is done, the outcomes are not
+  that has not fired when the event's actions are over is cancelled;
+- ``recording``: every action of the event is done, its outcome is not
   committed.
 
 An event is killed at most once (the log is read first), so that every
 lease's delay stays within one claim timeout of its due time.
 """
 
+import collections
 import os
 import random
 import signal
@@ -65,20 +66,26 @@ def _kill(log_path, point, event_id):
 def checkpoint_killing(log_path, probability, rng):
     """The checkpoint that kills this process (see the module doc)."""
 
-    timers = []
+    # By event: the engine runs several at once, each checkpointed in the
+    # thread that runs it.
+    timers = collections.defaultdict(list)
+    lock = threading.Lock()
 
     def checkpoint(point, event):
         if point == runner.RECORDING:
-            while timers:
-                timers.pop().cancel()
-        if rng.random() >= probability or \
-                event['id'] in _killed_events(log_path):
+            with lock:
+                for timer in timers.pop(event['id'], ()):
+                    timer.cancel()
+        with lock:
+            draw = rng.random()
+        if draw >= probability or event['id'] in _killed_events(log_path):
             return
         if point == runner.PLUGIN_ACTION:
-            timers.append(threading.Timer(
-                rng.uniform(0, MID_ACTION_DELAY), _kill,
-                (log_path, MID_PLUGIN, event['id'])))
-            timers[-1].start()
+            timer = threading.Timer(rng.uniform(0, MID_ACTION_DELAY), _kill,
+                                    (log_path, MID_PLUGIN, event['id']))
+            with lock:
+                timers[event['id']].append(timer)
+            timer.start()
         else:
             _kill(log_path, point, event['id'])
 

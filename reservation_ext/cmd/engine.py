@@ -183,7 +183,8 @@ def _build_engine(conf, checkpoint, heartbeat):
                          notifications.get_notifier(conf),
                          engine_id=heartbeat.engine_id,
                          enforcement=enforcer.from_conf(conf, clock.SYSTEM),
-                         checkpoint=checkpoint)
+                         checkpoint=checkpoint,
+                         on_poll=heartbeat.on_poll)
 
 
 def _handle_signals(launcher):

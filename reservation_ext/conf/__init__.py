@@ -57,16 +57,26 @@ reservation_opts = [
     cfg.FloatOpt('event_poll_interval', default=10.0, min=0.01,
                  mutable=True,
                  help='Seconds between two polls of the engine for due '
-                      'events; also the longest an engine waits before it '
-                      'records the outcomes of a batch.'),
+                      'events while it finds none, or while all its '
+                      'workers are busy and none finishes.'),
     cfg.IntOpt('event_claim_timeout', default=300, min=1,
-               help='Seconds an engine holds the claim on an event. A claim '
-                    'that is older (its engine died or hangs) expires and '
-                    'another engine takes the event over. An engine starts '
-                    'an event with at least half of this left, so it must '
-                    'be more than twice the slowest plugin action.'),
+               help='Seconds an engine holds the claim on an event. While '
+                    'the engine runs the event it renews the claim every '
+                    'third of this, so a slow plugin action never outlives '
+                    'it. A claim that is not renewed (its engine died, '
+                    'hangs or lost the database for this long) expires '
+                    'and another engine takes the event over.'),
     cfg.IntOpt('event_batch_size', default=100, min=1,
-               help='How many due events one engine claims in one poll.'),
+               help='How many due events one engine claims in one poll, '
+                    'at most as many as it has free workers '
+                    '(engine_workers).'),
+    cfg.IntOpt('engine_workers', default=8, min=1,
+               help='How many lease events one engine runs at once, each '
+                    'in a thread of its own: a slow action (waiting for '
+                    'servers to be gone, an image or a volume) holds one '
+                    'worker and the other events run meanwhile. Each '
+                    'worker may hold a database connection while it '
+                    'records an outcome.'),
     cfg.IntOpt('event_max_attempts', default=5, min=1,
                help='How many times an event is tried before the event and '
                     'its lease go to ERROR.'),

@@ -12,10 +12,14 @@
 
 """The lease engine (``reservation-engine``).
 
-* :mod:`.runner` claims due lease events in the leases DB, runs them
-  through the resource plugins and records the outcomes; any number of
-  engines share one DB and each event runs once. Each poll also runs the
-  other three.
+* :mod:`.runner` polls the leases DB: claims due lease events for its
+  free workers and hands each to one; any number of engines share one DB
+  and each event runs once. Each poll also runs the other three below.
+* :mod:`.events` claims due events, runs one through the resource plugins
+  and records its outcome.
+* :mod:`.workers` is the bounded pool of threads the events run on.
+* :mod:`.claims` renews the claims of the events under way, so that none
+  expires while its action runs.
 * :mod:`.reclaim` stops preemptible servers in the way of bookings, in
   time for them.
 * :mod:`.host_monitor` finds failed reservable hosts and heals the

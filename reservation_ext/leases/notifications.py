@@ -44,6 +44,8 @@ LEASE_CREATE = 'lease.create'
 LEASE_UPDATE = 'lease.update'
 LEASE_DELETE = 'lease.delete'
 EVENT_PREFIX = 'lease.event.'
+# After a lease event's type: it failed for the last time.
+ERROR_SUFFIX = '.error'
 
 
 class _Serializer(oslo_messaging.JsonPayloadSerializer):
@@ -72,6 +74,16 @@ def event_type_of(lease_event_type):
     return EVENT_PREFIX + lease_event_type
 
 
+def error_type_of(lease_event_type):
+    """Return the notification type of an engine event that failed for good.
+
+    ``lease.event.<type>.error``, as OpenStack names an action's failure
+    (``compute.instance.create.error``); it is sent when the event's last
+    attempt failed and its lease went to ERROR.
+    """
+    return event_type_of(lease_event_type) + ERROR_SUFFIX
+
+
 def read_payloads(session, plugins, lease_views):
     """Return the payloads of ``lease_views``, without version or time.
 
@@ -93,7 +105,8 @@ def notify(notifier, ctx, event_type, payload, now):
     """Send ``event_type`` with ``payload`` (from :func:`read_payloads`).
 
     ``event_type`` is one of ``lease.create``, ``lease.update``,
-    ``lease.delete`` or ``lease.event.<engine event type>``; ``now`` (the
+    ``lease.delete``, ``lease.event.<engine event type>`` or
+    ``lease.event.<engine event type>.error``; ``now`` (the
     injected clock's) is the ``event_time``. Delivery failures are logged
     by oslo.messaging, never raised: a lease change must not fail because
     the notification bus is down.

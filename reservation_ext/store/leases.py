@@ -19,11 +19,12 @@ The tables are ``leases``, ``lease_projects``, ``reservations`` and
 The lease service (:mod:`reservation_ext.leases.service` and
 :mod:`reservation_ext.leases.updates`) creates, updates and deletes the
 leases with their projects, reservations and events; the engine
-(:mod:`reservation_ext.engine.runner`) claims the due events and records
+(:mod:`reservation_ext.engine.events`) claims the due events and records
 their outcomes, moving the leases and reservations through their
-statuses; the host monitor (:mod:`reservation_ext.engine.host_monitor`)
-flags the reservations that miss resources and their leases degraded,
-and clears the flags again.
+statuses, and renews its claims while it runs them
+(:mod:`reservation_ext.engine.claims`); the host monitor
+(:mod:`reservation_ext.engine.host_monitor`) flags the reservations that
+miss resources and their leases degraded, and clears the flags again.
 
 Each function runs its statements in the caller's session and returns
 what the caller decides on (whether a conditional UPDATE matched, the
@@ -155,11 +156,14 @@ def fail_lease(session, lease_id, sources, reason):
     """Put a lease in one of ``sources`` in ERROR with ``reason``.
 
     Its event failed for the last time.
+
+    :returns: whether the lease was in one of ``sources`` (and is now in
+        ERROR).
     """
-    session.execute(
+    return bool(session.execute(
         LEASES.update()
         .where(LEASES.c.id == lease_id, LEASES.c.status.in_(sources))
-        .values(status=LeaseStatus.ERROR, status_reason=reason))
+        .values(status=LeaseStatus.ERROR, status_reason=reason)).rowcount)
 
 
 def mark_degraded(session, lease_id):
@@ -319,6 +323,15 @@ def claim_events(session, now, token, expires, limit):
         *LEASE_EVENTS.c).mappings().all()
 
 
+def any_claimable(session, now):
+    """Return whether :func:`claim_events` would find an event now.
+
+    A read, so that a poll that finds nothing takes no writer's lock.
+    """
+    return session.scalar(sa.select(sa.exists().where(
+        sa.or_(*_due(now)), _ready())))
+
+
 def finish_events(session, event_ids, token):
     """Record the events still claimed with ``token`` DONE; their ids."""
     return set(db_api.update_returning(
@@ -329,13 +342,35 @@ def finish_events(session, event_ids, token):
         LEASE_EVENTS.c.id).scalars())
 
 
-def release_events(session, event_ids, token):
-    """Give back the events claimed with ``token`` that were not run."""
-    session.execute(
-        LEASE_EVENTS.update()
-        .where(LEASE_EVENTS.c.id.in_(event_ids), _claimed_with(token))
-        .values(status=EventStatus.UNDONE, claimed_by=None,
-                claim_expires_at=None))
+def renew_claims(session, claims, expires):
+    """Move the expiry of the events still claimed as ``claims`` say.
+
+    :param claims: ``{event id: claim token}``, the events an engine is
+        running.
+    :param expires: their new ``claim_expires_at``.
+    :returns: the ids of the events whose claims were lost: another
+        claim holds them now (theirs expired and another engine took them
+        over). An event recorded meanwhile is neither renewed nor lost.
+    """
+    if not claims:
+        return set()
+    # Tokens are new for every claim, so an id and a token of this engine
+    # can only match a row that this engine's claim holds.
+    renewed = set(db_api.update_returning(
+        session, LEASE_EVENTS.update()
+        .where(LEASE_EVENTS.c.id.in_(list(claims)),
+               LEASE_EVENTS.c.claimed_by.in_(set(claims.values())),
+               LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS)
+        .values(claim_expires_at=expires),
+        LEASE_EVENTS.c.id).scalars())
+    rest = set(claims) - renewed
+    if not rest:
+        return set()
+    # A recorded event keeps its token, or none once given back to retry.
+    return {row.id for row in session.execute(
+        sa.select(LEASE_EVENTS.c.id, LEASE_EVENTS.c.claimed_by)
+        .where(LEASE_EVENTS.c.id.in_(rest)))
+        if row.claimed_by not in (None, claims[row.id])}
 
 
 def retry_event(session, event_id, token, attempts, retry_at, message):
@@ -392,8 +427,8 @@ def _ready():
     """Return the SQL condition: the event's lease lets it run now.
 
     No earlier event of the lease is unfinished (events of a lease run in
-    order of time, then start, before end, end) and no user action on the
-    lease is under way.
+    order of time, then start, before end, end), no user action on the
+    lease is under way, and a start's hosts are free (:func:`_hosts_free`).
     """
     earlier = LEASE_EVENTS.alias('earlier')
     blocked = sa.exists().where(
@@ -404,15 +439,51 @@ def _ready():
                   LEASE_EVENTS.c.id))
     lease_busy = sa.exists().where(LEASES.c.id == LEASE_EVENTS.c.lease_id,
                                    LEASES.c.status.in_(_BUSY_LEASE))
-    return sa.and_(~blocked, ~lease_busy)
+    return sa.and_(~blocked, ~lease_busy, _hosts_free())
+
+
+def _hosts_free():
+    """Return the SQL condition: a start's hosts are not still ending.
+
+    A start_lease waits while another lease that shares a host with it
+    (a whole host or an instance's slice of one, in ``host_allocations``)
+    has an end_lease due at or before it that runs or has not been tried
+    yet: engines run events at once, so an end no longer frees its hosts
+    before a start at the same instant by the order of a batch. As when
+    a batch ran them in order, the start does not wait for an end that
+    failed and waits for its retry, nor for one that a user's update or
+    delete of its lease holds back: the plugins let a late end leave the
+    hosts of the next lease where they are.
+    """
+    ending = LEASE_EVENTS.alias('ending')
+    ending_lease = LEASES.alias('ending_lease')
+    theirs = ALLOCATIONS.alias('their_allocations')
+    their_reservations = RESERVATIONS.alias('their_reservations')
+    mine = ALLOCATIONS.alias('my_allocations')
+    my_reservations = RESERVATIONS.alias('my_reservations')
+    untried = sa.and_(
+        ending.c.status == EventStatus.UNDONE, ending.c.attempts == 0,
+        ~sa.exists().where(ending_lease.c.id == ending.c.lease_id,
+                           ending_lease.c.status.in_(_BUSY_LEASE)))
+    held = sa.exists().where(
+        ending.c.event_type == EventType.END_LEASE,
+        sa.or_(ending.c.status == EventStatus.IN_PROGRESS, untried),
+        ending.c.time <= LEASE_EVENTS.c.time,
+        ending.c.lease_id != LEASE_EVENTS.c.lease_id,
+        their_reservations.c.lease_id == ending.c.lease_id,
+        theirs.c.reservation_id == their_reservations.c.id,
+        my_reservations.c.lease_id == LEASE_EVENTS.c.lease_id,
+        mine.c.reservation_id == my_reservations.c.id,
+        mine.c.host_id == theirs.c.host_id)
+    return sa.or_(LEASE_EVENTS.c.event_type != EventType.START_LEASE, ~held)
 
 
 def _ends_first():
     """Return SQL ordering: at one instant, ends are claimed first.
 
-    The engine runs a batch by time and, at one instant, ends first, so
-    that a lease that ends frees its hosts before another that starts on
-    them at the same instant takes them.
+    So that a start held back by an end on its hosts (:func:`_hosts_free`)
+    does not take the place of that end in a claim that has room for one
+    of them only.
     """
     return sa.case((LEASE_EVENTS.c.event_type == EventType.END_LEASE, 0),
                    else_=1)

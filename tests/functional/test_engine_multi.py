@@ -18,6 +18,7 @@ waits are bounded; nothing asserts how long anything took.
 """
 
 import collections
+import datetime
 import os
 import signal
 import subprocess
@@ -48,7 +49,10 @@ LEASES = 30
 ENGINES = 3
 # Hang guard for the waits below, not a performance expectation.
 WAIT = 120
-CLAIM_TIMEOUT = 2
+# Short, as the killed engine's claim must expire; long enough that the
+# live engines' renewals, every third of it, are not starved on a busy
+# test machine.
+CLAIM_TIMEOUT = 4
 ENGINE_SCRIPT = os.path.join(os.path.dirname(sys.executable),
                              'reservation-engine')
 
@@ -142,6 +146,36 @@ class _ProcessesMixin(_MultiEngineMixin):
                          test_plugins.read_journal())
 
         second = self.start_engine(config_file)
+        _wait_for(lambda: _unfinished_events() == 0, 'the second engine')
+        second.send_signal(signal.SIGTERM)
+        self.assertEqual(0, second.wait(WAIT))
+        self.assert_all_ran_once([(lease_id, reservation_id)])
+        self.assertEqual(2, test_plugins.attempts('on_start', reservation_id))
+
+    def test_a_live_engine_keeps_a_long_action_and_a_killed_one_loses_it(
+            self):
+        # The action outlasts two claim timeouts.
+        (lease_id, reservation_id), = _create_due_leases(
+            1, sleep=2 * CLAIM_TIMEOUT + 2)
+        config_file = self._config_file()
+        first = self.start_engine(config_file)
+        _wait_for(lambda: ('attempt_on_start', reservation_id) in
+                  test_plugins.read_journal(), 'the first engine to start')
+        claimed = test_engine.get_lease(lease_id)[1]['start_lease']
+        second = self.start_engine(config_file)
+        # The first claim's expiry passes while the second engine polls:
+        # the first engine, alive, renewed its claim.
+        _wait_for(lambda: clock_mod.SYSTEM.now() > claimed[
+            'claim_expires_at'] + datetime.timedelta(seconds=1),
+            'the first claim timeout')
+        self.assertEqual(1, test_plugins.attempts('on_start',
+                                                  reservation_id))
+        first.kill()
+        first.wait()
+        self.assertNotIn(('on_start', reservation_id),
+                         test_plugins.read_journal())
+
+        # Dead, it renews nothing: the second engine takes the start over.
         _wait_for(lambda: _unfinished_events() == 0, 'the second engine')
         second.send_signal(signal.SIGTERM)
         self.assertEqual(0, second.wait(WAIT))

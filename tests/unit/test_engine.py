@@ -32,6 +32,7 @@ from reservation_ext import plugins
 from reservation_ext.states import EventStatus
 from reservation_ext.states import EventType
 from reservation_ext.states import LeaseStatus
+from reservation_ext.store import leases as store_leases
 from tests import base
 from tests import fixtures as test_fixtures
 from tests import payloads
@@ -298,7 +299,7 @@ class EngineTestMixin:
             ('on_start', reservation_id)))
 
     def test_backoff_then_error_with_reason(self):
-        lease_id, _ = create_lease(fail_start=5)
+        lease_id, _ = create_lease(fail_start=5, before_end=T0 + HOUR / 2)
         self.clock.set(T0)
         self.assertEqual(1, self.engine.run_once())
         self.clock.advance(seconds=10)
@@ -318,6 +319,39 @@ class EngineTestMixin:
         self.assertEqual(LeaseStatus.ERROR, lease['status'])
         self.assertEqual('on_start: on_start failed on purpose',
                          lease['status_reason'])
+        # Once, when the last attempt failed, with the lease as it is now.
+        self.assertEqual(
+            [('lease.event.start_lease.error', lease_id, LeaseStatus.ERROR)],
+            self._notified())
+        _ctx, message, _priority, _retry = test_notifier.NOTIFICATIONS[-1]
+        self.assertEqual('on_start: on_start failed on purpose',
+                         message['payload']['status_reason'])
+
+    def test_a_finally_failed_end_leaves_the_lease_in_error_not_terminating(
+            self):
+        lease_id, _ = create_lease(fail_end=5, before_end=T0 + HOUR / 2)
+        self.conf.set_override('event_max_attempts', 1, group='reservation')
+        self.clock.set(T0 + HOUR)
+        while self.engine.run_once():
+            pass
+        lease, events, _ = get_lease(lease_id)
+        self.assertEqual(EventStatus.ERROR,
+                         events[EventType.END_LEASE]['status'])
+        self.assertEqual(LeaseStatus.ERROR, lease['status'])
+        self.assertEqual('on_end: on_end failed on purpose',
+                         lease['status_reason'])
+        self.assertEqual(
+            ('lease.event.end_lease.error', lease_id, LeaseStatus.ERROR),
+            self._notified()[-1])
+
+    def test_an_event_that_fails_without_moving_its_lease_notifies_nothing(
+            self):
+        lease_id, _ = create_lease(status=LeaseStatus.TERMINATED,
+                                   before_end=T0 + HOUR / 2)
+        self.clock.set(T0)
+        self.assertEqual(1, self.engine.run_once())
+        self.assertEqual(LeaseStatus.TERMINATED,
+                         get_lease(lease_id)[0]['status'])
         self.assertEqual([], self._notified())
 
     def test_end_runs_after_failed_start(self):
@@ -386,6 +420,31 @@ class EngineTestMixin:
                          events[EventType.START_LEASE]['status'])
         self.assertTrue(
             events[EventType.START_LEASE]['claimed_by'].startswith('test:'))
+
+    def test_a_renewal_moves_the_claims_still_held_and_tells_the_lost_ones(
+            self):
+        held, _ = create_lease(status=LeaseStatus.STARTING)
+        lost, _ = create_lease(status=LeaseStatus.STARTING)
+        recorded, _ = create_lease(status=LeaseStatus.ACTIVE)
+        self.clock.set(T0)
+        soon = T0 + datetime.timedelta(seconds=5)
+        for lease_id, status, token in (
+                (held, EventStatus.IN_PROGRESS, 'mine'),
+                (lost, EventStatus.IN_PROGRESS, 'theirs'),
+                (recorded, EventStatus.DONE, 'mine')):
+            self._set_event(lease_id, EventType.START_LEASE, status=status,
+                            claimed_by=token, claim_expires_at=soon)
+        ids = {lease_id: get_lease(lease_id)[1][EventType.START_LEASE]['id']
+               for lease_id in (held, lost, recorded)}
+        later = T0 + datetime.timedelta(minutes=5)
+        with db_api.writer(context.get_admin_context(),
+                           self.clock) as session:
+            self.assertEqual({ids[lost]}, store_leases.renew_claims(
+                session, dict.fromkeys(ids.values(), 'mine'), later))
+        self.assertEqual(
+            {held: later, lost: soon, recorded: soon},
+            {lease_id: get_lease(lease_id)[1][EventType.START_LEASE][
+                'claim_expires_at'] for lease_id in ids})
 
     def test_events_wait_while_lease_is_deleted(self):
         lease_id, _ = create_lease(status=LeaseStatus.DELETING)
