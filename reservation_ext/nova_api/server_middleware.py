@@ -93,6 +93,7 @@ from reservation_ext.leases import service as lease_service
 from reservation_ext.nova_api import capacity_boots
 from reservation_ext.nova_api import held_builds
 from reservation_ext.nova_api import host_room
+from reservation_ext.nova_api import nova_quotas
 from reservation_ext.nova_api import server_access
 from reservation_ext.nova_api import server_records
 from reservation_ext.planning import preemptible_placement
@@ -160,7 +161,7 @@ class ServerReservations:
         self.lease_service = lease_service.LeaseService(
             conf, clock, plugins.load_plugins(conf, clock, clients),
             notifications.get_notifier(conf),
-            enforcer.from_conf(conf, clock))
+            enforcer.from_conf(conf, clock, nova_quotas.NovaQuotas()))
         self.capacity = capacity_boots.CapacityBoots(application, clock)
 
     @webob.dec.wsgify

@@ -1,0 +1,239 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Nova's quotas over a lease's window: instances, cores and RAM.
+
+A leased server, or ``amount`` seats of an instance-capacity reservation,
+counts against the project's Nova quotas at every instant of its lease's
+window, and only there. At an instant ``t`` of a new lease's window the
+project uses::
+
+    base + (the project's instance reservations whose window holds t)
+
+where ``base`` is what Nova counts now minus what of it belongs to leased
+servers that Nova counts already (built, or seated on a capacity
+reservation, in leases not ended): they are counted over their windows
+instead. What is not leased is taken to stay for ever, since nobody
+knows when it goes. A change is refused when, at some instant of the
+window, that usage with the lease is over a limit.
+
+As for :mod:`.time_quotas`, the check has two steps, so that no call to
+Nova runs inside a writer transaction and two concurrent boots cannot
+both slip under a limit:
+
+1. before the transaction, :meth:`WindowQuotas.check_for` reads the
+   limits and ``base`` through the ``reader`` it was given (in nova-api,
+   :class:`reservation_ext.nova_api.nova_quotas.NovaQuotas`: Nova's
+   quota driver as configured);
+2. in the transaction that writes the lease, :meth:`WindowQuotaCheck.check`
+   serializes the project's checks (:func:`.time_quotas.lock_project`),
+   reads the project's instance reservations that overlap the window,
+   with the new ones, takes the peak of each resource, and raises
+   :class:`~reservation_ext.exceptions.ComputeQuotaExceeded` (Nova's 403
+   message), which rolls the whole change back.
+"""
+
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import tables
+from reservation_ext.enforcement import time_quotas
+from reservation_ext import exceptions
+
+INSTANCES = 'instances'
+CORES = 'cores'
+RAM = 'ram'
+# In the order Nova names them in its quota errors.
+RESOURCES = (INSTANCES, CORES, RAM)
+
+LEASES = tables.LEASES
+RESERVATIONS = tables.RESERVATIONS
+INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
+ALLOCATIONS = tables.ALLOCATIONS
+
+
+class WindowQuotas:
+    """The check of lease changes against Nova's quotas over the window.
+
+    :param reader: reads Nova's quotas; its ``read(project_id,
+        server_ids)`` returns ``(limits, usage, leased)``, each
+        ``{resource: number}`` of :data:`RESOURCES`: the project's limits
+        (-1: unlimited), what Nova counts of the project now, and what it
+        counts of the servers ``server_ids``.
+    :param clock: where "now" comes from.
+    """
+
+    def __init__(self, reader, clock):
+        self.reader = reader
+        self.clock = clock
+
+    def check_for(self, ctx, project_id, lease_id=None):
+        """Return the :class:`WindowQuotaCheck` of a change of the project.
+
+        Reads Nova's quotas: call it outside any transaction.
+
+        :param lease_id: the lease an update changes, whose window and
+            demand before the change are read here: a change that neither
+            widens the window nor adds to a resource is never refused.
+        """
+        before = None
+        with db_api.context_manager.reader.using(ctx) as session:
+            server_ids = leased_servers(session, project_id,
+                                        self.clock.now())
+            if lease_id is not None:
+                before = _lease_demand(session, project_id, lease_id)
+        limits, usage, leased = self.reader.read(project_id, server_ids)
+        limits = {name: value for name, value in limits.items()
+                  if name in RESOURCES and value is not None and value >= 0}
+        base = {name: max(0, usage.get(name, 0) - leased.get(name, 0))
+                for name in RESOURCES}
+        return WindowQuotaCheck(project_id, limits, base, before)
+
+
+class WindowQuotaCheck:
+    """Nova's limits of a project, checked inside the writing transaction.
+
+    :param base: ``{resource: n}`` that the project uses at every instant
+        outside its leases.
+    :param before: for an update, the lease's ``(start, end, demand)``
+        before it.
+    """
+
+    def __init__(self, project_id, limits, base, before=None):
+        self.project_id = project_id
+        self.limits = limits
+        self.base = base
+        self.before = before
+
+    def check(self, session, lease_id):
+        """Refuse the lease if the project would go over a limit in it.
+
+        :param lease_id: the lease created or changed, whose rows the
+            transaction has written already.
+        :raises ComputeQuotaExceeded: naming the resources over their
+            limits, as Nova's own error does.
+        """
+        if not self.limits:
+            return
+        time_quotas.lock_project(session, self.project_id)
+        start, end, own = _lease_demand(session, self.project_id, lease_id)
+        if not self._adds(start, end, own):
+            return
+        others = _demands(session, self.project_id, start, end, lease_id)
+        peaks = peak_usage(others, start, end)
+        overs = [name for name in RESOURCES if name in self.limits and
+                 own[name] and
+                 self.base[name] + peaks[name] + own[name] >
+                 self.limits[name]]
+        if overs:
+            raise exceptions.ComputeQuotaExceeded(
+                overs, [own[name] for name in overs],
+                [self.base[name] + peaks[name] for name in overs],
+                [self.limits[name] for name in overs])
+
+    def _adds(self, start, end, own):
+        """Say whether the lease asks for more than it had before."""
+        if not any(own.values()):
+            return False
+        if self.before is None:
+            return True
+        old_start, old_end, old_own = self.before
+        return (start < old_start or end > old_end or
+                any(own[name] > old_own[name] for name in RESOURCES))
+
+
+class Checks:
+    """Several transaction checks run as one, in order."""
+
+    def __init__(self, checks):
+        self.checks = checks
+
+    def check(self, session, lease_id):
+        """Run every check; the first refusal wins."""
+        for one in self.checks:
+            one.check(session, lease_id)
+
+
+def leased_servers(session, project_id, now):
+    """Return the ids of the servers in the project's leases not ended.
+
+    Reserved servers (``virtual:instance``) and those seated on
+    instance-capacity reservations: Nova counts them once built.
+    """
+    live = sa.and_(LEASES.c.project_id == project_id,
+                   LEASES.c.end_date > now)
+    reserved = (sa.select(INSTANCE_RESERVATIONS.c.server_id)
+                .join(RESERVATIONS, RESERVATIONS.c.id ==
+                      INSTANCE_RESERVATIONS.c.reservation_id)
+                .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+                .where(live, INSTANCE_RESERVATIONS.c.server_id.is_not(None)))
+    seated = (sa.select(ALLOCATIONS.c.server_id)
+              .join(RESERVATIONS,
+                    RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id)
+              .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+              .where(live, ALLOCATIONS.c.server_id.is_not(None)))
+    return sorted({row[0] for query in (reserved, seated)
+                   for row in session.execute(query)})
+
+
+def _lease_demand(session, project_id, lease_id):
+    """Return ``(start, end, {resource: n})`` of a lease of the project."""
+    start, end = session.execute(
+        sa.select(LEASES.c.start_date, LEASES.c.end_date)
+        .where(LEASES.c.id == lease_id)).one()
+    own = dict.fromkeys(RESOURCES, 0)
+    for _start, _end, demand in _demands(session, project_id, start, end,
+                                         lease_id, own=True):
+        own = {name: own[name] + demand[name] for name in RESOURCES}
+    return start, end, own
+
+
+def _demands(session, project_id, start, end, lease_id, own=False):
+    """Return ``[(start, end, {resource: n})]`` of instance reservations.
+
+    Those of the project's leases whose window overlaps ``[start, end)``:
+    of lease ``lease_id`` if ``own``, else of the others.
+    """
+    amount = INSTANCE_RESERVATIONS.c.amount
+    which = (LEASES.c.id == lease_id) if own else (LEASES.c.id != lease_id)
+    rows = session.execute(
+        sa.select(LEASES.c.start_date, LEASES.c.end_date,
+                  amount, amount * INSTANCE_RESERVATIONS.c.vcpus,
+                  amount * INSTANCE_RESERVATIONS.c.memory_mb)
+        .join_from(INSTANCE_RESERVATIONS, RESERVATIONS, RESERVATIONS.c.id ==
+                   INSTANCE_RESERVATIONS.c.reservation_id)
+        .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+        .where(LEASES.c.project_id == project_id, which,
+               LEASES.c.start_date < end, LEASES.c.end_date > start))
+    return [(row_start, row_end,
+             dict(zip(RESOURCES, (int(size or 0) for size in sizes))))
+            for row_start, row_end, *sizes in rows]
+
+
+def peak_usage(bookings, start, end):
+    """Return ``{resource: peak}`` of ``bookings`` within ``[start, end)``.
+
+    :param bookings: ``[(start, end, {resource: n})]``; each counts from
+        its start (included) to its end (excluded).
+
+    A sweep over the bookings' boundaries: usage only rises at a start,
+    so each peak is at ``start`` or at a booking's start in the window.
+    """
+    peaks = dict.fromkeys(RESOURCES, 0)
+    moments = {start} | {row_start for row_start, _end, _n in bookings
+                         if start < row_start < end}
+    for moment in moments:
+        for name in RESOURCES:
+            used = sum(demand[name] for row_start, row_end, demand
+                       in bookings if row_start <= moment < row_end)
+            peaks[name] = max(peaks[name], used)
+    return peaks

@@ -1,0 +1,152 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Nova's quotas count a leased server over its lease's window, and only there.
+
+Nova's harness with its DB quota driver: the quotas are set through
+Nova's ``os-quota-sets`` API as ``openstack quota set`` does; the boots
+are ``POST /servers`` with the ``reserved`` / ``lease_params`` hints, the
+capacity reservations ``POST /reservation/v1/leases``.
+"""
+
+import datetime
+import json
+
+from nova.tests.functional.api import client
+
+from reservation_ext import dates
+from tests.functional import nova_base
+
+HOUR = datetime.timedelta(hours=1)
+SECOND = datetime.timedelta(seconds=1)
+
+
+class NovaWindowQuotasTest(nova_base.NovaTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.api_user = self.user_api(nova_base.OWNER)
+        # compute-4 (FakeDriver) has room for every booking here: only
+        # the quotas refuse.
+        self.add_reservable_host('compute-4')
+        self.start = (datetime.datetime.utcnow() + HOUR).replace(
+            microsecond=0)
+        self.flavor = self._create_flavor(memory_mb=512, vcpu=1, disk=1,
+                                          ephemeral=0)
+
+    def set_quota(self, **quotas):
+        self.admin_api.update_quota(quotas, project_id=nova_base.OWNER)
+
+    def request(self, start, hours=1, flavor=None, name='vm'):
+        return {'server': self._build_server(
+            name=name, flavor_id=flavor or self.flavor, networks='none'),
+            'os:scheduler_hints': {
+                'reserved': 'True', 'lease_params': json.dumps({
+                    'start': dates.format_date(start),
+                    'end': dates.format_date(start + hours * HOUR)})}}
+
+    def reserve(self, start=None, **kwargs):
+        """A RESERVED server, leased from ``start`` (self.start)."""
+        server = self.api_user.post_server(
+            self.request(start or self.start, **kwargs))
+        return self._wait_for_state_change(server, 'RESERVED')
+
+    def refused(self, start=None, **kwargs):
+        """Post a reserved boot that must be refused; return Nova's fault."""
+        error = self.assertRaises(
+            client.OpenStackApiException, self.api_user.post_server,
+            self.request(start or self.start, **kwargs))
+        self.assertEqual(403, error.response.status_code, error.response.text)
+        return error.response.json()
+
+    def leases(self):
+        return self.lease_api('GET', '/leases')['leases']
+
+    def assert_left(self, servers, leases):
+        self.assertEqual(servers, len(self.api_user.get_servers()))
+        self.assertEqual(leases, len(self.leases()))
+
+    def test_the_boot_over_the_instances_quota_is_novas_403_and_leaves_nothing(
+            self):
+        self.set_quota(instances=2)
+        self.reserve(name='a')
+        self.reserve(name='b')
+        fault = self.refused(name='c')
+        self.assertEqual({'forbidden': {
+            'code': 403, 'message': 'Quota exceeded for instances: '
+            'Requested 1, but already used 2 of 2 instances'}}, fault)
+        self.assert_left(servers=2, leases=2)
+        self.assertEqual([], self.admin_api.api_get(
+            '/servers?all_tenants=1&name=^c$').body['servers'])
+
+    def test_cores_and_ram_are_counted_with_the_flavor(self):
+        big = self._create_flavor(memory_mb=1024, vcpu=2, disk=1,
+                                  ephemeral=0)
+        self.set_quota(cores=3, ram=4096)
+        self.reserve(flavor=big)
+        fault = self.refused(flavor=big)
+        self.assertEqual('Quota exceeded for cores: Requested 2, but '
+                         'already used 2 of 3 cores',
+                         fault['forbidden']['message'])
+        self.set_quota(cores=20, ram=1536)
+        fault = self.refused(flavor=big)
+        self.assertEqual('Quota exceeded for ram: Requested 1024, but '
+                         'already used 1024 of 1536 ram',
+                         fault['forbidden']['message'])
+        self.assert_left(servers=1, leases=1)
+
+    def test_leases_in_disjoint_windows_do_not_compete(self):
+        self.set_quota(instances=1)
+        self.reserve(name='a')
+        # Back to back: the first ends when the second starts.
+        self.reserve(self.start + HOUR, name='b')
+        self.refused(self.start + HOUR / 2, name='c')
+        self.assert_left(servers=2, leases=2)
+
+    def test_an_ordinary_server_counts_against_every_future_window(self):
+        self.set_quota(instances=2)
+        self.boot()
+        self.reserve(name='a')
+        self.reserve(self.start + 24 * HOUR, name='b')
+        fault = self.refused(name='c')
+        self.assertEqual('Quota exceeded for instances: Requested 1, but '
+                         'already used 2 of 2 instances',
+                         fault['forbidden']['message'])
+        self.assert_left(servers=3, leases=2)
+
+    def test_a_deleted_lease_frees_its_quota(self):
+        self.set_quota(instances=1)
+        server = self.reserve(name='a')
+        self.refused(name='b')
+        self.api_user.delete_server(server['id'])
+        self._wait_until_deleted(server)
+        self.reserve(name='b')
+        self.assert_left(servers=1, leases=1)
+
+    def test_a_capacity_reservation_over_quota_is_403_in_blazars_body(self):
+        self.set_quota(cores=4)
+        body = {'name': 'capacity', 'start_date': dates.format_date(
+            self.start), 'end_date': dates.format_date(self.start + HOUR),
+            'reservations': [{
+                'resource_type': 'virtual:instance', 'vcpus': 2,
+                'memory_mb': 512, 'disk_gb': 1, 'amount': 3,
+                'affinity': 'True', 'resource_properties': ''}]}
+        error = self.lease_api('POST', '/leases', body, expect=403)
+        self.assertEqual({
+            'error_code': 403, 'error_name': 'ComputeQuotaExceeded',
+            'error_message': 'Quota exceeded for cores: Requested 6, but '
+            'already used 0 of 4 cores'}, error)
+        self.assertEqual([], self.leases())
+        body['reservations'][0]['amount'] = 2
+        self.lease_api('POST', '/leases', body)
+        # Its seats count against the boots in its window.
+        self.refused(name='a')
