@@ -19,13 +19,31 @@ Nova's DB quotas (``openstack quota set``) or, with
 ``nova.quota.UnifiedLimitsDriver``, Keystone's unified limits
 (``servers``, ``class:VCPU``, ``class:MEMORY_MB``), and the usage is what
 Nova counts for its own API check.
+
+Nova's own check of a create counts the project's servers *now*: for a
+server whose lease starts later it would make leases in disjoint windows
+compete (a project at its limit now could book nothing for tomorrow).
+:func:`install` wraps that check (``check_num_instances_quota``, or
+``enforce_num_instances_and_resources`` with unified limits) so that,
+inside :func:`checked_over_window`, it lets the create through: the
+lease's check over its window, in the same request, replaces it. The
+conductor's recheck when the build is cast, at the start, is Nova's.
 """
 
+import contextlib
+import contextvars
+
+from nova.compute import utils as compute_utils
 from nova import context as nova_context
+from nova.limit import placement as placement_limits
 from nova import objects
 from nova import quota as nova_quota
 
+from reservation_ext.nova_api import wrapping
+
 RESOURCES = ('instances', 'cores', 'ram')
+_OVER_WINDOW = contextvars.ContextVar('reservation_quota_over_window',
+                                      default=False)
 
 
 class NovaQuotas:
@@ -66,3 +84,45 @@ def _counted(ctx, project_id, server_ids):
             counted['cores'] += instance.vcpus
             counted['ram'] += instance.memory_mb
     return counted
+
+
+def install():
+    """Wrap Nova's instance quota checks of a create, once."""
+    wrapping.wrap_once(compute_utils, 'check_num_instances_quota',
+                       _db_check)
+    wrapping.wrap_once(placement_limits,
+                       'enforce_num_instances_and_resources',
+                       _unified_limits_check)
+
+
+@contextlib.contextmanager
+def checked_over_window():
+    """Leave the quota check of the creates made inside to the lease's."""
+    token = _OVER_WINDOW.set(True)
+    try:
+        yield
+    finally:
+        _OVER_WINDOW.reset(token)
+
+
+def _db_check(original):
+    """Return Nova's DB quota check, which lets all through over a window."""
+    def check_num_instances_quota(context, flavor, min_count, max_count,
+                                  *args, **kwargs):
+        if _OVER_WINDOW.get():
+            return max_count
+        return original(context, flavor, min_count, max_count, *args,
+                        **kwargs)
+    return check_num_instances_quota
+
+
+def _unified_limits_check(original):
+    """Return Nova's unified limits check, letting all through likewise."""
+    def enforce_num_instances_and_resources(context, project_id,
+                                            request_spec, min_count,
+                                            max_count, *args, **kwargs):
+        if _OVER_WINDOW.get():
+            return max_count
+        return original(context, project_id, request_spec, min_count,
+                        max_count, *args, **kwargs)
+    return enforce_num_instances_and_resources

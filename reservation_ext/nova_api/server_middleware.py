@@ -64,6 +64,7 @@ Errors of reservation-ext become Nova-style fault bodies in
 :func:`_fault`, the one place where they meet the compute API.
 """
 
+import contextlib
 import functools
 import math
 import re
@@ -155,6 +156,7 @@ class ServerReservations:
         self.clock = clock
         db_api.configure(conf)
         held_builds.install()
+        nova_quotas.install()
         server_access.install()
         self.nova = InProcessNova()
         clients = plugin_clients.PluginClients(conf, nova=self.nova)
@@ -212,8 +214,11 @@ class ServerReservations:
         deferred = lease['starts_later']
         _check_reservable(server, hints, deferred)
         # Held back even when it starts now: the scheduler must see the
-        # booking that the lease makes.
-        with held_builds.capture(deferred=True) as captured:
+        # booking that the lease makes. A later start is checked against
+        # Nova's quotas over its window only (Nova's check is of now).
+        with held_builds.capture(deferred=True) as captured, (
+                nova_quotas.checked_over_window() if deferred
+                else contextlib.nullcontext()):
             response = req.get_response(self.application)
         if response.status_int != 202 or len(captured.builds) != 1:
             return response

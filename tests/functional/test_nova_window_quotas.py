@@ -123,6 +123,20 @@ class NovaWindowQuotasTest(nova_base.NovaTestCase):
                          fault['forbidden']['message'])
         self.assert_left(servers=3, leases=2)
 
+    def test_a_started_server_counts_in_its_window_only(self):
+        self.set_quota(instances=1)
+        server = self.reserve(name='a')
+        self.run_engine(at=self.start + SECOND)
+        self._wait_for_state_change(server, 'ACTIVE')
+        # Nova counts it now; over the leases' windows it counts in its
+        # own only.
+        self.reserve(self.start + HOUR, name='b')
+        fault = self.refused(self.start + HOUR / 2, name='c')
+        self.assertEqual('Quota exceeded for instances: Requested 1, but '
+                         'already used 1 of 1 instances',
+                         fault['forbidden']['message'])
+        self.assert_left(servers=2, leases=2)
+
     def test_a_deleted_lease_frees_its_quota(self):
         self.set_quota(instances=1)
         server = self.reserve(name='a')
