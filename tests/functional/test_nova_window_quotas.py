@@ -164,3 +164,19 @@ class NovaWindowQuotasTest(nova_base.NovaTestCase):
         self.lease_api('POST', '/leases', body)
         # Its seats count against the boots in its window.
         self.refused(name='a')
+
+    def test_a_start_nova_refuses_over_quota_ends_in_error_with_its_reason(
+            self):
+        self.flags(event_max_attempts=2, event_retry_backoff=0,
+                   group='reservation')
+        self.set_quota(instances=1)
+        server = self.reserve(name='a')
+        # A server booked outside leases meanwhile takes the last instance.
+        self.boot()
+        self.run_engine(at=self.start + SECOND)
+        [lease] = self.leases()
+        self.assertEqual('ERROR', lease['status'])
+        self.assertIn('Quota exceeded for instances: Requested 1, but '
+                      'already used 1 of 1 instances', lease['status_reason'])
+        self.assertEqual('ERROR', self.api_user.get_server(
+            server['id'])['status'])
