@@ -139,6 +139,30 @@ class ComputeQuotaExceeded(Forbidden):
         self.overs = list(overs)
 
 
+class VolumeQuotaExceeded(ReservationError):
+    """The lease would take a project over a Cinder quota in its window.
+
+    413 and the message of Cinder's own errors for a create over quota
+    (``VolumeSizeExceedsAvailableQuota``, ``VolumeLimitExceeded``), the
+    first resource over its limit named.
+    """
+
+    code = 413
+
+    def __init__(self, overs, requested, used, allowed):
+        name, asked, consumed, quota = overs[0], requested[0], used[0], \
+            allowed[0]
+        if name == 'gigabytes':
+            message = ('Requested volume or snapshot exceeds allowed %s '
+                       'quota. Requested %sG, quota is %sG and %sG has been '
+                       'consumed.' % (name, asked, quota, consumed))
+        else:
+            message = ("Maximum number of volumes allowed (%d) exceeded for "
+                       "quota '%s'." % (quota, name))
+        super().__init__(message)
+        self.overs = list(overs)
+
+
 class ServiceUnavailable(ReservationError):
     """A service the request needs (Nova, Cinder) failed (503)."""
 

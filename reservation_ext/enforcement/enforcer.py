@@ -25,7 +25,7 @@ The checks run the ``[enforcement] enabled_filters`` in order; the first
 refusal wins. They return the quota check that the writing transaction
 then runs, after the plugins booked the resources: the time quotas'
 (:class:`~.time_quotas.QuotaCheck`) and, where Nova's quotas can be read
-(in nova-api), Nova's over the lease's window
+(in nova-api), Nova's and Cinder's over the lease's window
 (:class:`~.window_quotas.WindowQuotaCheck`).
 """
 
@@ -47,15 +47,16 @@ class Enforcement:
     :param filters: the filters to run, built
         (:func:`reservation_ext.enforcement.filters.load`).
     :param quotas: a :class:`~.time_quotas.TimeQuotas`, or None.
-    :param window_quotas: a :class:`~.window_quotas.WindowQuotas`, or None
-        (where Nova's quotas cannot be read: the engine).
+    :param window_quotas: the :class:`~.window_quotas.WindowQuotas` of
+        the services whose quotas can be read where this runs (Nova's in
+        nova-api, Cinder's in cinder-api, none in the engine).
     """
 
-    def __init__(self, conf, filters, quotas=None, window_quotas=None):
+    def __init__(self, conf, filters, quotas=None, window_quotas=()):
         self.conf = conf
         self.filters = filters
         self.quotas = quotas
-        self.window_quotas = window_quotas
+        self.window_quotas = list(window_quotas)
 
     def check_create(self, ctx, request, reservations):
         """Check a parsed create request before anything is written.
@@ -110,29 +111,30 @@ class Enforcement:
         checks = []
         if self.quotas is not None:
             checks.append(self.quotas.check_for(ctx, project_id, lease_id))
-        if self.window_quotas is not None:
-            checks.append(self.window_quotas.check_for(ctx, project_id,
-                                                       lease_id))
+        checks += [windows.check_for(ctx, project_id, lease_id)
+                   for windows in self.window_quotas]
         if not checks:
             return time_quotas.NO_QUOTA_CHECK
         return checks[0] if len(checks) == 1 else window_quotas.Checks(
             checks)
 
 
-def from_conf(conf, clock, compute_quotas=None):
+def from_conf(conf, clock, compute_quotas=None, volume_quotas=None):
     """Build the enforcement that ``conf``'s ``[enforcement]`` options set.
 
     :param compute_quotas: the reader of Nova's quotas (see
-        :class:`~.window_quotas.WindowQuotas`), where it can be read.
+        :class:`~.window_quotas.WindowQuotas`), where it can be read;
+        ``volume_quotas`` Cinder's.
     """
     group = conf.enforcement
     quotas = None
     if group.time_quotas:
         quotas = time_quotas.TimeQuotas(
             group, time_quotas.KeystoneLimits(), clock)
-    windows = None
-    if compute_quotas is not None:
-        windows = window_quotas.WindowQuotas(compute_quotas, clock)
+    windows = [window_quotas.WindowQuotas(kind, reader, clock)
+               for kind, reader in ((window_quotas.COMPUTE, compute_quotas),
+                                    (window_quotas.VOLUME, volume_quotas))
+               if reader is not None]
     return Enforcement(group, filters_mod.load(conf, clock,
                                                group.enabled_filters),
                        quotas, windows)

@@ -42,6 +42,8 @@ both slip under a limit:
    message), which rolls the whole change back.
 """
 
+import dataclasses
+
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -52,34 +54,56 @@ from reservation_ext import exceptions
 INSTANCES = 'instances'
 CORES = 'cores'
 RAM = 'ram'
-# In the order Nova names them in its quota errors.
-RESOURCES = (INSTANCES, CORES, RAM)
+VOLUMES = 'volumes'
+GIGABYTES = 'gigabytes'
 
 LEASES = tables.LEASES
 RESERVATIONS = tables.RESERVATIONS
 INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
 ALLOCATIONS = tables.ALLOCATIONS
+VOLUME_RESERVATIONS = tables.VOLUME_RESERVATIONS
+
+
+@dataclasses.dataclass(frozen=True)
+class Kind:
+    """What a service's quotas count of the leases.
+
+    :param resources: the quota resources, in the order the service names
+        them in its errors.
+    :param sizes: ``(table, columns)``: the reservation table and what each
+        of its rows takes of each resource (SQL expressions).
+    :param leased: ``(project_id, now)`` -> the SQL queries of the ids of
+        the leased resources the service may count already.
+    :param error: ``(overs, requested, used, allowed)`` -> the exception.
+    """
+
+    resources: tuple
+    sizes: tuple
+    leased: object
+    error: object
 
 
 class WindowQuotas:
-    """The check of lease changes against Nova's quotas over the window.
+    """The check of lease changes against a service's quotas over the window.
 
-    :param reader: reads Nova's quotas; its ``read(project_id,
-        server_ids)`` returns ``(limits, usage, leased)``, each
-        ``{resource: number}`` of :data:`RESOURCES`: the project's limits
-        (-1: unlimited), what Nova counts of the project now, and what it
-        counts of the servers ``server_ids``.
+    :param kind: :data:`COMPUTE` (Nova's) or :data:`VOLUME` (Cinder's).
+    :param reader: reads the service's quotas; its ``read(project_id,
+        ids)`` returns ``(limits, usage, leased)``, each ``{resource:
+        number}``: the project's limits (-1: unlimited), what the service
+        counts of the project now, and what it counts of the leased
+        resources ``ids``.
     :param clock: where "now" comes from.
     """
 
-    def __init__(self, reader, clock):
+    def __init__(self, kind, reader, clock):
+        self.kind = kind
         self.reader = reader
         self.clock = clock
 
     def check_for(self, ctx, project_id, lease_id=None):
         """Return the :class:`WindowQuotaCheck` of a change of the project.
 
-        Reads Nova's quotas: call it outside any transaction.
+        Reads the service's quotas: call it outside any transaction.
 
         :param lease_id: the lease an update changes, whose window and
             demand before the change are read here: a change that neither
@@ -87,20 +111,22 @@ class WindowQuotas:
         """
         before = None
         with db_api.context_manager.reader.using(ctx) as session:
-            server_ids = leased_servers(session, project_id,
-                                        self.clock.now())
+            ids = leased_ids(session, self.kind, project_id,
+                             self.clock.now())
             if lease_id is not None:
-                before = _lease_demand(session, project_id, lease_id)
-        limits, usage, leased = self.reader.read(project_id, server_ids)
+                before = _lease_demand(session, self.kind, project_id,
+                                       lease_id)
+        limits, usage, leased = self.reader.read(project_id, ids)
+        resources = self.kind.resources
         limits = {name: value for name, value in limits.items()
-                  if name in RESOURCES and value is not None and value >= 0}
+                  if name in resources and value is not None and value >= 0}
         base = {name: max(0, usage.get(name, 0) - leased.get(name, 0))
-                for name in RESOURCES}
-        return WindowQuotaCheck(project_id, limits, base, before)
+                for name in resources}
+        return WindowQuotaCheck(self.kind, project_id, limits, base, before)
 
 
 class WindowQuotaCheck:
-    """Nova's limits of a project, checked inside the writing transaction.
+    """A project's limits, checked inside the writing transaction.
 
     :param base: ``{resource: n}`` that the project uses at every instant
         outside its leases.
@@ -108,7 +134,8 @@ class WindowQuotaCheck:
         before it.
     """
 
-    def __init__(self, project_id, limits, base, before=None):
+    def __init__(self, kind, project_id, limits, base, before=None):
+        self.kind = kind
         self.project_id = project_id
         self.limits = limits
         self.base = base
@@ -119,23 +146,25 @@ class WindowQuotaCheck:
 
         :param lease_id: the lease created or changed, whose rows the
             transaction has written already.
-        :raises ComputeQuotaExceeded: naming the resources over their
-            limits, as Nova's own error does.
+        :raises ReservationError: the kind's error, naming the resources
+            over their limits as the service's own error does.
         """
         if not self.limits:
             return
         time_quotas.lock_project(session, self.project_id)
-        start, end, own = _lease_demand(session, self.project_id, lease_id)
+        start, end, own = _lease_demand(session, self.kind, self.project_id,
+                                        lease_id)
         if not self._adds(start, end, own):
             return
-        others = _demands(session, self.project_id, start, end, lease_id)
-        peaks = peak_usage(others, start, end)
-        overs = [name for name in RESOURCES if name in self.limits and
-                 own[name] and
+        others = _demands(session, self.kind, self.project_id, start, end,
+                          lease_id)
+        peaks = peak_usage(self.kind.resources, others, start, end)
+        overs = [name for name in self.kind.resources
+                 if name in self.limits and own[name] and
                  self.base[name] + peaks[name] + own[name] >
                  self.limits[name]]
         if overs:
-            raise exceptions.ComputeQuotaExceeded(
+            raise self.kind.error(
                 overs, [own[name] for name in overs],
                 [self.base[name] + peaks[name] for name in overs],
                 [self.limits[name] for name in overs])
@@ -148,7 +177,7 @@ class WindowQuotaCheck:
             return True
         old_start, old_end, old_own = self.before
         return (start < old_start or end > old_end or
-                any(own[name] > old_own[name] for name in RESOURCES))
+                any(own[name] > old_own[name] for name in own))
 
 
 class Checks:
@@ -163,14 +192,19 @@ class Checks:
             one.check(session, lease_id)
 
 
-def leased_servers(session, project_id, now):
-    """Return the ids of the servers in the project's leases not ended.
+def leased_ids(session, kind, project_id, now):
+    """Return the ids of the resources in the project's leases not ended."""
+    return sorted({row[0] for query in kind.leased(project_id, now)
+                   for row in session.execute(query)})
+
+
+def _leased_servers(project_id, now):
+    """Select the servers in the project's leases not ended.
 
     Reserved servers (``virtual:instance``) and those seated on
     instance-capacity reservations: Nova counts them once built.
     """
-    live = sa.and_(LEASES.c.project_id == project_id,
-                   LEASES.c.end_date > now)
+    live = _live(project_id, now)
     reserved = (sa.select(INSTANCE_RESERVATIONS.c.server_id)
                 .join(RESERVATIONS, RESERVATIONS.c.id ==
                       INSTANCE_RESERVATIONS.c.reservation_id)
@@ -181,45 +215,61 @@ def leased_servers(session, project_id, now):
                     RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id)
               .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
               .where(live, ALLOCATIONS.c.server_id.is_not(None)))
-    return sorted({row[0] for query in (reserved, seated)
-                   for row in session.execute(query)})
+    return reserved, seated
 
 
-def _lease_demand(session, project_id, lease_id):
+def _leased_volumes(project_id, now):
+    """Select the volumes in the project's leases not ended.
+
+    Cinder counts them once started.
+    """
+    return (sa.select(VOLUME_RESERVATIONS.c.volume_id)
+            .join(RESERVATIONS, RESERVATIONS.c.id ==
+                  VOLUME_RESERVATIONS.c.reservation_id)
+            .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+            .where(_live(project_id, now),
+                   VOLUME_RESERVATIONS.c.volume_id.is_not(None))),
+
+
+def _live(project_id, now):
+    """Return SQL: a lease of the project that has not ended."""
+    return sa.and_(LEASES.c.project_id == project_id,
+                   LEASES.c.end_date > now)
+
+
+def _lease_demand(session, kind, project_id, lease_id):
     """Return ``(start, end, {resource: n})`` of a lease of the project."""
     start, end = session.execute(
         sa.select(LEASES.c.start_date, LEASES.c.end_date)
         .where(LEASES.c.id == lease_id)).one()
-    own = dict.fromkeys(RESOURCES, 0)
-    for _start, _end, demand in _demands(session, project_id, start, end,
-                                         lease_id, own=True):
-        own = {name: own[name] + demand[name] for name in RESOURCES}
+    own = dict.fromkeys(kind.resources, 0)
+    for _start, _end, demand in _demands(session, kind, project_id, start,
+                                         end, lease_id, own=True):
+        own = {name: own[name] + demand[name] for name in own}
     return start, end, own
 
 
-def _demands(session, project_id, start, end, lease_id, own=False):
-    """Return ``[(start, end, {resource: n})]`` of instance reservations.
+def _demands(session, kind, project_id, start, end, lease_id, own=False):
+    """Return ``[(start, end, {resource: n})]`` of the kind's reservations.
 
     Those of the project's leases whose window overlaps ``[start, end)``:
     of lease ``lease_id`` if ``own``, else of the others.
     """
-    amount = INSTANCE_RESERVATIONS.c.amount
+    table, sizes = kind.sizes
     which = (LEASES.c.id == lease_id) if own else (LEASES.c.id != lease_id)
     rows = session.execute(
-        sa.select(LEASES.c.start_date, LEASES.c.end_date,
-                  amount, amount * INSTANCE_RESERVATIONS.c.vcpus,
-                  amount * INSTANCE_RESERVATIONS.c.memory_mb)
-        .join_from(INSTANCE_RESERVATIONS, RESERVATIONS, RESERVATIONS.c.id ==
-                   INSTANCE_RESERVATIONS.c.reservation_id)
+        sa.select(LEASES.c.start_date, LEASES.c.end_date, *sizes)
+        .join_from(table, RESERVATIONS,
+                   RESERVATIONS.c.id == table.c.reservation_id)
         .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
         .where(LEASES.c.project_id == project_id, which,
                LEASES.c.start_date < end, LEASES.c.end_date > start))
-    return [(row_start, row_end,
-             dict(zip(RESOURCES, (int(size or 0) for size in sizes))))
-            for row_start, row_end, *sizes in rows]
+    return [(row_start, row_end, dict(zip(
+        kind.resources, (int(size or 0) for size in row_sizes))))
+        for row_start, row_end, *row_sizes in rows]
 
 
-def peak_usage(bookings, start, end):
+def peak_usage(resources, bookings, start, end):
     """Return ``{resource: peak}`` of ``bookings`` within ``[start, end)``.
 
     :param bookings: ``[(start, end, {resource: n})]``; each counts from
@@ -228,12 +278,29 @@ def peak_usage(bookings, start, end):
     A sweep over the bookings' boundaries: usage only rises at a start,
     so each peak is at ``start`` or at a booking's start in the window.
     """
-    peaks = dict.fromkeys(RESOURCES, 0)
+    peaks = dict.fromkeys(resources, 0)
     moments = {start} | {row_start for row_start, _end, _n in bookings
                          if start < row_start < end}
     for moment in moments:
-        for name in RESOURCES:
+        for name in resources:
             used = sum(demand[name] for row_start, row_end, demand
                        in bookings if row_start <= moment < row_end)
             peaks[name] = max(peaks[name], used)
     return peaks
+
+
+_AMOUNT = INSTANCE_RESERVATIONS.c.amount
+# Nova's: a leased server or a capacity reservation's seats, with Nova's
+# resources in the order its quota errors name them.
+COMPUTE = Kind(
+    resources=(INSTANCES, CORES, RAM),
+    sizes=(INSTANCE_RESERVATIONS,
+           (_AMOUNT, _AMOUNT * INSTANCE_RESERVATIONS.c.vcpus,
+            _AMOUNT * INSTANCE_RESERVATIONS.c.memory_mb)),
+    leased=_leased_servers, error=exceptions.ComputeQuotaExceeded)
+# Cinder's: a leased volume, gigabytes first as Cinder checks them.
+VOLUME = Kind(
+    resources=(GIGABYTES, VOLUMES),
+    sizes=(VOLUME_RESERVATIONS,
+           (VOLUME_RESERVATIONS.c.size_gb, sa.literal(1))),
+    leased=_leased_volumes, error=exceptions.VolumeQuotaExceeded)

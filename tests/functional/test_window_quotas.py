@@ -66,7 +66,8 @@ class _WindowQuotaTests(enforcement_tests._EnforcementAPITests):
         self.nova = GivenNovaQuotas(limits, usage, counted)
         self.build(enforcer.Enforcement(
             self.conf.enforcement, [], None,
-            window_quotas.WindowQuotas(self.nova, self.clock)))
+            [window_quotas.WindowQuotas(window_quotas.COMPUTE, self.nova,
+                                        self.clock)]))
 
     def test_a_lease_over_the_peak_of_its_window_is_403_and_makes_nothing(
             self):
@@ -175,9 +176,10 @@ class _ConcurrentWindowQuotaTests(enforcement_tests._EnforcementAPITests):
             self.conf, self.clock, {'virtual:instance': plugin},
             notifications.get_notifier(self.conf),
             enforcer.Enforcement(
-                self.conf.enforcement, [], None, window_quotas.WindowQuotas(
-                    GivenNovaQuotas({'instances': 3, 'cores': -1,
-                                     'ram': -1}), self.clock)))
+                self.conf.enforcement, [], None, [window_quotas.WindowQuotas(
+                    window_quotas.COMPUTE, GivenNovaQuotas(
+                        {'instances': 3, 'cores': -1, 'ram': -1}),
+                    self.clock)]))
         outcomes = []
 
         def create(name):
