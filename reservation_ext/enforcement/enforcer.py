@@ -68,7 +68,8 @@ class Enforcement:
         context = payloads.context(self.conf, lease)
         for lease_filter in self.filters:
             lease_filter.check_create(context, lease)
-        return self._quota_check(ctx, ctx.project_id)
+        return self._quota_check(ctx, ctx.project_id,
+                                 reservations=reservations)
 
     def check_update(self, ctx, current, new, reservations, changes):
         """Check that lease ``current`` may become ``new``.
@@ -106,12 +107,12 @@ class Enforcement:
             LOG.warning('Enforcement on_end of lease %s failed: %s',
                         lease['id'], exc)
 
-    def _quota_check(self, ctx, project_id, lease_id=None):
+    def _quota_check(self, ctx, project_id, lease_id=None, reservations=()):
         """Return the checks of the writing transaction, read beforehand."""
         checks = []
         if self.quotas is not None:
             checks.append(self.quotas.check_for(ctx, project_id, lease_id))
-        checks += [windows.check_for(ctx, project_id, lease_id)
+        checks += [windows.check_for(ctx, project_id, lease_id, reservations)
                    for windows in self.window_quotas]
         if not checks:
             return time_quotas.NO_QUOTA_CHECK

@@ -74,12 +74,15 @@ class Kind:
         of its rows takes of each resource (SQL expressions).
     :param leased: ``(project_id, now)`` -> the SQL queries of the ids of
         the leased resources the service may count already.
+    :param id_key: the key of a new reservation's values naming its
+        resource, which the service may count already too.
     :param error: ``(overs, requested, used, allowed)`` -> the exception.
     """
 
     resources: tuple
     sizes: tuple
     leased: object
+    id_key: str
     error: object
 
 
@@ -100,7 +103,7 @@ class WindowQuotas:
         self.reader = reader
         self.clock = clock
 
-    def check_for(self, ctx, project_id, lease_id=None):
+    def check_for(self, ctx, project_id, lease_id=None, reservations=()):
         """Return the :class:`WindowQuotaCheck` of a change of the project.
 
         Reads the service's quotas: call it outside any transaction.
@@ -108,11 +111,16 @@ class WindowQuotas:
         :param lease_id: the lease an update changes, whose window and
             demand before the change are read here: a change that neither
             widens the window nor adds to a resource is never refused.
+        :param reservations: a new lease's ``[(resource_type, values)]``:
+            a server that Nova created for it is counted in its window.
         """
         before = None
         with db_api.context_manager.reader.using(ctx) as session:
             ids = leased_ids(session, self.kind, project_id,
                              self.clock.now())
+            ids += [values[self.kind.id_key]
+                    for _type, values in reservations
+                    if values.get(self.kind.id_key)]
             if lease_id is not None:
                 before = _lease_demand(session, self.kind, project_id,
                                        lease_id)
@@ -297,10 +305,12 @@ COMPUTE = Kind(
     sizes=(INSTANCE_RESERVATIONS,
            (_AMOUNT, _AMOUNT * INSTANCE_RESERVATIONS.c.vcpus,
             _AMOUNT * INSTANCE_RESERVATIONS.c.memory_mb)),
-    leased=_leased_servers, error=exceptions.ComputeQuotaExceeded)
+    leased=_leased_servers, id_key='server_id',
+    error=exceptions.ComputeQuotaExceeded)
 # Cinder's: a leased volume, gigabytes first as Cinder checks them.
 VOLUME = Kind(
     resources=(GIGABYTES, VOLUMES),
     sizes=(VOLUME_RESERVATIONS,
            (VOLUME_RESERVATIONS.c.size_gb, sa.literal(1))),
-    leased=_leased_volumes, error=exceptions.VolumeQuotaExceeded)
+    leased=_leased_volumes, id_key='volume_id',
+    error=exceptions.VolumeQuotaExceeded)

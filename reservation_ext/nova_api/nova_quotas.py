@@ -34,8 +34,10 @@ import contextlib
 import contextvars
 
 from nova.compute import utils as compute_utils
+import nova.conf as nova_conf
 from nova import context as nova_context
 from nova.limit import placement as placement_limits
+from nova.limit import utils as limit_utils
 from nova import objects
 from nova import quota as nova_quota
 
@@ -66,12 +68,18 @@ class NovaQuotas:
 def _counted(ctx, project_id, server_ids):
     """Return ``{resource: n}`` that Nova counts of the servers ``server_ids``.
 
-    As Nova's cell count does: the servers not deleted in all cells (a
-    server waiting for its lease is a BuildRequest, in no cell yet).
+    As Nova counts them: by default the servers not deleted in all cells
+    (a server waiting for its lease is a BuildRequest, in no cell yet);
+    with unified limits or ``[quota] count_usage_from_placement``, the
+    instance mappings for ``instances`` (a BuildRequest has one) and
+    Placement's allocations for cores and RAM (only a server built on a
+    host has them).
     """
     counted = dict.fromkeys(RESOURCES, 0)
     if not server_ids:
         return counted
+    by_placement = (limit_utils.use_unified_limits() or
+                    nova_conf.CONF.quota.count_usage_from_placement)
     results = nova_context.scatter_gather_all_cells(
         ctx, objects.InstanceList.get_by_filters,
         {'uuid': list(server_ids), 'project_id': project_id,
@@ -81,8 +89,13 @@ def _counted(ctx, project_id, server_ids):
             continue
         for instance in result:
             counted['instances'] += 1
-            counted['cores'] += instance.vcpus
-            counted['ram'] += instance.memory_mb
+            if not by_placement or instance.host:
+                counted['cores'] += instance.vcpus
+                counted['ram'] += instance.memory_mb
+    if by_placement:
+        counted['instances'] = sum(
+            1 for mapping in objects.InstanceMappingList.get_by_instance_uuids(
+                ctx, list(server_ids)) if mapping.queued_for_delete is False)
     return counted
 
 
@@ -109,6 +122,7 @@ def _db_check(original):
     """Return Nova's DB quota check, which lets all through over a window."""
     def check_num_instances_quota(context, flavor, min_count, max_count,
                                   *args, **kwargs):
+        """Let all through over a window; else Nova's check."""
         if _OVER_WINDOW.get():
             return max_count
         return original(context, flavor, min_count, max_count, *args,
@@ -121,6 +135,7 @@ def _unified_limits_check(original):
     def enforce_num_instances_and_resources(context, project_id,
                                             request_spec, min_count,
                                             max_count, *args, **kwargs):
+        """Let all through over a window; else Nova's check."""
         if _OVER_WINDOW.get():
             return max_count
         return original(context, project_id, request_spec, min_count,

@@ -21,6 +21,7 @@ capacity reservations ``POST /reservation/v1/leases``.
 import datetime
 import json
 
+from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional.api import client
 
 from reservation_ext import dates
@@ -178,5 +179,45 @@ class NovaWindowQuotasTest(nova_base.NovaTestCase):
         self.assertEqual('ERROR', lease['status'])
         self.assertIn('Quota exceeded for instances: Requested 1, but '
                       'already used 1 of 1 instances', lease['status_reason'])
+        self.assertEqual('ERROR', self.api_user.get_server(
+            server['id'])['status'])
+
+
+class UnifiedLimitsWindowQuotasTest(NovaWindowQuotasTest):
+    """The same with Nova's quotas in Keystone's unified limits.
+
+    Nova's own fixture stands in for Keystone; the limits are registered
+    limits of every project, as ``openstack registered limit create
+    --service nova`` makes them. Nova counts the instances from its
+    instance mappings (a waiting server has one) and cores and RAM from
+    Placement. (Nova's own check of an unleased boot counts the waiting
+    servers too, so a start is refused here on a quota lowered since.)
+    """
+
+    def setUp(self):
+        self.flags(driver='nova.quota.UnifiedLimitsDriver', group='quota')
+        super().setUp()
+        self.limits = self.useFixture(nova_fixtures.UnifiedLimitsFixture())
+        self.set_quota()
+
+    def set_quota(self, instances=10, cores=20, ram=51200):
+        self.limits.registered_limits_list.clear()
+        for name, value in (('servers', instances), ('class:VCPU', cores),
+                            ('class:MEMORY_MB', ram),
+                            ('class:DISK_GB', 1000)):
+            self.limits.create_registered_limit(resource_name=name,
+                                                default_limit=value)
+
+    def test_a_start_nova_refuses_over_quota_ends_in_error_with_its_reason(
+            self):
+        self.flags(event_max_attempts=2, event_retry_backoff=0,
+                   group='reservation')
+        server = self.reserve(name='a')
+        self.set_quota(instances=0)
+        self.run_engine(at=self.start + SECOND)
+        [lease] = self.leases()
+        self.assertEqual('ERROR', lease['status'])
+        self.assertIn('Resource servers is over limit of 0',
+                      lease['status_reason'])
         self.assertEqual('ERROR', self.api_user.get_server(
             server['id'])['status'])
