@@ -74,6 +74,7 @@ class Kind:
         of its rows takes of each resource (SQL expressions).
     :param leased: ``(project_id, now)`` -> the SQL queries of the ids of
         the leased resources the service may count already.
+    :param resource_types: the resource types of its reservations.
     :param id_key: the key of a new reservation's values naming its
         resource, which the service may count already too.
     :param error: ``(overs, requested, used, allowed)`` -> the exception.
@@ -82,6 +83,7 @@ class Kind:
     resources: tuple
     sizes: tuple
     leased: object
+    resource_types: tuple
     id_key: str
     error: object
 
@@ -114,16 +116,23 @@ class WindowQuotas:
         :param reservations: a new lease's ``[(resource_type, values)]``:
             a server that Nova created for it is counted in its window.
         """
+        if lease_id is None and not any(
+                resource_type in self.kind.resource_types
+                for resource_type, _values in reservations):
+            # A lease of other resources only: nothing to ask the service.
+            return time_quotas.NO_QUOTA_CHECK
         before = None
         with db_api.context_manager.reader.using(ctx) as session:
-            ids = leased_ids(session, self.kind, project_id,
-                             self.clock.now())
-            ids += [values[self.kind.id_key]
-                    for _type, values in reservations
-                    if values.get(self.kind.id_key)]
             if lease_id is not None:
                 before = _lease_demand(session, self.kind, project_id,
                                        lease_id)
+                if not any(before[2].values()):
+                    # An update changes the reservations a lease has.
+                    return time_quotas.NO_QUOTA_CHECK
+            ids = leased_ids(session, self.kind, project_id,
+                             self.clock.now())
+        ids += [values[self.kind.id_key] for _type, values in reservations
+                if values.get(self.kind.id_key)]
         limits, usage, leased = self.reader.read(project_id, ids)
         resources = self.kind.resources
         limits = {name: value for name, value in limits.items()
@@ -305,12 +314,15 @@ COMPUTE = Kind(
     sizes=(INSTANCE_RESERVATIONS,
            (_AMOUNT, _AMOUNT * INSTANCE_RESERVATIONS.c.vcpus,
             _AMOUNT * INSTANCE_RESERVATIONS.c.memory_mb)),
-    leased=_leased_servers, id_key='server_id',
+    leased=_leased_servers,
+    resource_types=('virtual:instance', 'flavor:instance'),
+    id_key='server_id',
     error=exceptions.ComputeQuotaExceeded)
 # Cinder's: a leased volume, gigabytes first as Cinder checks them.
 VOLUME = Kind(
     resources=(GIGABYTES, VOLUMES),
     sizes=(VOLUME_RESERVATIONS,
            (VOLUME_RESERVATIONS.c.size_gb, sa.literal(1))),
-    leased=_leased_volumes, id_key='volume_id',
+    leased=_leased_volumes, resource_types=('virtual:volume',),
+    id_key='volume_id',
     error=exceptions.VolumeQuotaExceeded)

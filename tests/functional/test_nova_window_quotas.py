@@ -166,6 +166,18 @@ class NovaWindowQuotasTest(nova_base.NovaTestCase):
         # Its seats count against the boots in its window.
         self.refused(name='a')
 
+    def test_a_flavor_reservation_counts_its_amount_of_the_flavor(self):
+        self.set_quota(ram=1024)
+        body = {'name': 'flavor', 'start_date': dates.format_date(
+            self.start), 'end_date': dates.format_date(self.start + HOUR),
+            'reservations': [{'resource_type': 'flavor:instance',
+                              'flavor_id': self.flavor, 'amount': 3,
+                              'affinity': 'None'}]}
+        error = self.lease_api('POST', '/leases', body, expect=403)
+        self.assertEqual('Quota exceeded for ram: Requested 1536, but '
+                         'already used 0 of 1024 ram', error['error_message'])
+        self.assertEqual([], self.leases())
+
     def test_a_start_nova_refuses_over_quota_ends_in_error_with_its_reason(
             self):
         self.flags(event_max_attempts=2, event_retry_backoff=0,
