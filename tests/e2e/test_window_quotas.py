@@ -18,6 +18,7 @@ hints, capacity with ``openstack reservation lease create`` and volumes
 with ``cinder create``.
 """
 
+import datetime
 import json
 
 from tests.e2e import base
@@ -95,3 +96,24 @@ class TestWindowQuotas(base.SandboxTestCase):
             volume['Name'] for volume in json.loads(self.run_cli(
                 ['openstack', 'volume', 'list', '-f', 'json'],
                 user='demo'))))
+
+    def test_a_start_over_a_quota_lowered_since_ends_in_error(self):
+        self.quota('--instances', '10')
+        start = (datetime.datetime.utcnow() + datetime.timedelta(
+            minutes=2)).replace(second=0, microsecond=0)
+        self.boot('vm-late', json.dumps({
+            'name': 'late', 'start': start.strftime('%Y-%m-%d %H:%M'),
+            'duration': '1h'}))
+        # The operator lowers the quota before the lease starts.
+        self.quota('--instances', '0')
+        lease = self.wait_for(
+            lambda: self.ended_lease('late'), timeout=420, interval=5)
+        self.assertEqual('ERROR', lease['status'])
+        self.assertIn('Quota exceeded for instances', lease['status_reason'])
+
+    def ended_lease(self, name):
+        """The demo lease ``name`` once it left PENDING and STARTING."""
+        lease = self.run_json(['openstack', 'reservation', 'lease', 'show',
+                               name], user='demo')
+        return lease if lease['status'] not in ('PENDING',
+                                                'STARTING') else None
