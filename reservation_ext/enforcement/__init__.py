@@ -19,7 +19,8 @@
 * :mod:`.time_quotas` reads Keystone's unified limits and checks them
   against the usage that :mod:`.usage` sums from the leases DB;
 * :mod:`.window_quotas` checks Nova's quotas (instances, cores, RAM)
-  at every instant of a lease's window;
+  and Cinder's (volumes, gigabytes) at every instant of a lease's
+  window;
 * :mod:`.payloads` makes the dicts that filters get (Blazar's context
   and lease).
 

@@ -10,36 +10,41 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Nova's quotas over a lease's window: instances, cores and RAM.
+"""Nova's and Cinder's quotas over a lease's window.
 
-A leased server, or ``amount`` seats of an instance-capacity reservation,
-counts against the project's Nova quotas at every instant of its lease's
-window, and only there. At an instant ``t`` of a new lease's window the
-project uses::
+A leased server, or ``amount`` seats of an instance-capacity reservation
+(``virtual:instance`` or ``flavor:instance``), counts against the
+project's Nova quotas (instances, cores, RAM) at every instant of its
+lease's window, and only there (:data:`COMPUTE`); a reserved volume
+against its Cinder quotas (gigabytes, volumes: :data:`VOLUME`). At an
+instant ``t`` of a new lease's window the project uses::
 
-    base + (the project's instance reservations whose window holds t)
+    base + (the project's reservations whose window holds t)
 
-where ``base`` is what Nova counts now minus what of it belongs to leased
-servers that Nova counts already (built, or seated on a capacity
-reservation, in leases not ended): they are counted over their windows
-instead. What is not leased is taken to stay for ever, since nobody
-knows when it goes. A change is refused when, at some instant of the
-window, that usage with the lease is over a limit.
+where ``base`` is what the service counts now minus what of it belongs
+to leased resources that it counts already (built or started, or seated
+on a capacity reservation, in leases not ended): they are counted over
+their windows instead. What is not leased is taken to stay for ever,
+since nobody knows when it goes. A change is refused when, at some
+instant of the window, that usage with the lease is over a limit.
 
 As for :mod:`.time_quotas`, the check has two steps, so that no call to
-Nova runs inside a writer transaction and two concurrent boots cannot
-both slip under a limit:
+the service runs inside a writer transaction and two concurrent boots
+cannot both slip under a limit:
 
 1. before the transaction, :meth:`WindowQuotas.check_for` reads the
    limits and ``base`` through the ``reader`` it was given (in nova-api,
    :class:`reservation_ext.nova_api.nova_quotas.NovaQuotas`: Nova's
-   quota driver as configured);
+   quota driver as configured; in cinder-api, :class:`cinder_ext.
+   volume_quotas.CinderQuotas`);
 2. in the transaction that writes the lease, :meth:`WindowQuotaCheck.check`
    serializes the project's checks (:func:`.time_quotas.lock_project`),
-   reads the project's instance reservations that overlap the window,
-   with the new ones, takes the peak of each resource, and raises
-   :class:`~reservation_ext.exceptions.ComputeQuotaExceeded` (Nova's 403
-   message), which rolls the whole change back.
+   reads the project's reservations that overlap the window, with the
+   new ones, takes the peak of each resource, and raises the kind's
+   error (:class:`~reservation_ext.exceptions.ComputeQuotaExceeded`,
+   Nova's 403 message, or :class:`~reservation_ext.exceptions.
+   VolumeQuotaExceeded`, Cinder's 413), which rolls the whole change
+   back.
 """
 
 import dataclasses
