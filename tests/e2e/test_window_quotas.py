@@ -43,6 +43,20 @@ class TestWindowQuotas(base.SandboxTestCase):
         if 'compute-2' not in hosts:
             self.run_cli(['openstack', 'reservation', 'host', 'create',
                           'compute-2'])
+        # The tests share the sandbox: each leaves none of its leases,
+        # servers, volumes or quotas to the next.
+        self.addCleanup(self.reset)
+
+    def reset(self):
+        """Delete demo's leases, servers and volumes; reset its quotas."""
+        for kind in (('reservation', 'lease'), ('server',), ('volume',)):
+            # python-blazarclient deletes one lease a call.
+            for item in self.run_json(['openstack', *kind, 'list'],
+                                      user='demo'):
+                self.run_cli(['openstack', *kind, 'delete',
+                              item.get('id') or item['ID']], user='demo')
+        self.quota('--instances', '10', '--cores', '20', '--ram', '51200',
+                   '--volumes', '10', '--gigabytes', '1000')
 
     def quota(self, *options):
         self.run_cli(['openstack', 'quota', 'set'] + list(options) +
