@@ -18,6 +18,8 @@
   through;
 * :mod:`.reserved_volumes` writes a reserved volume's record in Cinder's
   DB and starts and ends it with its lease;
+* :mod:`.volume_quotas` reads the project's Cinder quotas and usage for
+  the check of Cinder's quotas over a lease's window;
 * :mod:`.body_check` is the paste filter that answers request bodies
   nobody can read (too deep, not UTF-8) with Cinder's 400.
 """

@@ -20,10 +20,12 @@ cinder.conf loads it beside Cinder's own extensions::
 A volume create with the hints ``reserved`` and ``lease_params`` (see
 :mod:`reservation_ext.leases.hints`) makes a lease with one
 ``virtual:volume`` reservation and a volume in status ``reserved``,
-instead of Cinder's create; bad hints are a 400 and an unfit window a
-409, with nothing created. Every volume view of a leased volume carries
-``reservation:lease_id``, and its ``metadata`` (``openstack volume show``'s
-``properties``) also ``reservation:end``, for who may show the lease (see
+instead of Cinder's create; bad hints are a 400, an unfit window a
+409, and a window in which the project would go over its Cinder quotas
+Cinder's own 413 (:mod:`.volume_quotas`), with nothing created. Every
+volume view of a leased volume carries ``reservation:lease_id``, and its
+``metadata`` (``openstack volume show``'s ``properties``) also
+``reservation:end``, for who may show the lease (see
 :mod:`reservation_ext.leases.metadata`); a create, update or metadata
 call that would set or delete either key is a 400 naming it. Deleting a
 leased volume deletes its lease.
@@ -64,6 +66,7 @@ from oslo_serialization import jsonutils
 import webob
 
 from cinder_ext import reserved_volumes
+from cinder_ext import volume_quotas
 from db import api as db_api
 from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
@@ -135,7 +138,9 @@ class ReservationController(wsgi.Controller):
             self._lease_service = lease_service.LeaseService(
                 conf, self.clock, {virtual_volume.RESOURCE_TYPE: plugin},
                 notifications.get_notifier(conf),
-                enforcer.from_conf(conf, self.clock))
+                enforcer.from_conf(
+                    conf, self.clock,
+                    volume_quotas=volume_quotas.CinderQuotas()))
         return self._lease_service
 
     @wsgi.extends
@@ -403,6 +408,7 @@ class Reservation(extensions.ExtensionDescriptor):
 
 _HTTP_ERRORS = {400: webob.exc.HTTPBadRequest, 403: webob.exc.HTTPForbidden,
                 404: webob.exc.HTTPNotFound, 409: webob.exc.HTTPConflict,
+                413: webob.exc.HTTPRequestEntityTooLarge,
                 503: webob.exc.HTTPServiceUnavailable}
 
 

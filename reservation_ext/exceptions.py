@@ -123,6 +123,46 @@ class QuotaExceeded(Forbidden):
         self.usage = usage
 
 
+class ComputeQuotaExceeded(Forbidden):
+    """The lease would take a project over a Nova quota in its window (403).
+
+    The message is Nova's own for a boot over quota
+    (``nova.exception.TooManyInstances``), so that clients print what Nova
+    would.
+    """
+
+    def __init__(self, overs, requested, used, allowed):
+        super().__init__(
+            'Quota exceeded for %s: Requested %s, but already used %s of '
+            '%s %s' % (_joined(overs), _joined(requested), _joined(used),
+                       _joined(allowed), _joined(overs)))
+        self.overs = list(overs)
+
+
+class VolumeQuotaExceeded(ReservationError):
+    """The lease would take a project over a Cinder quota in its window.
+
+    413 and the message of Cinder's own errors for a create over quota
+    (``VolumeSizeExceedsAvailableQuota``, ``VolumeLimitExceeded``), the
+    first resource over its limit named.
+    """
+
+    code = 413
+
+    def __init__(self, overs, requested, used, allowed):
+        name, asked, consumed, quota = overs[0], requested[0], used[0], \
+            allowed[0]
+        if name == 'gigabytes':
+            message = ('Requested volume or snapshot exceeds allowed %s '
+                       'quota. Requested %sG, quota is %sG and %sG has been '
+                       'consumed.' % (name, asked, quota, consumed))
+        else:
+            message = ("Maximum number of volumes allowed (%d) exceeded for "
+                       "quota '%s'." % (quota, name))
+        super().__init__(message)
+        self.overs = list(overs)
+
+
 class ServiceUnavailable(ReservationError):
     """A service the request needs (Nova, Cinder) failed (503)."""
 
@@ -144,3 +184,8 @@ class EnforcementUnavailable(ReservationError):
 def _number(value):
     """Format ``value`` for a message: at most 2 decimals, no trailing 0s."""
     return '{:g}'.format(round(value, 2))
+
+
+def _joined(values):
+    """Join ``values`` with commas, as Nova's quota errors list them."""
+    return ', '.join(str(value) for value in values)

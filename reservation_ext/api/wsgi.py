@@ -47,6 +47,7 @@ from reservation_ext.leases import availability
 from reservation_ext.leases import notifications
 from reservation_ext.leases import proposals
 from reservation_ext.leases import service as lease_service
+from reservation_ext.nova_api import nova_quotas
 from reservation_ext import plugins
 from reservation_ext import validation
 
@@ -244,7 +245,8 @@ def app_factory(global_conf, **local_conf):
                      plugins.load_plugins(conf, clock.SYSTEM),
                      notifications.get_notifier(conf),
                      compute_client.NovaClient(conf),
-                     enforcer.from_conf(conf, clock.SYSTEM))
+                     enforcer.from_conf(conf, clock.SYSTEM,
+                                        nova_quotas.NovaQuotas()))
 
 
 def build_app(conf, clock, loaded_plugins, notifier, nova,

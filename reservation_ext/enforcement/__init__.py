@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Usage enforcement of leases: Blazar's filters and time quotas.
+"""Usage enforcement of leases: Blazar's filters, time and Nova quotas.
 
 * :mod:`.enforcer` is what the lease service and the engine call: it
   runs the enabled filters and the time quotas on a lease change;
@@ -18,6 +18,9 @@
   ``ExternalServiceFilter``;
 * :mod:`.time_quotas` reads Keystone's unified limits and checks them
   against the usage that :mod:`.usage` sums from the leases DB;
+* :mod:`.window_quotas` checks Nova's quotas (instances, cores, RAM)
+  and Cinder's (volumes, gigabytes) at every instant of a lease's
+  window;
 * :mod:`.payloads` makes the dicts that filters get (Blazar's context
   and lease).
 

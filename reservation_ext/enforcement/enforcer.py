@@ -22,8 +22,11 @@ The lease service and the engine call, outside any DB transaction:
   as in Blazar.
 
 The checks run the ``[enforcement] enabled_filters`` in order; the first
-refusal wins. They return the :class:`~.time_quotas.QuotaCheck` that the
-writing transaction then runs, after the plugins booked the resources.
+refusal wins. They return the quota check that the writing transaction
+then runs, after the plugins booked the resources: the time quotas'
+(:class:`~.time_quotas.QuotaCheck`) and, where Nova's quotas can be read
+(in nova-api), Nova's and Cinder's over the lease's window
+(:class:`~.window_quotas.WindowQuotaCheck`).
 """
 
 from oslo_log import log as logging
@@ -32,6 +35,7 @@ from db import api as db_api
 from reservation_ext.enforcement import filters as filters_mod
 from reservation_ext.enforcement import payloads
 from reservation_ext.enforcement import time_quotas
+from reservation_ext.enforcement import window_quotas
 
 LOG = logging.getLogger(__name__)
 
@@ -43,12 +47,16 @@ class Enforcement:
     :param filters: the filters to run, built
         (:func:`reservation_ext.enforcement.filters.load`).
     :param quotas: a :class:`~.time_quotas.TimeQuotas`, or None.
+    :param window_quotas: the :class:`~.window_quotas.WindowQuotas` of
+        the services whose quotas can be read where this runs (Nova's in
+        nova-api, Cinder's in cinder-api, none in the engine).
     """
 
-    def __init__(self, conf, filters, quotas=None):
+    def __init__(self, conf, filters, quotas=None, window_quotas=()):
         self.conf = conf
         self.filters = filters
         self.quotas = quotas
+        self.window_quotas = list(window_quotas)
 
     def check_create(self, ctx, request, reservations):
         """Check a parsed create request before anything is written.
@@ -60,7 +68,8 @@ class Enforcement:
         context = payloads.context(self.conf, lease)
         for lease_filter in self.filters:
             lease_filter.check_create(context, lease)
-        return self._quota_check(ctx, ctx.project_id)
+        return self._quota_check(ctx, ctx.project_id,
+                                 reservations=reservations)
 
     def check_update(self, ctx, current, new, reservations, changes):
         """Check that lease ``current`` may become ``new``.
@@ -98,22 +107,38 @@ class Enforcement:
             LOG.warning('Enforcement on_end of lease %s failed: %s',
                         lease['id'], exc)
 
-    def _quota_check(self, ctx, project_id, lease_id=None):
-        if self.quotas is None:
+    def _quota_check(self, ctx, project_id, lease_id=None, reservations=()):
+        """Return the checks of the writing transaction, read beforehand."""
+        checks = []
+        if self.quotas is not None:
+            checks.append(self.quotas.check_for(ctx, project_id, lease_id))
+        checks += [windows.check_for(ctx, project_id, lease_id, reservations)
+                   for windows in self.window_quotas]
+        if not checks:
             return time_quotas.NO_QUOTA_CHECK
-        return self.quotas.check_for(ctx, project_id, lease_id)
+        return checks[0] if len(checks) == 1 else window_quotas.Checks(
+            checks)
 
 
-def from_conf(conf, clock):
-    """Build the enforcement that ``conf``'s ``[enforcement]`` options set."""
+def from_conf(conf, clock, compute_quotas=None, volume_quotas=None):
+    """Build the enforcement that ``conf``'s ``[enforcement]`` options set.
+
+    :param compute_quotas: the reader of Nova's quotas (see
+        :class:`~.window_quotas.WindowQuotas`), where it can be read;
+        ``volume_quotas`` Cinder's.
+    """
     group = conf.enforcement
     quotas = None
     if group.time_quotas:
         quotas = time_quotas.TimeQuotas(
             group, time_quotas.KeystoneLimits(), clock)
+    windows = [window_quotas.WindowQuotas(kind, reader, clock)
+               for kind, reader in ((window_quotas.COMPUTE, compute_quotas),
+                                    (window_quotas.VOLUME, volume_quotas))
+               if reader is not None]
     return Enforcement(group, filters_mod.load(conf, clock,
                                                group.enabled_filters),
-                       quotas)
+                       quotas, windows)
 
 
 def disabled(conf):

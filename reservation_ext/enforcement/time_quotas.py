@@ -158,7 +158,7 @@ class QuotaCheck:
         """
         if not self.limits:
             return
-        _lock_project(session, self.project_id)
+        lock_project(session, self.project_id)
         usage, lease_usage = usage_mod.project_usage(
             session, self.project_id, self.floor, lease_id)
         for resource, value in sorted(self.limits.items()):
@@ -178,7 +178,7 @@ class NoQuotaCheck:
 NO_QUOTA_CHECK = NoQuotaCheck()
 
 
-def _lock_project(session, project_id):
+def lock_project(session, project_id):
     """Serialize the quota checks of ``project_id`` until commit."""
     dialect = session.get_bind().dialect.name
     if dialect == 'postgresql':

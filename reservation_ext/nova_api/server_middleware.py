@@ -64,6 +64,7 @@ Errors of reservation-ext become Nova-style fault bodies in
 :func:`_fault`, the one place where they meet the compute API.
 """
 
+import contextlib
 import functools
 import math
 import re
@@ -93,6 +94,7 @@ from reservation_ext.leases import service as lease_service
 from reservation_ext.nova_api import capacity_boots
 from reservation_ext.nova_api import held_builds
 from reservation_ext.nova_api import host_room
+from reservation_ext.nova_api import nova_quotas
 from reservation_ext.nova_api import server_access
 from reservation_ext.nova_api import server_records
 from reservation_ext.planning import preemptible_placement
@@ -154,13 +156,14 @@ class ServerReservations:
         self.clock = clock
         db_api.configure(conf)
         held_builds.install()
+        nova_quotas.install()
         server_access.install()
         self.nova = InProcessNova()
         clients = plugin_clients.PluginClients(conf, nova=self.nova)
         self.lease_service = lease_service.LeaseService(
             conf, clock, plugins.load_plugins(conf, clock, clients),
             notifications.get_notifier(conf),
-            enforcer.from_conf(conf, clock))
+            enforcer.from_conf(conf, clock, nova_quotas.NovaQuotas()))
         self.capacity = capacity_boots.CapacityBoots(application, clock)
 
     @webob.dec.wsgify
@@ -211,8 +214,11 @@ class ServerReservations:
         deferred = lease['starts_later']
         _check_reservable(server, hints, deferred)
         # Held back even when it starts now: the scheduler must see the
-        # booking that the lease makes.
-        with held_builds.capture(deferred=True) as captured:
+        # booking that the lease makes. A later start is checked against
+        # Nova's quotas over its window only (Nova's check is of now).
+        with held_builds.capture(deferred=True) as captured, (
+                nova_quotas.checked_over_window() if deferred
+                else contextlib.nullcontext()):
             response = req.get_response(self.application)
         if response.status_int != 202 or len(captured.builds) != 1:
             return response

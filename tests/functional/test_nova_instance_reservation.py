@@ -394,7 +394,7 @@ class InstanceReservationTest(nova_base.NovaTestCase):
                       'already' % server['id'], answer['error_message'])
         self.assertEqual(lease, self.lease_of(server))
 
-    def test_a_flavor_over_novas_quota_is_undone(self):
+    def test_a_flavor_over_novas_quota_is_403_and_changes_nothing(self):
         self.add_reservable_host('compute-2')
         server = self.reserve()
         lease = self.lease_of(server)
@@ -402,9 +402,13 @@ class InstanceReservationTest(nova_base.NovaTestCase):
                                     project_id=nova_base.OWNER)
         bigger = self._create_flavor(memory_mb=2048, vcpu=4, disk=1,
                                      ephemeral=0)
-        answer = self.change_flavor(server, bigger, expect=409)
-        self.assertIn('the lease is unchanged', answer['error_message'])
-        self.assertIn('Quota exceeded', answer['error_message'])
+        answer = self.change_flavor(server, bigger, expect=403)
+        # Nova's quotas over the lease's window refuse it before anything
+        # changes (see test_nova_window_quotas).
+        self.assertEqual(
+            ('ComputeQuotaExceeded', 'Quota exceeded for cores: Requested '
+             '4, but already used 0 of 2 cores'),
+            (answer['error_name'], answer['error_message']))
         after = self.lease_of(server)
         self.assertEqual((lease['status'], lease['reservations']),
                          (after['status'], after['reservations']))
