@@ -147,8 +147,8 @@ def event_rate(records, t0):
 def case_line(case, records, t0, facts):
     """The JSON line of one case from its records and other facts.
 
-    ``facts``: ``nova_calls``, ``plain_boot_s``, ``double_executions``,
-    ``create_failures``, ``seconds``.
+    ``facts``: ``nova_calls``, ``plain_boot_s``, ``double_executions``
+    (and ``doubles_by_kind``), ``create_failures``, ``seconds``.
     """
     finished = [r for r in records if r['event'] in burst.FINISHED]
     errors = [r for r in records if r['status'] == 'ERROR']
@@ -169,6 +169,7 @@ def case_line(case, records, t0, facts):
                                  for r in errors})[:3],
         'unfinished': len(records) - len(finished),
         'double_executions': facts['double_executions'],
+        'doubles_by_kind': facts['doubles_by_kind'],
         'create_failures': facts['create_failures'],
         'seconds': facts['seconds'],
         'target_start_engine_p99_s': (sandbox_config.ENGINE_POLL_INTERVAL +
@@ -177,12 +178,18 @@ def case_line(case, records, t0, facts):
 
 
 def wait_finished(layout, leases, deadline):
-    """Wait until every lease's start or end is finished, or deadline."""
+    """Wait until every start or end is finished and took effect.
+
+    An engine may finish a start once its action is issued, before the
+    server or volume is ready: the records must then wait for Nova and
+    Cinder too. Returns at ``deadline`` at the latest.
+    """
     while burst.utcnow() < deadline:
-        states = burst.lease_states(layout, leases)
-        if all(states.get(lease.lease_id, (None, None, {}))[2].get(
-                lease.phase + '_lease', (None,))[0] in burst.FINISHED
-               for lease in leases if lease.lease_id):
+        records = burst.observe(layout, leases, [], {}, burst.utcnow())
+        if all(record['event'] in burst.FINISHED and (
+                record['event'] == 'ERROR' or record['usable'] is not None
+                or record['kind'] in ('host', 'capacity'))
+               for record in records):
             return
         time.sleep(SETTLE_POLL)
 
@@ -195,7 +202,11 @@ def wait_until(moment):
 
 
 def burst_run(layout, args, case, proxy):
-    """Book, wait for T0, let the engines work; the case's line."""
+    """Book, wait for T0, let the engines work; the case's line.
+
+    The profile's faults begin 2 s before T0: the enders start on a
+    healthy Nova.
+    """
     cloud = burst.Cloud(layout)
     burst.prepare(cloud)
     engines = burst.Engines(layout, proxy, case['engines'])
@@ -207,16 +218,21 @@ def burst_run(layout, args, case, proxy):
         engines.stop()
     calls = proxy.calls_since(before['measured_from'])
     records = burst.observe(layout, leases, calls, before['aggregates'], t0)
-    started_volumes = sum(1 for r in records if r['kind'] == 'volume' and
-                          r['phase'] == 'start' and r['usable'] is not None)
-    doubles = (burst.duplicate_creates(calls) +
-               sum(1 for r in records if r['builds'] > 1) +
-               max(0, burst.volume_commits(layout) - before['commits'] -
-                   started_volumes))
+    # Enders too may still be starting at T0 on a slow Nova.
+    started_volumes = sum(
+        1 for launched, _deleted in burst.cinder_facts(layout, {
+            lease.resource_id for lease in leases
+            if lease.kind == 'volume'}).values()
+        if launched and launched >= before['measured_from'])
+    doubles = {'creates': burst.duplicate_creates(calls),
+               'builds': sum(1 for r in records if r['builds'] > 1),
+               'volume_commits': max(0, burst.volume_commits(layout) -
+                                     before['commits'] - started_volumes)}
     return case_line(case, records, t0, {
         'nova_calls': sum(1 for call in calls if call.service == 'nova'),
         'plain_boot_s': before['plain'].get('boot'),
-        'double_executions': doubles,
+        'double_executions': sum(doubles.values()),
+        'doubles_by_kind': doubles,
         'create_failures': failures[:3] + (
             ['...%d more' % (len(failures) - 3)] if len(failures) > 3
             else []),
@@ -236,6 +252,7 @@ def book_and_wait(layout, args, case, proxy, cloud):
                                   t0 + WORKLOAD_END, proxy.stuck_image_prefix
                                   or 'burst-snapshot')
     wait_until(t0 - datetime.timedelta(seconds=2))
+    proxy.faults = dict(PROFILES[case['profile']].get('faults', {}))
     before = {'aggregates': burst.aggregate_ids(layout),
               'commits': burst.volume_commits(layout),
               'measured_from': burst.utcnow(), 'plain': {}}
@@ -260,8 +277,8 @@ def run_case(args, case):
         layout = sandbox_config.Layout.load(sandbox.state_dir)
         proxy = fault_proxy.FaultProxy(
             {name: layout.url(name) for name in sandbox_config.SERVICES},
-            profile.get('faults'),
-            'burst-stuck' if profile.get('stuck') else None)
+            stuck_image_prefix='burst-stuck' if profile.get('stuck')
+            else None)
         try:
             return burst_run(layout, args, case, proxy)
         finally:

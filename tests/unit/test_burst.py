@@ -130,6 +130,7 @@ class CaseLineTest(base.TestCase):
                    record('end', 0.5, 1.5, kind='volume')]
         line = bench_burst.case_line({'n': 4}, records, T0, {
             'nova_calls': 8, 'plain_boot_s': 2.5, 'double_executions': 0,
+            'doubles_by_kind': {'builds': 0},
             'create_failures': [], 'seconds': 60.0})
         self.assertEqual({'p50': 1.0, 'p99': 2.0, 'max': 2.0, 'count': 2},
                          line['start_engine_s'])
@@ -151,6 +152,7 @@ class CaseLineTest(base.TestCase):
                           'events', 'events_finished', 'events_per_s',
                           'nova_calls', 'nova_calls_per_event',
                           'leases_error', 'error_reasons', 'unfinished',
-                          'double_executions', 'create_failures',
+                          'double_executions', 'doubles_by_kind',
+                          'create_failures',
                           'seconds', 'target_start_engine_p99_s'},
                          set(line))
