@@ -56,8 +56,10 @@ Call.__doc__ = """One call through the proxy.
 
 ``at``: naive UTC time its answer went back; ``action``: the first key of
 a POST's JSON body (``add_host``, ``os-reservation-start``...), or None;
-``body`` and ``answer``: a POST's JSON body and the JSON answer to it,
-or None; ``injected``: the 503 was the proxy's.
+``body`` and ``answer``: a POST's JSON body and the service's JSON
+answer to it, or None; ``status``: what the service answered, or 503 if
+the call never reached it; ``injected``: the engine got the proxy's 503
+instead.
 """
 
 
@@ -188,6 +190,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         status, headers, data = 503, {}, b''
         if not fail_before:
             status, headers, data = self._send(base, path, body)
+        carried_out, answer = status, data
         if fail_before or fail_after:
             status, headers, data = 503, {}, b''
         data = self.proxy.rewrite(service, path, data)
@@ -196,9 +199,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         document = _json(body) if posted else None
         action = (next(iter(document), None)
                   if isinstance(document, dict) else None)
+        # What the service did, even when its answer was lost: an action
+        # carried out was issued, and a create repeated is a double.
         self.proxy.record(Call(_utcnow(), service, self.command,
-                               path.split('?')[0], status, action, document,
-                               _json(data) if posted else None,
+                               path.split('?')[0], carried_out, action,
+                               document, _json(answer) if posted else None,
                                fail_before or fail_after))
 
     def _send(self, base, path, body):

@@ -13,11 +13,17 @@
 """The pure parts of the burst benchmark (bench/burst.py).
 
 Its percentiles, the workload's mix, how an engine call is told apart,
-and the shape of a case's JSON line: what failed, or never finished, is
+the fault proxy (against a small local HTTP service), and the shape of
+a case's JSON line: what failed, or never finished, is
 counted apart and kept out of the lateness figures.
 """
 
 import datetime
+import http.server
+import json
+import threading
+import urllib.error
+import urllib.request
 
 from bench import burst as bench_burst
 from harness import burst
@@ -156,3 +162,71 @@ class CaseLineTest(base.TestCase):
                           'create_failures',
                           'seconds', 'target_start_engine_p99_s'},
                          set(line))
+
+
+class _Backend(http.server.BaseHTTPRequestHandler):
+    """A service that answers every request with its own URL in JSON."""
+
+    def do_POST(self):
+        """Answer with the service's URL and the path asked for."""
+        self.rfile.read(int(self.headers['Content-Length']))
+        data = json.dumps({'aggregate': {'id': 1, 'name': 'r1'},
+                           'href': 'http://%s:%d%s' % (
+                               self.server.server_address + (
+                                   self.path,))}).encode()
+        self.send_response(200)
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format, *args):
+        """Log nothing."""
+
+
+class FaultProxyTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
+                                                 _Backend)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        self.backend = 'http://127.0.0.1:%d' % server.server_address[1]
+
+    def post(self, proxy):
+        """POST an aggregate create through ``proxy``; status and body."""
+        request = urllib.request.Request(
+            proxy.service_url('nova') + '/v2.1/os-aggregates',
+            data=b'{"aggregate": {"name": "r1"}}', method='POST')
+        try:
+            with urllib.request.urlopen(request) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, None
+
+    def test_urls_rewritten_and_call_recorded(self):
+        proxy = fault_proxy.FaultProxy({'nova': self.backend})
+        self.addCleanup(proxy.stop)
+        status, body = self.post(proxy)
+        self.assertEqual(200, status)
+        self.assertEqual(proxy.service_url('nova') + '/v2.1/os-aggregates',
+                         body['href'])
+        (call,) = proxy.calls
+        self.assertEqual(('nova', 'POST', '/v2.1/os-aggregates', 200,
+                          'aggregate', False),
+                         (call.service, call.method, call.path, call.status,
+                          call.action, call.injected))
+
+    def test_failures_keep_what_the_service_did(self):
+        proxy = fault_proxy.FaultProxy(
+            {'nova': self.backend},
+            {'nova': fault_proxy.Faults(0, 1.0)}, seed=1)
+        self.addCleanup(proxy.stop)
+        statuses = [self.post(proxy)[0] for _ in range(8)]
+        self.assertEqual([503] * 8, statuses)
+        self.assertTrue(all(call.injected for call in proxy.calls))
+        # Half fail before the service sees them, half after it answered.
+        self.assertEqual({200, 503}, {call.status for call in proxy.calls})
+        self.assertTrue(all(call.answer['aggregate']['id'] == 1
+                            for call in proxy.calls if call.status == 200))
