@@ -194,7 +194,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if fail_before or fail_after:
             status, headers, data = 503, {}, b''
         data = self.proxy.rewrite(service, path, data)
-        self._reply(status, headers, data)
+        try:
+            self._reply(status, headers, data)
+        except ConnectionError:
+            # The engine went away (stopped at the end of a case); the
+            # call still happened.
+            pass
         posted = self.command == 'POST'
         document = _json(body) if posted else None
         action = (next(iter(document), None)
