@@ -54,8 +54,9 @@ Call = collections.namedtuple(
     'Call', 'at service method path status action body answer injected')
 Call.__doc__ = """One call through the proxy.
 
-``at``: naive UTC time its answer went back; ``action``: the first key of
-a POST's JSON body (``add_host``, ``os-reservation-start``...), or None;
+``at``: naive UTC time its answer came from the service; ``action``:
+the first key of a POST's JSON body (``add_host``,
+``os-reservation-start``...), or None;
 ``body`` and ``answer``: a POST's JSON body and the service's JSON
 answer to it, or None; ``status``: what the service answered, or 503 if
 the call never reached it; ``injected``: the engine got the proxy's 503
@@ -193,6 +194,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         carried_out, answer = status, data
         if fail_before or fail_after:
             status, headers, data = 503, {}, b''
+        posted = self.command == 'POST'
+        document = _json(body) if posted else None
+        action = (next(iter(document), None)
+                  if isinstance(document, dict) else None)
+        # What the service did, even when its answer was lost: an action
+        # carried out was issued, and a create repeated is a double.
+        # Recorded before the answer goes back, so that a client that
+        # has its answer finds the call recorded.
+        self.proxy.record(Call(_utcnow(), service, self.command,
+                               path.split('?')[0], carried_out, action,
+                               document, _json(answer) if posted else None,
+                               fail_before or fail_after))
         data = self.proxy.rewrite(service, path, data)
         try:
             self._reply(status, headers, data)
@@ -200,16 +213,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             # The engine went away (stopped at the end of a case); the
             # call still happened.
             pass
-        posted = self.command == 'POST'
-        document = _json(body) if posted else None
-        action = (next(iter(document), None)
-                  if isinstance(document, dict) else None)
-        # What the service did, even when its answer was lost: an action
-        # carried out was issued, and a create repeated is a double.
-        self.proxy.record(Call(_utcnow(), service, self.command,
-                               path.split('?')[0], carried_out, action,
-                               document, _json(answer) if posted else None,
-                               fail_before or fail_after))
 
     def _send(self, base, path, body):
         """``(status, headers, body)`` of the backend's answer."""
