@@ -23,6 +23,7 @@ the API), ``proposals`` (schedule proposals and availability; the peer's
 side is ``peer_proposals``, run in Blazar's venv) and ``engine`` (event
 throughput). Also ``instance_leases`` (reserved server boots), the
 simulations ``utilization`` and ``energy``, and the soaks
-``api_concurrency`` and ``engine_ha``; ``common`` holds what they
-share.
+``api_concurrency`` and ``engine_ha``, and ``burst`` (lease starts and
+ends all at one instant, with poisoned actions); ``common`` holds what
+they share.
 """

@@ -17,5 +17,8 @@ so that a benchmark is the longer run of a test without depending on the
 tests. :mod:`.sandbox` starts and stops a ``reservation-sandbox``;
 :mod:`.engine_ha` runs lease lifecycles while engines of
 :mod:`.killing_engine` die at random; :mod:`.concurrency` runs concurrent
-clients against lease API workers and checks the outcome.
+clients against lease API workers and checks the outcome; :mod:`.burst`
+starts and ends many leases at one instant, with the engines' calls
+going through :mod:`.fault_proxy`, which records them and injects
+faults.
 """
