@@ -54,6 +54,7 @@ if cinder_child.IN_CINDER:
     from reservation_ext.leases import notifications
     from reservation_ext.leases import service as lease_service
     from reservation_ext import plugins as plugins_mod
+    from reservation_ext.plugins import virtual_volume
     from tests.authz import table
     from tests.functional import cinder_base
 
@@ -179,6 +180,23 @@ if cinder_child.IN_CINDER:
             self.lease(name='a')
             self.refused(name='b')
             self.lease(start=self.start + 24 * HOUR, name='c')
+
+        def test_a_started_leased_volume_counts_in_its_window_only(self):
+            self.set_quota(volumes=2)
+            # First, so that Cinder has the project's usage row: it counts
+            # a missing one from its volumes table, reserved records too.
+            self.cinder_create(1)
+            volume = self.cinder_create(1, {
+                'reserved': 'True', 'lease_params': json.dumps({
+                    'start': dates.format_date(self.start),
+                    'end': dates.format_date(self.start + HOUR)})})
+            # Its start, as the engine's: Cinder counts it in in_use now.
+            virtual_volume.VirtualVolumePlugin(
+                cfg.CONF, clock_mod.SYSTEM).on_start(
+                    None, {'id': volume['reservation:lease_id']},
+                    {'volume_id': volume['id']})
+            self.lease(start=self.start + HOUR, name='after')
+            self.refused(start=self.start + HOUR / 2, name='overlapping')
 
         def test_cinder_unreachable_is_a_503_and_creates_nothing(self):
             self.set_quota(volumes=2)
