@@ -419,7 +419,12 @@ def _http_errors():
         yield
     except exceptions.ReservationError as exc:
         LOG.info('Reservation request refused: %s', exc.message)
-        error = _HTTP_ERRORS.get(exc.code, webob.exc.HTTPInternalServerError)
+        code = exc.code
+        if isinstance(exc, exceptions.VolumeQuotaExceeded):
+            # Cinder's own answer to a create over quota (OverQuota), which
+            # its clients expect; the lease API's is Blazar's 403.
+            code = 413
+        error = _HTTP_ERRORS.get(code, webob.exc.HTTPInternalServerError)
         raise error(explanation=exc.message) from exc
 
 

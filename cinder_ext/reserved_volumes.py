@@ -16,7 +16,9 @@ A reserved volume is a row of Cinder's ``volumes`` table in status
 ``reserved``, written directly through Cinder's objects: Cinder's create
 flow would reserve quota, schedule it and let the volume manager set it
 ``available``. It holds no backend storage and no quota until its lease
-starts. Then :func:`start` sends the record through the second half of
+starts (its ``use_quota`` is false until then, so that Cinder's recount
+of a project's usage from its volumes table leaves it out). Then
+:func:`start` sends the record through the second half of
 Cinder's create flow, the scheduler's ``create_volume`` cast, which the
 volume manager finishes (``creating`` -> ``available``), after
 committing the project's volume quota. :func:`end` deletes it: a
@@ -92,6 +94,10 @@ def create_record(ctx, volume_id, fields, volume_type):
         'display_description': fields.get('description'),
         'availability_zone': fields['availability_zone'],
         'volume_type_id': volume_type.id,
+        # Cinder counts a project's usage anew from its volumes table
+        # (when its usage row is missing or refreshed): only volumes that
+        # use quota count, which a reserved one does not until its start.
+        'use_quota': False,
         'metadata': fields.get('metadata') or {}})
     return objects.Volume.get_by_id(ctx, volume_id)
 
@@ -108,8 +114,11 @@ def start(ctx, volume_id, lease_id):
     volume = _lease_volume(ctx, volume_id, lease_id)
     if volume.status != RESERVED:
         return
+    # Reserved before the record uses quota, as Cinder's create reserves
+    # before its record exists: a recount now does not count it twice.
     reservations = _reserve_quota(ctx, volume)
-    if not volume.conditional_update({'status': 'creating'},
+    if not volume.conditional_update({'status': 'creating',
+                                      'use_quota': True},
                                      {'status': RESERVED}):
         # Another engine started it meanwhile.
         QUOTAS.rollback(ctx, reservations, project_id=volume.project_id)

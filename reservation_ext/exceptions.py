@@ -139,15 +139,17 @@ class ComputeQuotaExceeded(Forbidden):
         self.overs = list(overs)
 
 
-class VolumeQuotaExceeded(ReservationError):
+class VolumeQuotaExceeded(Forbidden):
     """The lease would take a project over a Cinder quota in its window.
 
-    413 and the message of Cinder's own errors for a create over quota
+    The message is Cinder's own for a create over quota
     (``VolumeSizeExceedsAvailableQuota``, ``VolumeLimitExceeded``), the
-    first resource over its limit named.
+    first resource over its limit named. 403 in the lease API, in
+    Blazar's error body like every refusal of a lease change there
+    (:class:`ComputeQuotaExceeded`'s status); the Cinder extension's
+    edge answers it with Cinder's own 413, as Cinder answers a create
+    over quota.
     """
-
-    code = 413
 
     def __init__(self, overs, requested, used, allowed):
         name, asked, consumed, quota = overs[0], requested[0], used[0], \

@@ -36,6 +36,7 @@ import webob.dec
 from db import api as db_api
 from reservation_ext.api.handlers import hosts as host_handlers
 from reservation_ext.api.handlers import leases as lease_handlers
+from reservation_ext.clients import block_storage_quotas
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock
 from reservation_ext import conf as conf_mod
@@ -245,8 +246,9 @@ def app_factory(global_conf, **local_conf):
                      plugins.load_plugins(conf, clock.SYSTEM),
                      notifications.get_notifier(conf),
                      compute_client.NovaClient(conf),
-                     enforcer.from_conf(conf, clock.SYSTEM,
-                                        nova_quotas.NovaQuotas()))
+                     enforcer.from_conf(
+                         conf, clock.SYSTEM, nova_quotas.NovaQuotas(),
+                         block_storage_quotas.BlockStorageQuotas(conf)))
 
 
 def build_app(conf, clock, loaded_plugins, notifier, nova,

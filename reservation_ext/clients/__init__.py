@@ -18,7 +18,8 @@ Each client speaks to one service, as the reservation service user of
 * :mod:`.service_user` makes the keystoneauth1 adapter of that user and
   retries failed requests;
 * :mod:`.compute` calls Nova (servers, aggregates, services);
-* :mod:`.block_storage` calls Cinder;
+* :mod:`.block_storage` calls Cinder, and :mod:`.block_storage_quotas`
+  reads Cinder's quotas with it for the lease API;
 * :mod:`.image` calls the image API (Glance v2);
 * :mod:`.plugin_clients` gives a resource plugin its Nova and Cinder
   clients: the service user's, or the in-process ones of nova-api and

@@ -23,7 +23,10 @@ changes a reserved volume's size when its lease is updated. All
 name the lease, which the extension checks against the volume, so that a
 reservation can only act on the volume reserved for its own lease. Both
 are idempotent: starting a volume that is being created or is available,
-or ending one that is gone, succeeds.
+or ending one that is gone, succeeds. :meth:`CinderClient.quota_set` and
+:meth:`CinderClient.find_volume` read what the check of Cinder's quotas
+over a lease's window needs in nova-api
+(:mod:`.block_storage_quotas`).
 
 They are sent as they are through keystoneauth1's adapter
 (:func:`.service_user.call`) and waited for with
@@ -102,6 +105,21 @@ class CinderClient:
             lambda: self._call('GET', '/volumes/%s' % volume_id, ok=(404,)),
             lambda volume: not volume, timeout, interval,
             self._late(volume_id, 'deleted'))
+
+    def quota_set(self, project_id):
+        """Return Cinder's quota set of a project, with its usage.
+
+        ``{resource: {'limit': n, 'in_use': n, 'reserved': n}}``; the
+        service user reads another project's (Cinder's rule
+        ``volume_extension:quotas:show``: an admin).
+        """
+        return self._call('GET', '/os-quota-sets/%s?usage=True'
+                          % project_id)['quota_set']
+
+    def find_volume(self, volume_id):
+        """Return the volume's view, or None if Cinder has none."""
+        found = self._call('GET', '/volumes/%s' % volume_id, ok=(404,))
+        return found and found['volume']
 
     @staticmethod
     def _late(volume_id, what):

@@ -24,8 +24,9 @@ The lease service and the engine call, outside any DB transaction:
 The checks run the ``[enforcement] enabled_filters`` in order; the first
 refusal wins. They return the quota check that the writing transaction
 then runs, after the plugins booked the resources: the time quotas'
-(:class:`~.time_quotas.QuotaCheck`) and, where Nova's quotas can be read
-(in nova-api), Nova's and Cinder's over the lease's window
+(:class:`~.time_quotas.QuotaCheck`) and, where the services' quotas can
+be read (Nova's and Cinder's in the lease API, Nova's in the server
+middleware, Cinder's in cinder-api), those over the lease's window
 (:class:`~.window_quotas.WindowQuotaCheck`).
 """
 
@@ -49,7 +50,8 @@ class Enforcement:
     :param quotas: a :class:`~.time_quotas.TimeQuotas`, or None.
     :param window_quotas: the :class:`~.window_quotas.WindowQuotas` of
         the services whose quotas can be read where this runs (Nova's in
-        nova-api, Cinder's in cinder-api, none in the engine).
+        nova-api, and Cinder's in its lease API; Cinder's in cinder-api;
+        none in the engine).
     """
 
     def __init__(self, conf, filters, quotas=None, window_quotas=()):

@@ -35,16 +35,18 @@ cannot both slip under a limit:
 1. before the transaction, :meth:`WindowQuotas.check_for` reads the
    limits and ``base`` through the ``reader`` it was given (in nova-api,
    :class:`reservation_ext.nova_api.nova_quotas.NovaQuotas`: Nova's
-   quota driver as configured; in cinder-api, :class:`cinder_ext.
-   volume_quotas.CinderQuotas`);
+   quota driver as configured; for Cinder's, in cinder-api,
+   :class:`cinder_ext.volume_quotas.CinderQuotas`, and in the lease API,
+   which nova-api serves, :class:`reservation_ext.clients.
+   block_storage_quotas.BlockStorageQuotas`, through Cinder's API);
 2. in the transaction that writes the lease, :meth:`WindowQuotaCheck.check`
    serializes the project's checks (:func:`.time_quotas.lock_project`),
    reads the project's reservations that overlap the window, with the
    new ones, takes the peak of each resource, and raises the kind's
    error (:class:`~reservation_ext.exceptions.ComputeQuotaExceeded`,
    Nova's 403 message, or :class:`~reservation_ext.exceptions.
-   VolumeQuotaExceeded`, Cinder's 413), which rolls the whole change
-   back.
+   VolumeQuotaExceeded`, Cinder's message: a 403 in the lease API,
+   Cinder's 413 in cinder-api), which rolls the whole change back.
 """
 
 import dataclasses

@@ -111,6 +111,25 @@ class TestWindowQuotas(base.SandboxTestCase):
                 ['openstack', 'volume', 'list', '-f', 'json'],
                 user='demo'))))
 
+    def test_prolonging_a_volume_lease_over_cinders_quota_gets_403(self):
+        self.quota('--volumes', '1')
+        for name, window in (('vol-a', WINDOW), ('vol-b', LATER)):
+            self.run_cli(['cinder', 'create', '--name', name, '--hint',
+                          'reserved=True', '--hint', 'lease_params=' + window,
+                          '1'], user='demo')
+        [lease] = [lease for lease in self.run_json(
+            ['openstack', 'reservation', 'lease', 'list'], user='demo')
+            if lease['name'].startswith('vol-a-')]
+        # Through the lease API (nova-api): vol-b's window would overlap.
+        error = self.run_cli(['openstack', 'reservation', 'lease', 'set',
+                              '--prolong-for', '1h', lease['id']],
+                             user='demo', expect_failure=True)
+        self.assertIn("ERROR: Maximum number of volumes allowed (1) "
+                      "exceeded for quota 'volumes'.", error)
+        self.assertEqual('2031-06-01T10:00:00.000000', self.run_json(
+            ['openstack', 'reservation', 'lease', 'show', lease['id']],
+            user='demo')['end_date'])
+
     def test_a_start_over_a_quota_lowered_since_ends_in_error(self):
         self.quota('--instances', '10')
         start = (datetime.datetime.utcnow() + datetime.timedelta(

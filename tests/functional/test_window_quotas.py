@@ -20,6 +20,8 @@ engine is read in ``test_nova_window_quotas.py``, inside Nova's harness).
 import datetime
 import threading
 
+from reservation_ext.clients import block_storage_quotas
+from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.enforcement import enforcer
 from reservation_ext.enforcement import window_quotas
@@ -121,6 +123,39 @@ class _WindowQuotaTests(enforcement_tests._EnforcementAPITests):
         self.assertEqual('Quota exceeded for instances: Requested 3, but '
                          'already used 0 of 2 instances',
                          refused['error_message'])
+
+    def test_a_volume_lease_over_cinders_quota_is_403_in_blazars_body(self):
+        self.build(enforcer.Enforcement(
+            self.conf.enforcement, [], None,
+            [window_quotas.WindowQuotas(window_quotas.VOLUME, GivenNovaQuotas(
+                {'volumes': 1, 'gigabytes': -1}), self.clock)]))
+        self.create(enforcement_tests.volume_lease('one', 1))
+        before = self.rows()
+        refused = self.create(enforcement_tests.volume_lease('two', 1),
+                              expected=403)
+        self.assertEqual({
+            'error_code': 403, 'error_name': 'VolumeQuotaExceeded',
+            'error_message': "Maximum number of volumes allowed (1) "
+            "exceeded for quota 'volumes'."}, refused)
+        self.assertEqual(before, self.rows())
+
+    def test_a_volume_lease_when_cinder_cannot_be_asked_is_503(self):
+        # The lease API's reader, sent where nothing listens (port 9).
+        for option, value in (('endpoint_override', 'http://127.0.0.1:9/v3'),
+                              ('connect_retries', 0)):
+            self.conf.set_override(option, value,
+                                   group=conf_mod.CLIENT_GROUP)
+        self.build(enforcer.from_conf(
+            self.conf, self.clock,
+            volume_quotas=block_storage_quotas.BlockStorageQuotas(
+                self.conf)))
+        refused = self.create(enforcement_tests.volume_lease('one', 1),
+                              expected=503)
+        self.assertEqual({
+            'error_code': 503, 'error_name': 'EnforcementUnavailable',
+            'error_message': "Cinder's quotas cannot be read; please retry "
+            "later."}, refused)
+        self.assertEqual([], self.rows()['leases'])
 
 
 class WindowQuotaSQLiteTest(_WindowQuotaTests, base.DBTestCase):

@@ -61,12 +61,12 @@ class QuotaErrorsTest(base.TestCase):
                           '6, 1536, but already used 0, 0 of 4, 1024 cores, '
                           'ram'), (error.code, error.message))
 
-    def test_the_volume_errors_are_cinders_messages_and_a_413(self):
+    def test_the_volume_errors_are_cinders_messages_and_a_403(self):
         gigabytes = exceptions.VolumeQuotaExceeded(
             ['gigabytes', 'volumes'], [5, 1], [6, 1], [10, 1])
         volumes = exceptions.VolumeQuotaExceeded(['volumes'], [1], [2], [2])
         self.assertEqual(
-            (413, 'Requested volume or snapshot exceeds allowed gigabytes '
+            (403, 'Requested volume or snapshot exceeds allowed gigabytes '
              'quota. Requested 5G, quota is 10G and 6G has been consumed.'),
             (gigabytes.code, gigabytes.message))
         self.assertEqual("Maximum number of volumes allowed (2) exceeded "
