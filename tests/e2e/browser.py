@@ -171,6 +171,6 @@ class Browser:
                              poll_frequency=2).until(check)
         except selenium_exceptions.TimeoutException:
             path = self.settle('reload-timeout')
-            raise AssertionError('%s (%s): still not as expected after '
-                                 '%d s:\n%s' % (self.driver.current_url,
-                                                 path, timeout, self.text()))
+            raise AssertionError(
+                '%s (%s): still not as expected after %d s:\n%s' % (
+                    self.driver.current_url, path, timeout, self.text()))
