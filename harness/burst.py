@@ -36,7 +36,6 @@ import collections
 import concurrent.futures
 import datetime
 import json
-import signal
 import subprocess
 import time
 
@@ -302,16 +301,7 @@ class Engines:
 
     def stop(self):
         """SIGTERM each engine (SIGKILL when it lingers); their statuses."""
-        for process in self.processes:
-            process.send_signal(signal.SIGTERM)
-        statuses = []
-        for process in self.processes:
-            try:
-                statuses.append(process.wait(STOP_TIMEOUT))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                statuses.append(process.wait())
-        return statuses
+        return harness_sandbox.stop_all(self.processes, STOP_TIMEOUT)
 
 
 def plain_boot(cloud, name, timeout):

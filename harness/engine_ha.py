@@ -52,6 +52,7 @@ import time
 
 import sqlalchemy as sa
 
+from harness import sandbox as harness_sandbox
 from reservation_ext.sandbox import config
 
 KINDS = ('host', 'server', 'capacity', 'volume')
@@ -260,16 +261,7 @@ class EngineSet:
         self._stopping.set()
         self._watcher.join()
         with self._lock:
-            for process in self.processes:
-                process.send_signal(signal.SIGTERM)
-            statuses = []
-            for process in self.processes:
-                try:
-                    statuses.append(process.wait(STOP_TIMEOUT))
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    statuses.append(process.wait())
-            return statuses
+            return harness_sandbox.stop_all(self.processes, STOP_TIMEOUT)
 
 
 def read_kill_log(path):

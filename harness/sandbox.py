@@ -43,6 +43,23 @@ def executable(name):
     return path if os.path.exists(path) else shutil.which(name)
 
 
+def stop_all(processes, timeout=STOP_TIMEOUT):
+    """SIGTERM every process, SIGKILL the ones that linger; their statuses.
+
+    All get SIGTERM first, so that they drain at the same time.
+    """
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    statuses = []
+    for process in processes:
+        try:
+            statuses.append(process.wait(timeout))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            statuses.append(process.wait())
+    return statuses
+
+
 def parse_openrc(path):
     """The variables an openrc file exports."""
     env = {}

@@ -23,6 +23,8 @@ into a failure.
 """
 
 import os
+import threading
+import time
 
 from oslo_config import cfg
 from oslo_config import fixture as config_fixture
@@ -73,6 +75,32 @@ class MySQLFixture(_SchemaFixture):
 # over 4 MiB, and stestr then stops the whole run. A log captured on a slow
 # machine can outgrow that; its end is where a failure shows.
 DETAIL_LIMIT = 1024 * 1024
+
+
+def wait_until(predicate, what, timeout):
+    """Wait until ``predicate()`` is true; fail after ``timeout`` seconds.
+
+    The timeout is a hang guard, not a performance expectation.
+    """
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError('timed out waiting for ' + what)
+        time.sleep(0.05)
+
+
+def run_together(target, argses, timeout=60):
+    """Run ``target(*args)`` for each of ``argses`` in threads at once.
+
+    Returns once all are done; ``timeout`` (seconds, each) is a hang
+    guard.
+    """
+    threads = [threading.Thread(target=target, args=args)
+               for args in argses]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
 
 
 def bound_details(test):

@@ -455,12 +455,7 @@ class _ConcurrentQuotaTests(_EnforcementAPITests):
             except exceptions.QuotaExceeded:
                 outcomes.append('refused')
 
-        threads = [threading.Thread(target=create, args=args)
-                   for args in (('a', 'host0'), ('b', 'host1'))]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
+        base.run_together(create, [('a', 'host0'), ('b', 'host1')])
         self.assertEqual(['created', 'refused'], sorted(outcomes))
 
 

@@ -24,7 +24,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import fixtures
 from oslo_config import cfg
@@ -58,11 +57,8 @@ ENGINE_SCRIPT = os.path.join(os.path.dirname(sys.executable),
 
 
 def _wait_for(predicate, what):
-    deadline = time.monotonic() + WAIT
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError('timed out waiting for ' + what)
-        time.sleep(0.05)
+    """Wait until ``predicate()``; fail after :data:`WAIT` seconds."""
+    base.wait_until(predicate, what, WAIT)
 
 
 def _unfinished_events():

@@ -22,7 +22,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import fixtures
 
@@ -45,12 +44,8 @@ CONF = ('[DEFAULT]\ndebug = %s\n[reservation]\nevent_poll_interval = %s\n'
 
 
 def _wait_for(predicate, what):
-    """Wait until ``predicate()`` is true; fail after :data:`WAIT`."""
-    deadline = time.monotonic() + WAIT
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError('timed out waiting for ' + what)
-        time.sleep(0.05)
+    """Wait until ``predicate()``; fail after :data:`WAIT` seconds."""
+    base.wait_until(predicate, what, WAIT)
 
 
 def _heartbeats():

@@ -226,12 +226,7 @@ class _ConcurrentWindowQuotaTests(enforcement_tests._EnforcementAPITests):
             except exceptions.ComputeQuotaExceeded:
                 outcomes.append('refused')
 
-        threads = [threading.Thread(target=create, args=(name,))
-                   for name in ('a', 'b')]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
+        base.run_together(create, [('a',), ('b',)])
         self.assertEqual(['created', 'refused'], sorted(outcomes))
 
 
