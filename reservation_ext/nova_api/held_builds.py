@@ -46,6 +46,7 @@ from nova.conductor import api as conductor_api
 from nova import objects
 from oslo_serialization import jsonutils
 
+from reservation_ext.nova_api import host_room
 from reservation_ext.nova_api import wrapping
 
 # What the cast and the RequestSpec carry that Nova does not keep.
@@ -125,6 +126,9 @@ def start(ctx, server_id, build_args, host, node):
     :param host: the compute service host it must land on; ``node`` its
         hypervisor hostname.
     :raises BuildRequestNotFound: the server is not waiting any more.
+    :raises NoRoomYet: Placement has no room for it on ``node`` yet (a
+        lease that ends there has not freed its slice): nothing is cast,
+        the start may be tried again.
     """
     args = jsonutils.loads(build_args)
     build_request = objects.BuildRequest.get_by_instance_uuid(ctx, server_id)
@@ -135,6 +139,8 @@ def start(ctx, server_id, build_args, host, node):
             setattr(spec, name, _object(cls, args[name]))
     spec.requested_resources = [_object('RequestGroup', group)
                                 for group in args['requested_resources']]
+    if node is not None and not host_room.fits_now(ctx, spec, node):
+        raise NoRoomYet(server_id, node)
     cast = {name: _object(cls, args[name]) if args[name] else None
             for name, cls in _CAST_OBJECTS.items()}
     if cast['requested_networks'] is not None:
@@ -142,6 +148,15 @@ def start(ctx, server_id, build_args, host, node):
     conductor_api.ComputeTaskAPI().schedule_and_build_instances(
         ctx, build_requests=[build_request], request_spec=[spec],
         image=args['image'], admin_password=None, injected_files=[], **cast)
+
+
+class NoRoomYet(Exception):
+    """A held-back build's booked host has no room for it yet."""
+
+    def __init__(self, server_id, node):
+        super().__init__('Server %s waits for room on %s: the leases that '
+                         'end there have not freed it yet.'
+                         % (server_id, node))
 
 
 def cast(ctx, captured, host=None, node=None):

@@ -336,6 +336,9 @@ class ServerReservations:
                 held_builds.start(ctx, server_id, build_args,
                                   leased.service_host,
                                   leased.hypervisor_hostname)
+            except held_builds.NoRoomYet as exc:
+                server_records.save_build_args(rctx, server_id, build_args)
+                raise exceptions.Conflict(str(exc))
             except Exception:
                 server_records.save_build_args(rctx, server_id, build_args)
                 raise

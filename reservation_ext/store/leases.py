@@ -44,6 +44,9 @@ from reservation_ext import states
 LEASES = tables.LEASES
 LEASE_PROJECTS = tables.LEASE_PROJECTS
 RESERVATIONS = tables.RESERVATIONS
+# The resource types whose reservations take a slice of a host, not all
+# of it: a server's start checks the room it needs on its host itself.
+SLICES = ('virtual:instance',)
 LEASE_EVENTS = tables.LEASE_EVENTS
 ALLOCATIONS = tables.ALLOCATIONS
 
@@ -449,7 +452,12 @@ def _hosts_free():
     (a whole host or an instance's slice of one, in ``host_allocations``)
     has an end_lease due at or before it that runs or has not been tried
     yet: engines run events at once, so an end no longer frees its hosts
-    before a start at the same instant by the order of a batch. As when
+    before a start at the same instant by the order of a batch.
+
+    A slice that starts does not wait for a slice that ends
+    (:data:`SLICES`): the host may have room for both, and where it has
+    not, the start says so and is retried, so that an end that never
+    finishes does not hold back every server booked on its host. As when
     a batch ran them in order, the start does not wait for an end that
     failed and waits for its retry, nor for one that a user's update or
     delete of its lease holds back: the plugins let a late end leave the
@@ -465,8 +473,10 @@ def _hosts_free():
         ending.c.status == EventStatus.UNDONE, ending.c.attempts == 0,
         ~sa.exists().where(ending_lease.c.id == ending.c.lease_id,
                            ending_lease.c.status.in_(_BUSY_LEASE)))
+    both_slices = sa.and_(their_reservations.c.resource_type.in_(SLICES),
+                          my_reservations.c.resource_type.in_(SLICES))
     held = sa.exists().where(
-        ending.c.event_type == EventType.END_LEASE,
+        ending.c.event_type == EventType.END_LEASE, ~both_slices,
         sa.or_(ending.c.status == EventStatus.IN_PROGRESS, untried),
         ending.c.time <= LEASE_EVENTS.c.time,
         ending.c.lease_id != LEASE_EVENTS.c.lease_id,

@@ -39,6 +39,7 @@ from reservation_ext.leases import notifications
 from reservation_ext.states import EventStatus
 from reservation_ext.states import EventType
 from reservation_ext.states import LeaseStatus
+from reservation_ext.store import leases as store_leases
 from tests import base
 from tests import fixtures as test_fixtures
 from tests.functional import test_engine_multi as multi
@@ -416,4 +417,48 @@ class ConcurrencyPostgreSQLTest(_OnServer, base.PostgreSQLTestCase):
 
 
 class ConcurrencyMySQLTest(_OnServer, base.MySQLTestCase):
+    pass
+
+
+class _SliceClaimTests:
+    """Which starts a claim takes while an end on their host is due."""
+
+    def claimed(self, instant, resource_type):
+        """The event types claimed, an end and a start sharing a host.
+
+        Both reservations get ``resource_type``; the end is due at
+        ``instant`` and not tried yet, the start due at the same instant.
+        """
+        ending, theirs = _ending_lease(instant)
+        following, mine = test_engine.create_lease(
+            start=instant, end=instant + test_engine.HOUR)
+        _book('compute-1', theirs, mine)
+        with db_api.writer(context.get_admin_context(), CLOCK) as session:
+            session.execute(sa.update(models.Reservation.__table__).where(
+                models.Reservation.id.in_([theirs, mine])).values(
+                    resource_type=resource_type))
+            claimed = store_leases.claim_events(
+                session, CLOCK.now(), 'token', CLOCK.now() + MINUTE, 10)
+        return sorted((event['lease_id'] == following, event['event_type'])
+                      for event in claimed)
+
+    def test_a_whole_host_start_waits_for_the_end_on_its_host(self):
+        self.assertEqual([(False, EventType.END_LEASE)],
+                         self.claimed(CLOCK.now() - MINUTE, 'physical:host'))
+
+    def test_a_slice_start_does_not_wait_for_a_slice_end_on_its_host(self):
+        self.assertEqual([(False, EventType.END_LEASE),
+                          (True, EventType.START_LEASE)],
+                         self.claimed(CLOCK.now() - MINUTE,
+                                      'virtual:instance'))
+
+
+class SliceClaimSQLiteTest(_SliceClaimTests, base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(test_fixtures.Database())
+
+
+class SliceClaimPostgreSQLTest(_SliceClaimTests, base.PostgreSQLTestCase):
     pass

@@ -61,15 +61,18 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
         self.assertEqual('compute-2', server[HOST_KEY])
         return server
 
-    def boot_reserved_now(self):
-        """The answer to a reserved boot whose lease starts now."""
+    def boot_reserved_now(self, start='now'):
+        """The answer to a reserved boot whose lease starts now.
+
+        Or at ``start`` (a date as the hint gives it).
+        """
         return self.user_api(nova_base.OWNER).post_server({
             'server': self._build_server(
                 name='mine', flavor_id=self.reserved_flavor,
                 networks='none'),
             'os:scheduler_hints': {
                 'reserved': 'True', 'lease_params': json.dumps({
-                    'start': 'now',
+                    'start': start,
                     'end': dates.format_date(self.end)})}})
 
     def lease_of(self, server):
@@ -122,3 +125,34 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
         self.assertEqual('ACTIVE',
                          self.admin_api.get_server(spot['id'])['status'])
         self.assertEqual([], self.preempted())
+
+    def set_memory_reserved_on_compute_2(self, reserved):
+        """Set what Placement keeps of compute-2's memory; the old value."""
+        provider = self._get_provider_uuid_by_host('compute-2')
+        body = self.placement.get('/resource_providers/%s/inventories'
+                                  % provider).body
+        memory = body['inventories']['MEMORY_MB']
+        old, memory['reserved'] = memory['reserved'], reserved
+        self._update_inventory(provider, body)
+        return old
+
+    def test_a_server_whose_host_has_no_room_at_its_start_waits_for_it(
+            self):
+        start = clock_mod.SYSTEM.now().replace(microsecond=0) + HOUR
+        answer = self.boot_reserved_now(dates.format_date(start))
+        # Room taken at the start, as by the server of a lease whose end
+        # is slow: 1024 MB left in Placement for a 2048 MB server.
+        kept = self.set_memory_reserved_on_compute_2(8192 - 1024)
+
+        self.run_engine(at=start)
+        self.assertEqual('STARTING', self.lease_of(answer)['status'])
+        self.assertEqual('RESERVED', self.user_api(
+            nova_base.OWNER).get_server(answer['id'])['status'])
+
+        self.set_memory_reserved_on_compute_2(kept)
+        # The start's retry, after its backoff, builds the server there.
+        self.run_engine(at=start + datetime.timedelta(minutes=1))
+        mine = self._wait_for_state_change(answer, 'ACTIVE')
+        self.assertEqual('compute-2',
+                         self.admin_api.get_server(mine['id'])[HOST_KEY])
+        self.assertEqual('ACTIVE', self.lease_of(answer)['status'])
