@@ -80,6 +80,9 @@ def parse_args(argv=None):
     parser.add_argument('--profiles', nargs='+', default=list(PROFILES),
                         choices=list(PROFILES))
     parser.add_argument('--engines', type=int, nargs='+', default=[1, 2])
+    parser.add_argument('--workers', type=int, default=None,
+                        help='[reservation] engine_workers of the engines '
+                             '(default: the option\'s default)')
     parser.add_argument('--hosts', type=int, default=16,
                         help='fake compute hosts of the sandbox')
     parser.add_argument('--lead', type=float,
@@ -209,7 +212,8 @@ def burst_run(layout, args, case, proxy):
     """
     cloud = burst.Cloud(layout)
     burst.prepare(cloud)
-    engines = burst.Engines(layout, proxy, case['engines'])
+    engines = burst.Engines(layout, proxy, case['engines'],
+                            workers=case['workers'])
     began = time.monotonic()
     try:
         t0, leases, failures, before = book_and_wait(layout, args, case,
@@ -292,7 +296,8 @@ def main(argv=None):
         for profile in args.profiles:
             for n in args.n:
                 case = {'bench': 'burst', 'n': n, 'profile': profile,
-                        'engines': engines, 'hosts': args.hosts,
+                        'engines': engines, 'workers': args.workers,
+                        'hosts': args.hosts,
                         'db': args.db_url.split(':')[0].split('+')[0],
                         'python':
                         platform.python_version(),

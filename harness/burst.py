@@ -282,12 +282,18 @@ class Engines:
     points ``[reservation_client] auth_url`` at the proxy's Keystone.
     """
 
-    def __init__(self, layout, proxy, count):
-        """Write the engines' extra config file; start them."""
+    def __init__(self, layout, proxy, count, workers=None):
+        """Write the engines' extra config file; start them.
+
+        :param workers: their ``[reservation] engine_workers``, if given.
+        """
         path = layout.path('burst-engine.conf')
         with open(path, 'w') as conf:
             conf.write('[reservation_client]\nauth_url = %s/v3\n'
                        % proxy.service_url('keystone'))
+            if workers is not None:
+                conf.write('[reservation]\nengine_workers = %d\n'
+                           % workers)
         argv = [harness_sandbox.executable('reservation-engine'),
                 '--config-file', layout.path('nova.conf'),
                 '--config-file', path]
