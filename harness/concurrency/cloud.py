@@ -67,6 +67,7 @@ def connect(layout, clients, workers):
         project = admin.projects.create(name='%s-%02d' % (USER, index),
                                         domain=config.DOMAIN_ID)
         admin.roles.grant(role, user=user, project=project)
+        lift_quotas(session, project.id)
         credentials.append((project.id, _token(layout, user.id, password,
                                                project.id)))
     endpoints = {service_type: url for service_type, (_name, url)
@@ -77,6 +78,21 @@ def connect(layout, clients, workers):
                  compute=endpoints['compute'], volume=endpoints['volumev3'],
                  image=config.IMAGE_ID, credentials=credentials,
                  flavors=flavors)
+
+
+def lift_quotas(session, project_id):
+    """Lift a project's Nova and Cinder quotas, as ``openstack quota set``.
+
+    The clients race for capacity, not for quota: Nova's and Cinder's
+    quotas over a lease's window would otherwise refuse most of their
+    requests with a 403.
+    """
+    for service_type, quota_set in (
+            ('compute', {'instances': -1, 'cores': -1, 'ram': -1}),
+            ('volumev3', {'volumes': -1, 'gigabytes': -1})):
+        session.put('/os-quota-sets/%s' % project_id,
+                    json={'quota_set': quota_set},
+                    endpoint_filter={'service_type': service_type})
 
 
 def _token(layout, user_id, password, project_id):

@@ -32,6 +32,8 @@ import signal
 import sys
 import threading
 
+from nova import config as nova_config
+from nova import objects
 from oslo_log import log as logging
 from paste import deploy
 
@@ -43,7 +45,12 @@ PIPELINE = 'reservation_api'
 
 
 def load_app():
-    """The lease API pipeline of nova-api's api-paste.ini."""
+    """The lease API pipeline of nova-api's api-paste.ini.
+
+    Nova's objects are registered first, as nova-api does when it
+    starts: the lease API reads Nova's quotas and counts through them.
+    """
+    objects.register_all()
     return deploy.loadapp('config:' + config.api_paste_path(), name=PIPELINE)
 
 
@@ -58,8 +65,9 @@ def main(argv=None):
     ready = os.fdopen(os.dup(sys.stdout.fileno()), 'w')
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     conf = conf_mod.CONF
-    logging.register_options(conf)
-    conf(['--config-file', args.config_file], project='reservation-ext')
+    # As nova-api: Nova's options and databases too (no RPC is needed).
+    nova_config.parse_args([args.name, '--config-file', args.config_file],
+                           init_rpc=False)
     logging.setup(conf, args.name)
     server = wsgi_server.Server(args.name, load_app(), args.fd)
     stop = threading.Event()
