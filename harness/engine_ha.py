@@ -124,7 +124,9 @@ def run(layout, settings):
 def _figures(layout, settings, workload, engines, sampler, baseline,
              kill_log, statuses, seconds):
     lease_ids = {lc['lease_id'] for lc in workload.lifecycles}
-    bound = settings.claim_timeout + settings.poll_interval
+    # The sampler sees an event's state every SAMPLE_INTERVAL: the idle
+    # stretches it measures are that much coarser.
+    bound = settings.claim_timeout + settings.poll_interval + SAMPLE_INTERVAL
     lateness = sampler.lateness(lease_ids)
     stuck = sampler.stuck(bound, lease_ids)
     outcomes = {lease_id: workload.lease_status(lease_id)
@@ -285,7 +287,8 @@ class EventSampler:
     - ``stuck()``: the longest stretch in which it was due and nobody's
       (not yet claimed, or its claim expired) while an engine was idle (a
       started engine holding no live claim): what the engines' protocol
-      must keep within ``event_claim_timeout + event_poll_interval``. An
+      must keep within ``event_claim_timeout + event_poll_interval``
+      (plus the sampler's own :data:`SAMPLE_INTERVAL`). An
       engine reclaiming preemptible capacity, running plugins' pending
       work or starved of CPU holds no claim either, so the measure errs
       towards stuck.
