@@ -103,6 +103,13 @@ def run_together(target, argses, timeout=60):
         thread.join(timeout)
 
 
+def kill_if_running(process):
+    """Kill a child process if it still runs, and reap it."""
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
 def bound_details(test):
     """Have ``test`` report at most DETAIL_LIMIT bytes of each detail.
 

@@ -111,14 +111,8 @@ class _ProcessesMixin(_MultiEngineMixin):
         process = subprocess.Popen(
             [ENGINE_SCRIPT, '--config-file', config_file],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.addCleanup(self._kill, process)
+        self.addCleanup(base.kill_if_running, process)
         return process
-
-    @staticmethod
-    def _kill(process):
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
     def test_processes_run_each_action_once(self):
         leases = _create_due_leases(LEASES)

@@ -80,15 +80,8 @@ class EngineServiceTest(base.TestCase):
                  '--config-file', self.config_file],
                 stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT)
-        self.addCleanup(self._kill, process)
+        self.addCleanup(base.kill_if_running, process)
         return process
-
-    @staticmethod
-    def _kill(process):
-        """Kill the process if it still runs."""
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
     def log(self):
         """Return what the engine wrote so far."""
