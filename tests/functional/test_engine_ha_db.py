@@ -136,7 +136,7 @@ class _DatabaseOutageMixin:
             process = subprocess.Popen(
                 [multi.ENGINE_SCRIPT, '--config-file', self.config_file],
                 stdout=log, stderr=subprocess.STDOUT)
-        self.addCleanup(multi._ProcessesMixin._kill, process)
+        self.addCleanup(base.kill_if_running, process)
         return process
 
     def failures_logged(self):
