@@ -404,6 +404,12 @@ class Event(TimestampMixin, Base):
     # Earliest time of the next attempt after a failure (backoff).
     retry_at = sa.Column(DateTime, nullable=True)
     message = sa.Column(sa.Text, nullable=True)
+    # An event whose actions are issued and that waits for their results
+    # (JSON, see reservation_ext.clients.deferral): it holds no worker
+    # and no claim expiry meanwhile, only its claim's token.
+    waits = sa.Column(sa.Text, nullable=True)
+    waits_since = sa.Column(DateTime, nullable=True)
+    wait_deadline = sa.Column(DateTime, nullable=True)
 
 
 class PoolState(Base):

@@ -25,7 +25,9 @@ Each client speaks to one service, as the reservation service user of
   clients: the service user's, or the in-process ones of nova-api and
   cinder-api;
 * :mod:`.polling` waits until another service has done what it was
-  asked.
+  asked;
+* :mod:`.deferral` lets an engine's event record such a wait, rather
+  than sit through it.
 
 Every call is idempotent so that an engine may repeat an action another
 left half done.

@@ -43,6 +43,7 @@ and a token endpoint plugin does not fall back to the catalog's URL, so
 that proxy fails where the adapter's requests work.
 """
 
+from reservation_ext.clients import deferral
 from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
@@ -52,6 +53,8 @@ END_ACTION = 'os-reservation-end'
 SIZE_ACTION = 'os-reservation-size'
 # Statuses a volume goes through until its backend volume exists.
 STARTING = ('reserved', 'creating')
+# A volume's status while Cinder uploads it to an image.
+UPLOADING = ('uploading',)
 
 
 class CinderClient:
@@ -81,7 +84,9 @@ class CinderClient:
 
         polling.wait_for(lambda: self._volume(volume_id)['status'],
                          available, timeout, interval,
-                         self._late(volume_id, 'available'))
+                         self._late(volume_id, 'available'),
+                         deferral.Wait(deferral.VOLUME, volume_id,
+                                       pending=STARTING))
 
     def set_reserved_size(self, volume_id, lease_id, size):
         """Give a volume that waits for ``lease_id`` another size (GB)."""
@@ -100,11 +105,13 @@ class CinderClient:
         polling.wait_for(
             lambda: self._action(volume_id, END_ACTION, body, ok=(404,)),
             lambda answer: not answer or answer['deleting'], timeout,
-            interval, self._late(volume_id, 'uploaded'))
+            interval, self._late(volume_id, 'uploaded'),
+            deferral.Wait(deferral.VOLUME, volume_id, pending=UPLOADING))
         polling.wait_for(
             lambda: self._call('GET', '/volumes/%s' % volume_id, ok=(404,)),
             lambda volume: not volume, timeout, interval,
-            self._late(volume_id, 'deleted'))
+            self._late(volume_id, 'deleted'),
+            deferral.Wait(deferral.VOLUME, volume_id))
 
     def quota_set(self, project_id):
         """Return Cinder's quota set of a project, with its usage.
@@ -115,6 +122,11 @@ class CinderClient:
         """
         return self._call('GET', '/os-quota-sets/%s?usage=True'
                           % project_id)['quota_set']
+
+    def volume_status(self, volume_id):
+        """Return the volume's status, or None if it is gone."""
+        found = self.find_volume(volume_id)
+        return found and found['status']
 
     def find_volume(self, volume_id):
         """Return the volume's view, or None if Cinder has none."""

@@ -47,6 +47,7 @@ import time
 from openstack.compute.v2 import server as sdk_server
 from openstack import exceptions as sdk_exc
 
+from reservation_ext.clients import deferral
 from reservation_ext.clients import image as image_client
 from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
@@ -218,6 +219,9 @@ class NovaClient:
         for server_id in server_ids:
             self._sdk('DELETE /servers/%s' % server_id,
                       self._compute.delete_server, server_id)
+        if deferral.active():
+            self._defer_deletes(server_ids, timeout)
+            return
         deadline = time.monotonic() + timeout
         for number, server_id in enumerate(server_ids):
             # Each server is looked at once at least, even when the ones
@@ -232,6 +236,37 @@ class NovaClient:
                 raise exceptions.PluginError(
                     'Servers %s were not deleted within %d s.' % (
                         ', '.join(server_ids[number:]), timeout))
+
+    def _defer_deletes(self, server_ids, timeout):
+        """Raise :class:`.deferral.Waiting` for the servers not gone yet."""
+        left = [server for server in map(self._server, server_ids)
+                if server is not None]
+        if left:
+            raise deferral.Waiting([
+                deferral.Wait(deferral.SERVER, server.id,
+                              since=server.updated_at)
+                for server in left], timeout)
+
+    def changed_servers(self, since):
+        """Return ``{id: status}`` of the servers changed since ``since``.
+
+        Of every project, deleted ones included (``DELETED``): Nova lists
+        those too when asked for changes. ``since`` is by Nova's clock
+        (a server's ``updated``), at or after which a change is listed.
+        """
+        servers = self._sdk('GET /servers/detail?changes-since', lambda: list(
+            self._compute.servers(details=True, all_projects=True,
+                                  changes_since=since)))
+        return {server.id: server.status for server in servers}
+
+    def server_status(self, server_id):
+        """Return the server's status, or None if it is gone."""
+        server = self._server(server_id)
+        return server and server.status
+
+    def image_status(self, image_id):
+        """Return the status of an image (a snapshot), None if it is gone."""
+        return self._images.status(image_id)
 
     def start_server(self, server_id, lease_id, timeout=600, interval=1):
         """Build a server reserved for ``lease_id``; wait until ACTIVE."""
@@ -362,6 +397,9 @@ class NovaClient:
 
         :raises PluginError: it went to ERROR, or time is up.
         """
+        if deferral.active():
+            self._defer_server(server_id, (status,), timeout)
+            return
         server = sdk_server.Server.new(id=server_id)
         try:
             self._sdk('GET /servers/%s' % server_id,
@@ -374,12 +412,32 @@ class NovaClient:
             raise exceptions.PluginError(_late(server_id, (status,),
                                                timeout, server.status))
 
+    def _defer_server(self, server_id, statuses, timeout):
+        """Look at the server once: wait (deferred) unless in ``statuses``.
+
+        :raises PluginError: it is in ERROR or gone.
+        """
+        server = self._server(server_id)
+        if server is None:
+            raise exceptions.PluginError('Server %s is gone.' % server_id)
+        if server.status == 'ERROR':
+            raise exceptions.PluginError('Server %s went to ERROR: %s' % (
+                server_id, (server.fault or {}).get('message')))
+        if server.status not in statuses:
+            raise deferral.Waiting([deferral.Wait(
+                deferral.SERVER, server_id, until=statuses + ('ERROR',),
+                since=server.updated_at)], timeout)
+
     def _wait_for_shelved(self, server_id, timeout, interval):
         """Wait until the server is SHELVED or SHELVED_OFFLOADED.
 
         openstacksdk's waits wait for one status: Nova offloads a server
         that it shelves at once when ``shelved_offload_time`` is 0.
         """
+        if deferral.active():
+            self._defer_server(server_id, SHELVED, timeout)
+            return
+
         def ready(server):
             if server['status'] == 'ERROR':
                 raise exceptions.PluginError(

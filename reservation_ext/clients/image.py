@@ -26,6 +26,7 @@ are retried. Finding images by ``instance_uuid`` (an image property) is
 not among openstacksdk's image queries either.
 """
 
+from reservation_ext.clients import deferral
 from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
@@ -62,7 +63,14 @@ class ImageClient:
 
         polling.wait_for(
             lambda: self._call('GET', '/v2/images/%s' % image_id)['status'],
-            active, timeout, interval, not_active)
+            active, timeout, interval, not_active,
+            deferral.Wait(deferral.IMAGE, image_id,
+                          until=('active',) + FAILED))
+
+    def status(self, image_id):
+        """Return the image's status, or None if it is gone."""
+        found = self._call('GET', '/v2/images/%s' % image_id, ok=(404,))
+        return found and found['status']
 
     def _call(self, method, path, **kwargs):
         return service_user.call(self._adapter, 'The image API', method,

@@ -22,10 +22,11 @@ import time
 
 import tenacity
 
+from reservation_ext.clients import deferral
 from reservation_ext import exceptions
 
 
-def wait_for(fetch, done, timeout, interval, late):
+def wait_for(fetch, done, timeout, interval, late, wait=None):
     """Call ``fetch()`` until ``done(value)`` holds; return that value.
 
     ``fetch`` runs at once, then every ``interval`` seconds; ``done`` may
@@ -34,7 +35,15 @@ def wait_for(fetch, done, timeout, interval, late):
 
     :param late: ``late(value)`` of the last value fetched: the reason
         of the PluginError raised when ``timeout`` seconds passed.
+    :param wait: the :class:`.deferral.Wait` that this wait is, for a
+        block that defers its waits: there ``fetch`` runs once, and
+        :class:`.deferral.Waiting` is raised unless ``done(value)``.
     """
+    if wait is not None and deferral.active():
+        value = fetch()
+        if done(value):
+            return value
+        raise deferral.Waiting([wait], timeout)
     # A timeout, not a timestamp: the monotonic clock, not the lease
     # clock. The last fetch is the first one after the timeout.
     deadline = time.monotonic() + timeout

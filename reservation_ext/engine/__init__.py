@@ -20,6 +20,8 @@
 * :mod:`.workers` is the bounded pool of threads the events run on.
 * :mod:`.claims` renews the claims of the events under way, so that none
   expires while its action runs.
+* :mod:`.waiting` looks at the events that wait for their actions'
+  results, and gives them back to run again once the waits are over.
 * :mod:`.reclaim` stops preemptible servers in the way of bookings, in
   time for them.
 * :mod:`.host_monitor` finds failed reservable hosts and heals the

@@ -39,7 +39,9 @@ committed.
 """
 
 import collections
+import contextlib
 import datetime
+import functools
 import uuid
 
 from oslo_log import log as logging
@@ -47,6 +49,7 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import tables
+from reservation_ext.clients import deferral
 from reservation_ext.leases import notifications
 from reservation_ext.leases import views
 from reservation_ext import states
@@ -85,8 +88,10 @@ CHECKPOINTS = (CLAIMED, PLUGIN_ACTION, RECORDING)
 Claimed = collections.namedtuple('Claimed', 'token event lease reservations')
 
 # The outcome of one event: ``reason`` is None on success; ``notices``
-# the further lease events that the plugins said it began.
-_Outcome = collections.namedtuple('_Outcome', 'reason final notices')
+# the further lease events that the plugins said it began; ``waiting``
+# the :class:`.deferral.Waiting` of actions that wait for their results.
+_Outcome = collections.namedtuple('_Outcome', 'reason final notices waiting',
+                                  defaults=(None,))
 
 
 def _no_checkpoint(point, event):
@@ -181,10 +186,13 @@ class EventRunner:
             session, self.plugins, lease_ids))
         return leases, reservations
 
-    def act(self, ctx, claimed):
+    def act(self, ctx, claimed, defer=False):
         """Run the plugins' actions of a claimed event; return its outcome.
 
         The outcome is for :meth:`record`; what the plugins raise is in it.
+        With ``defer``, the actions' waits are deferred
+        (:mod:`.deferral`): every reservation's action is issued, and the
+        outcome says what they wait for, if anything.
         """
         self.checkpoint(CLAIMED, claimed.event)
         event, lease = claimed.event, claimed.lease
@@ -192,26 +200,35 @@ class EventRunner:
         if step.lease_during and lease['status'] != step.lease_during:
             return _Outcome('lease %s is %s, cannot run %s' % (
                 lease['id'], lease['status'], event['event_type']), True, ())
+        # A run after a wait (its waits kept) goes on where it was.
+        resumed = bool(event['waits'])
         if event['event_type'] == EventType.END_LEASE and \
-                not event['attempts']:
+                not event['attempts'] and not resumed:
             # Once per end, before the plugins act, as Blazar; a retry
             # does not tell the filters again.
             self.enforcement.on_end(ctx, lease, claimed.reservations)
-        notices = []
         try:
-            if event['event_type'] == EventType.START_LEASE:
+            if event['event_type'] == EventType.START_LEASE and not resumed:
                 # A lease made to start now had no lead time.
                 self.reclaimer.reclaim_lease(ctx, lease['id'])
-            for reservation in claimed.reservations:
-                plugin = views.plugin_for(self.plugins,
-                                          reservation['resource_type'])
-                self.checkpoint(PLUGIN_ACTION, event)
-                notices += getattr(plugin, step.action)(
-                    ctx, lease, reservation) or ()
+            with deferral.deferring() if defer else contextlib.nullcontext():
+                notices = deferral.gather(
+                    functools.partial(self._act_on, ctx, claimed, reservation)
+                    for reservation in claimed.reservations)
+        except deferral.Waiting as waiting:
+            return _Outcome(None, False, (), waiting)
         except Exception as e:
             return self._failed(event, '%s: %s' % (
                 step.action, str(e) or type(e).__name__))
-        return _Outcome(None, False, sorted(set(notices)))
+        return _Outcome(None, False, sorted(
+            {notice for some in notices for notice in some or ()}))
+
+    def _act_on(self, ctx, claimed, reservation):
+        """Run the event's plugin action on one reservation of its lease."""
+        step = _STEPS[claimed.event['event_type']]
+        plugin = views.plugin_for(self.plugins, reservation['resource_type'])
+        self.checkpoint(PLUGIN_ACTION, claimed.event)
+        return getattr(plugin, step.action)(ctx, claimed.lease, reservation)
 
     def _failed(self, event, reason):
         """Log a failed attempt; return its outcome (final or not)."""
@@ -238,9 +255,30 @@ class EventRunner:
         the claim's token.
         """
         with db_api.writer(ctx, self.clock) as session:
+            if outcome.waiting is not None:
+                return self._record_waiting(session, claimed, outcome)
             if outcome.reason is None:
                 return self._record_done(session, claimed, outcome)
             return self._record_failure(session, claimed, outcome)
+
+    def _record_waiting(self, session, claimed, outcome):
+        """Record what the event waits for; it keeps its claim's token."""
+        now = self.clock.now()
+        waiting = outcome.waiting
+        if not store_leases.wait_event(
+                session, claimed.event['id'], claimed.token,
+                deferral.dump(waiting.waits), now,
+                now + datetime.timedelta(seconds=waiting.timeout)):
+            self._log_lost(claimed.event)
+        return []
+
+    def fail_waiting(self, ctx, event, reason):
+        """Record a failed attempt of an event that waits (its time is up).
+
+        :param event: the event's row, claimed with its ``claimed_by``
+        """
+        claimed = Claimed(event['claimed_by'], event, None, None)
+        self.record(ctx, claimed, self._failed(event, reason))
 
     def _record_done(self, session, claimed, outcome):
         """Record a success: the event DONE, its lease and reservations on."""

@@ -24,6 +24,13 @@ the claim every third of ``event_claim_timeout``, so that no claim
 expires under a running action and no other engine takes the event over
 while it runs.
 
+A wait for the result of an action (a server ACTIVE or gone, a snapshot
+active, a volume available or deleted) holds no worker: the worker
+records what the event waits for and is free; every poll, before its
+claim, an engine reads the statuses of what the waiting events wait
+for and gives back those whose waits are over, to be claimed and run
+again at once (:mod:`.waiting`).
+
 The order that matters is kept by the claim: a lease's events run one
 after another, and a start waits for the ends, due at or before it, of
 the other leases on its hosts, while they run or are not tried yet
@@ -70,6 +77,7 @@ from reservation_ext.engine import events
 from reservation_ext.engine import host_monitor
 from reservation_ext.engine import power_manager
 from reservation_ext.engine import reclaim
+from reservation_ext.engine import waiting
 from reservation_ext.engine import workers
 from reservation_ext.power import drivers
 
@@ -148,6 +156,10 @@ class Engine:
             conf, clock, plugins, notifier, self.engine_id,
             enforcement or enforcer.disabled(conf), self.reclaimer,
             checkpoint)
+        self.waits = waiting.WaitWatcher(
+            clock, self.events,
+            waiting.ResourceStatuses(_clients(conf, plugins)),
+            self.engine_id)
         self.claims = claims.ClaimKeeper(conf, clock, self.engine_id)
         self.workers = workers.Workers(self.conf.engine_workers,
                                        'engine-%s' % self.engine_id)
@@ -182,6 +194,7 @@ class Engine:
         Return whether there is more to do at once.
         """
         ctx = context.get_admin_context()
+        self._end_waits(ctx)
         limit = min(self.workers.free(), self.conf.event_batch_size)
         try:
             claimed = self.events.claim(ctx, limit)
@@ -192,11 +205,20 @@ class Engine:
                           self.engine_id)
             return False
         for one in claimed:
-            self.workers.submit(self._run_claimed, one)
+            self.workers.submit(self._run_claimed, one, True)
         self._polled(ctx)
         done = self._run_periodic(ctx)
         # A full claim may have left due events behind.
         return done > 0 or (limit > 0 and len(claimed) == limit)
+
+    def _end_waits(self, ctx):
+        """Fail the late waits, give back those that are over (logged)."""
+        try:
+            self.waits.run(ctx)
+        except Exception:
+            # Nova or the DB failed: the next poll reads them again.
+            LOG.exception('Engine %s failed to look at the waiting events',
+                          self.engine_id)
 
     def _polled(self, ctx):
         """Tell ``on_poll`` that the DB answered this poll."""
@@ -208,7 +230,7 @@ class Engine:
             # The hook is the service's; the events go on without it.
             LOG.exception('Engine %s: on_poll failed', self.engine_id)
 
-    def run_once(self):
+    def run_once(self, defer_waits=False):
         """Claim up to ``event_batch_size`` due events and run them.
 
         One after another in this thread, in the order of the claim (at
@@ -218,23 +240,32 @@ class Engine:
         pending work. Return how many events were run (successfully or
         not) plus how many hosts were reclaimed and pieces of pending work
         were finished. Raises what the DB raises.
+
+        An action waits for its results in this thread, unless
+        ``defer_waits``: then, as in :meth:`run`, the event is recorded as
+        waiting, and a later call, which first looks at the waiting
+        events, runs it again once its waits are over (their count is
+        added).
         """
         ctx = context.get_admin_context()
+        ended = self.waits.run(ctx) if defer_waits else 0
         claimed = self.events.claim(ctx, self.conf.event_batch_size)
         for one in claimed:
-            self._run_held(ctx, one)
-        return len(claimed) + self._run_periodic(ctx)
+            self._run_held(ctx, one, defer_waits)
+        return ended + len(claimed) + self._run_periodic(ctx)
 
-    def _run_held(self, ctx, claimed):
+    def _run_held(self, ctx, claimed, defer_waits):
         """Run a claimed event, its claim renewed until it is recorded."""
         with self.claims.holding(claimed.event['id'], claimed.token):
-            self.events.record(ctx, claimed, self.events.act(ctx, claimed))
+            self.events.record(ctx, claimed, self.events.act(
+                ctx, claimed, defer_waits))
 
-    def _run_claimed(self, claimed):
+    def _run_claimed(self, claimed, defer_waits):
         """Run a claimed event in a worker; log what it raises."""
         try:
             # A context of its own: a context carries its transactions.
-            self._run_held(context.get_admin_context(), claimed)
+            self._run_held(context.get_admin_context(), claimed,
+                           defer_waits)
         except Exception:
             # Recording failed (the DB is out of reach): the claim expires
             # and the event runs again (plugin actions are idempotent).

@@ -33,6 +33,7 @@ their checks. A write conditioned on a status (or a claim token) is how
 two writers racing for a row learn which one changed it.
 """
 
+import datetime
 import uuid
 
 import sqlalchemy as sa
@@ -341,7 +342,7 @@ def finish_events(session, event_ids, token):
         session, LEASE_EVENTS.update()
         .where(LEASE_EVENTS.c.id.in_(event_ids), _claimed_with(token))
         .values(status=EventStatus.DONE, claim_expires_at=None,
-                retry_at=None, message=None),
+                retry_at=None, message=None, **_NO_WAITS),
         LEASE_EVENTS.c.id).scalars())
 
 
@@ -363,13 +364,15 @@ def renew_claims(session, claims, expires):
         session, LEASE_EVENTS.update()
         .where(LEASE_EVENTS.c.id.in_(list(claims)),
                LEASE_EVENTS.c.claimed_by.in_(set(claims.values())),
-               LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS)
+               LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS,
+               LEASE_EVENTS.c.wait_deadline.is_(None))
         .values(claim_expires_at=expires),
         LEASE_EVENTS.c.id).scalars())
     rest = set(claims) - renewed
     if not rest:
         return set()
-    # A recorded event keeps its token, or none once given back to retry.
+    # A recorded event keeps its token (one that waits too), or none once
+    # given back to retry.
     return {row.id for row in session.execute(
         sa.select(LEASE_EVENTS.c.id, LEASE_EVENTS.c.claimed_by)
         .where(LEASE_EVENTS.c.id.in_(rest)))
@@ -383,7 +386,7 @@ def retry_event(session, event_id, token, attempts, retry_at, message):
         .where(LEASE_EVENTS.c.id == event_id, _claimed_with(token))
         .values(status=EventStatus.UNDONE, attempts=attempts,
                 retry_at=retry_at, message=message, claimed_by=None,
-                claim_expires_at=None))
+                claim_expires_at=None, **_NO_WAITS))
 
 
 def fail_event(session, event_id, token, attempts, message):
@@ -392,7 +395,60 @@ def fail_event(session, event_id, token, attempts, message):
         LEASE_EVENTS.update()
         .where(LEASE_EVENTS.c.id == event_id, _claimed_with(token))
         .values(status=EventStatus.ERROR, attempts=attempts,
-                message=message, claim_expires_at=None)).rowcount)
+                message=message, claim_expires_at=None,
+                **_NO_WAITS)).rowcount)
+
+
+def wait_event(session, event_id, token, waits, since, deadline):
+    """Record that an event claimed with ``token`` waits; return if it was.
+
+    It stays claimed with ``token``, with no claim expiry: no engine
+    renews or takes over its claim while it waits (see
+    :func:`resume_events`).
+
+    :param waits: what it waits for, as JSON text
+    :param since: when the wait began
+    :param deadline: when the wait becomes a failed attempt
+    """
+    return bool(session.execute(
+        LEASE_EVENTS.update()
+        .where(LEASE_EVENTS.c.id == event_id, _claimed_with(token))
+        .values(claim_expires_at=None, waits=waits, waits_since=since,
+                wait_deadline=deadline)).rowcount)
+
+
+def waiting_events():
+    """Return the SELECT of the events that wait, oldest wait first."""
+    return (sa.select(LEASE_EVENTS)
+            .where(LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS,
+                   LEASE_EVENTS.c.wait_deadline.is_not(None))
+            .order_by(LEASE_EVENTS.c.waits_since))
+
+
+def resume_events(session, events, now):
+    """Give the waiting events back to run again; return their ids.
+
+    Their claims become expired ones (a second before ``now``), which the
+    next claim takes (see :func:`_due`); they keep their waits, so that
+    their run knows that it follows a wait.
+
+    :param events: ``{event id: the claim token it waits with}``
+    """
+    if not events:
+        return set()
+    return set(db_api.update_returning(
+        session, LEASE_EVENTS.update()
+        .where(LEASE_EVENTS.c.id.in_(list(events)),
+               LEASE_EVENTS.c.claimed_by.in_(set(events.values())),
+               LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS,
+               LEASE_EVENTS.c.wait_deadline.is_not(None))
+        .values(claim_expires_at=now - datetime.timedelta(seconds=1),
+                wait_deadline=None),
+        LEASE_EVENTS.c.id).scalars())
+
+
+# What recording an event's outcome clears: it waits no more.
+_NO_WAITS = {'waits': None, 'waits_since': None, 'wait_deadline': None}
 
 
 def _claimed_with(token):
@@ -414,8 +470,9 @@ def _rank(events):
 def _due(now):
     """Return SQL conditions of due events, each served by the status index.
 
-    First the claims of engines that died or hang, then the events whose
-    time (and retry time) has come.
+    First the claims of engines that died or hang, and those of waits
+    that are over (:func:`resume_events`), then the events whose time
+    (and retry time) has come. An event that waits has no claim expiry.
     """
     return (
         sa.and_(LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS,

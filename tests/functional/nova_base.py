@@ -33,13 +33,16 @@ import requests
 from sqlalchemy import exc as sqla_exc
 from wsgi_intercept import interceptor
 
+from db import api as db_api
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
+from reservation_ext import context as context_mod
 from reservation_ext.engine import runner
 from reservation_ext.leases import notifications
 from reservation_ext import plugins as plugins_mod
 from reservation_ext import policy
 from reservation_ext.sandbox import image_api
+from reservation_ext.store import leases as store_leases
 from tests import base as test_base
 from tests import fixtures
 from tests import nova_auth
@@ -55,6 +58,8 @@ API_PASTE = os.path.join(TOP, 'etc', 'nova', 'api-paste.ini')
 # OSAPIFixture serves Nova at this wsgi-intercept address.
 NOVA_URL = 'http://%s:80' % uuidsentinel.osapi_host
 IMAGE_URL = 'http://%s:80' % uuidsentinel.image_host
+# Seconds an engine run waits for Nova at most: a hang guard.
+ENGINE_WAIT = 120
 # The fake compute hosts and their drivers (vcpus, memory_mb, local_gb):
 # SmallFakeDriver 2/8192/1028, MediumFakeDriver 10/8192/1028,
 # FakeDriver 1000/800000/600000.
@@ -140,6 +145,11 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     def run_engine(self, at, clients=None):
         """Run the due events as of ``at`` (UTC) with a real engine.
 
+        As the service does, an action's wait for Nova (a server ACTIVE
+        or gone) is recorded, not sat through, and the event runs again
+        once Nova lists the server as changed; this returns when no
+        event is due or waits.
+
         :param clients: the plugins' clients (by default the service
             user's).
         """
@@ -148,8 +158,9 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             conf_mod.CONF, clock, plugins_mod.load_plugins(
                 conf_mod.CONF, clock, clients),
             notifications.get_notifier(conf_mod.CONF))
-        while engine.run_once():
-            pass
+        test_base.wait_until(
+            lambda: not engine.run_once(defer_waits=True) and
+            not any_event_waits(), 'the events that wait', ENGINE_WAIT)
 
     def boot(self, project=OWNER, hints=None, expect_state='ACTIVE'):
         """Boot a server as ``project``; return it in ``expect_state``."""
@@ -192,3 +203,11 @@ class GpuHostsTestCase(NovaTestCase):
         self.add_reservable_host('compute-1', gpu='false')
         self.add_reservable_host('compute-2', gpu='true')
         self.add_reservable_host('compute-3', gpu='true')
+
+
+def any_event_waits():
+    """Return whether an event of the leases DB waits for its results."""
+    with db_api.context_manager.reader.using(
+            context_mod.get_admin_context()) as session:
+        return session.execute(
+            store_leases.waiting_events().limit(1)).first() is not None

@@ -1,0 +1,149 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The events that wait: looked at every poll, run again when they may.
+
+An event whose actions issued their work and wait for its result (a
+server ACTIVE, shelved or gone, a snapshot active, a volume available
+or deleted: :mod:`reservation_ext.clients.deferral`) is recorded as
+waiting. It keeps its claim's token but has no claim expiry, so it holds
+neither a worker nor a renewal, and any engine may finish it. Each poll
+of an engine (:class:`WaitWatcher`):
+
+1. reads the waiting events, oldest wait first;
+2. records a failed attempt of those whose deadline passed (a retry
+   later, or the lease in ERROR once the attempts are spent, as any
+   failure);
+3. reads the statuses of what the others wait for: the servers changed
+   since the oldest change seen by their actions in one Nova list (of
+   every project, deleted ones included), snapshots and volumes one by
+   one;
+4. gives back those whose waits are all over, in one transaction: their
+   claims become expired ones, which the next claim takes at once. Their
+   run issues nothing that is done already (the actions are idempotent)
+   and finds the results, then goes on or finishes.
+"""
+
+from oslo_log import log as logging
+
+from db import api as db_api
+from reservation_ext.clients import deferral
+from reservation_ext.store import leases as store_leases
+
+LOG = logging.getLogger(__name__)
+
+# Nova's status of a deleted server, in a list of changes.
+DELETED = 'DELETED'
+
+
+class ResourceStatuses:
+    """Reads the statuses of what waits wait for, through the clients.
+
+    :param clients: the plugins' :class:`~reservation_ext.clients.
+        plugin_clients.PluginClients`
+    """
+
+    def __init__(self, clients):
+        self.clients = clients
+
+    def read(self, waits):
+        """Return ``{(kind, id): status}`` of the resources of ``waits``.
+
+        None for a resource that is gone. A server that Nova did not list
+        as changed since its wait's ``since`` has no entry: it did not
+        move.
+        """
+        found = {}
+        servers = {w.resource_id: w.since for w in waits
+                   if w.kind == deferral.SERVER and w.since}
+        if servers:
+            # Nova's own timestamps: no clock of ours is compared to them.
+            changed = self.clients.nova.changed_servers(
+                min(servers.values()))
+            found.update(((deferral.SERVER, server_id),
+                          None if status == DELETED else status)
+                         for server_id, status in changed.items()
+                         if server_id in servers)
+        read_one = {deferral.SERVER: self.clients.nova.server_status,
+                    deferral.IMAGE: self.clients.nova.image_status,
+                    deferral.VOLUME: self.clients.cinder.volume_status}
+        for wait in waits:
+            if wait.kind != deferral.SERVER or wait.resource_id not in servers:
+                found[wait.kind, wait.resource_id] = read_one[wait.kind](
+                    wait.resource_id)
+        return found
+
+
+class WaitWatcher:
+    """Ends the waits of waiting events (see the module).
+
+    :param clock: the source of "now" (:mod:`reservation_ext.clock`)
+    :param events: the engine's :class:`~.events.EventRunner`, which
+        records failed attempts
+    :param statuses: what reads the resources' statuses
+        (:class:`ResourceStatuses`)
+    :param engine_id: the engine's name, for the logs
+    """
+
+    def __init__(self, clock, events, statuses, engine_id):
+        self.clock = clock
+        self.events = events
+        self.statuses = statuses
+        self.engine_id = engine_id
+
+    def run(self, ctx):
+        """Fail the late waits, give back the ones that are over.
+
+        Return how many events were given back or failed.
+        """
+        with db_api.context_manager.reader.using(ctx) as session:
+            waiting = session.execute(
+                store_leases.waiting_events()).mappings().all()
+        if not waiting:
+            return 0
+        now = self.clock.now()
+        late = [e for e in waiting if e['wait_deadline'] <= now]
+        for event in late:
+            self.events.fail_waiting(ctx, event, _late(event))
+        on_time = [e for e in waiting if e['wait_deadline'] > now]
+        return len(late) + self._resume(ctx, on_time)
+
+    def _resume(self, ctx, waiting):
+        """Give back the events whose waits are all over; count them."""
+        if not waiting:
+            return 0
+        waits = {e['id']: deferral.load(e['waits']) for e in waiting}
+        statuses = self.statuses.read(
+            [w for some in waits.values() for w in some])
+        over = {e['id']: e['claimed_by'] for e in waiting
+                if all(_over(wait, statuses) for wait in waits[e['id']])}
+        if not over:
+            return 0
+        with db_api.writer(ctx, self.clock) as session:
+            resumed = store_leases.resume_events(session, over,
+                                                 self.clock.now())
+        LOG.debug('Engine %s: %d waiting events may go on', self.engine_id,
+                  len(resumed))
+        return len(resumed)
+
+
+def _over(wait, statuses):
+    """Return whether the statuses read end ``wait``."""
+    key = (wait.kind, wait.resource_id)
+    return key in statuses and wait.over(statuses[key])
+
+
+def _late(event):
+    """Return the reason of a failed attempt whose wait took too long."""
+    waited = (event['wait_deadline'] - event['waits_since']).total_seconds()
+    return 'waited %d s in vain for %s' % (waited, ', '.join(
+        map(repr, deferral.load(event['waits']))))
