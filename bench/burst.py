@@ -43,6 +43,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import threading
@@ -92,6 +93,9 @@ def parse_args(argv=None):
                         help='seconds after T0 at which a case stops')
     parser.add_argument('--db-url', default=PG_URL,
                         help='the leases DB server (a schema per case)')
+    parser.add_argument('--logs',
+                        help='a directory to copy each case\'s sandbox '
+                        'logs to (a folder per case)')
     parser.add_argument('--quick', action='store_true',
                         help='N = 20, clean, one engine')
     args = parser.parse_args(argv)
@@ -287,6 +291,11 @@ def run_case(args, case):
             return burst_run(layout, args, case, proxy)
         finally:
             proxy.stop()
+            if args.logs:
+                shutil.copytree(os.path.dirname(layout.log_path('x')),
+                                os.path.join(args.logs, '%(n)d-%(profile)s-'
+                                             '%(engines)d' % case),
+                                dirs_exist_ok=True)
 
 
 def main(argv=None):

@@ -73,14 +73,18 @@ class ResourceStatuses:
                           None if status == DELETED else status)
                          for server_id, status in changed.items()
                          if server_id in servers)
-        read_one = {deferral.SERVER: self.clients.nova.server_status,
-                    deferral.IMAGE: self.clients.nova.image_status,
-                    deferral.VOLUME: self.clients.cinder.volume_status}
         for wait in waits:
             if wait.kind != deferral.SERVER or wait.resource_id not in servers:
-                found[wait.kind, wait.resource_id] = read_one[wait.kind](
-                    wait.resource_id)
+                found[wait.kind, wait.resource_id] = self._read_one(wait)
         return found
+
+    def _read_one(self, wait):
+        """Return the status of the resource of one wait (None: gone)."""
+        if wait.kind == deferral.VOLUME:
+            return self.clients.cinder.volume_status(wait.resource_id)
+        if wait.kind == deferral.IMAGE:
+            return self.clients.nova.image_status(wait.resource_id)
+        return self.clients.nova.server_status(wait.resource_id)
 
 
 class WaitWatcher:
