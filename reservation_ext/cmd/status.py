@@ -25,9 +25,11 @@ where nova-api runs, with the new code installed, before restarting the
 services (doc/source/admin/upgrading.rst).
 
 ``engines`` lists the engines recorded in the leases DB, with their last
-successful poll; it exits 1 when one is stale (no successful poll for
-:data:`reservation_ext.store.engines.STALE_POLLS` poll intervals), so
-that a monitoring probe can run it.
+successful poll, then counts the lease events that run on an engine's
+worker and those that wait for their actions' results (with when the
+oldest wait began); it exits 1 when an engine is stale (no successful
+poll for :data:`reservation_ext.store.engines.STALE_POLLS` poll
+intervals), so that a monitoring probe can run it.
 """
 
 import sys
@@ -43,6 +45,7 @@ from reservation_ext.cmd import upgrade_checks
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.store import engines as store_engines
+from reservation_ext.store import leases as store_leases
 
 PROG = 'reservation-status'
 
@@ -68,6 +71,7 @@ def _show_engines(conf):
     with db_api.context_manager.reader.using(
             context.get_admin_context()) as session:
         rows = store_engines.list_engines(session)
+        under_way = store_leases.events_under_way(session)
     if not rows:
         print('No engine has recorded a poll.')
         return 1
@@ -83,7 +87,15 @@ def _show_engines(conf):
             row['last_poll_at'].isoformat(sep=' ')
             if row['last_poll_at'] else 'never',
             'stale' if row_stale else 'up'))
+    _show_events(*under_way)
     return 1 if stale else 0
+
+
+def _show_events(running, waiting, since):
+    """Print the count of events under way, and the oldest wait."""
+    print('\nEvents: %d running, %d waiting for their results%s' % (
+        running, waiting, ' (the oldest since %s UTC)' % since.isoformat(
+            sep=' ', timespec='seconds') if since else ''))
 
 
 def _add_parsers(checks):

@@ -425,6 +425,21 @@ def waiting_events():
             .order_by(LEASE_EVENTS.c.waits_since))
 
 
+def events_under_way(session):
+    """Count the events that run and those that wait; the oldest wait.
+
+    :returns: ``(running, waiting, since)``, ``since`` when the oldest
+        wait began (None without any).
+    """
+    waits = LEASE_EVENTS.c.wait_deadline.is_not(None)
+    row = session.execute(
+        sa.select(sa.func.count().filter(~waits),
+                  sa.func.count().filter(waits),
+                  sa.func.min(LEASE_EVENTS.c.waits_since))
+        .where(LEASE_EVENTS.c.status == EventStatus.IN_PROGRESS)).one()
+    return tuple(row)
+
+
 def resume_events(session, events, now):
     """Give the waiting events back to run again; return their ids.
 

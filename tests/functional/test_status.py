@@ -28,6 +28,7 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import migration
+from db import tables
 from reservation_ext import clock as clock_mod
 from reservation_ext.cmd import engine as engine_cmd
 from reservation_ext.cmd import status
@@ -234,10 +235,49 @@ class StatusCommandTest(_NovaConf):
                 store_engines.record_poll(connection, identity, last)
         result = _run('--config-file', self.write_conf(), 'engines')
         self.assertEqual(1, result.returncode, result.stderr)
-        lines = {line.split()[0]: line for line in result.stdout.splitlines()}
+        lines = {line.split()[0]: line for line in result.stdout.splitlines()
+                 if line}
         self.assertTrue(lines['host-fresh:1'].endswith(' up'))
         self.assertTrue(lines['host-dead:1'].endswith(' stale'))
         self.assertIn(now.isoformat(sep=' '), lines['host-fresh:1'])
+        self.assertEqual('Events: 0 running, 0 waiting for their results',
+                         result.stdout.splitlines()[-1])
+
+    def test_engines_counts_the_events_that_run_and_those_that_wait(self):
+        migration.upgrade(self.db_url)
+        now = clock_mod.SYSTEM.now().replace(microsecond=0)
+        self._engine_polled(now)
+        waits = [None, now - datetime.timedelta(minutes=5), now]
+        db = sa.create_engine(self.db_url)
+        self.addCleanup(db.dispose)
+        with db.begin() as connection:
+            for number, since in enumerate(waits):
+                lease_id = 'lease-%d' % number
+                connection.execute(sa.insert(tables.LEASES).values(
+                    id=lease_id, name=lease_id, project_id='p',
+                    start_date=now, end_date=now, status='STARTING',
+                    created_at=now))
+                connection.execute(sa.insert(tables.LEASE_EVENTS).values(
+                    id='event-%d' % number, lease_id=lease_id,
+                    event_type='start_lease', time=now, attempts=0,
+                    status='IN_PROGRESS', waits_since=since,
+                    wait_deadline=since and now, created_at=now))
+        result = _run('--config-file', self.write_conf(), 'engines')
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertEqual(
+            'Events: 1 running, 2 waiting for their results (the oldest '
+            'since %s UTC)' % waits[1].isoformat(sep=' '),
+            result.stdout.splitlines()[-1])
+
+    def _engine_polled(self, when):
+        """Record an engine that polled at ``when``."""
+        db = sa.create_engine(self.db_url)
+        self.addCleanup(db.dispose)
+        identity = {'engine_id': 'here:1', 'host': 'here', 'pid': 1,
+                    'version': '1.0'}
+        with db.begin() as connection:
+            store_engines.record_start(connection, identity, when)
+            store_engines.record_poll(connection, identity, when)
 
 
 class HeartbeatTest(base.TestCase):
