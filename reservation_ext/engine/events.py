@@ -24,13 +24,16 @@
    the leases to STARTING / TERMINATING. These writes, and those of step
    3, are made by :mod:`reservation_ext.store.leases`.
 2. Run one event's plugin actions, outside any transaction, while
-   :mod:`.claims` renews its claim.
+   :mod:`.claims` renews its claim; with their waits deferred
+   (:mod:`reservation_ext.clients.deferral`), every reservation's action
+   is issued and what they wait for is the outcome.
 3. Record its outcome in a short transaction of its own; every write is
    conditioned on the event still being claimed with our token, so an
    engine whose claim expired cannot overwrite the work of its
    successor. Then notify: ``lease.event.<type>`` when it is done,
    ``lease.event.<type>.error`` when it failed for the last time and put
-   its lease in ERROR.
+   its lease in ERROR. An event that waits is recorded as such, still
+   claimed but with no expiry, for :mod:`.waiting` to give back.
 
 :class:`EventRunner` calls its ``checkpoint`` at the points where dying
 matters: :data:`CLAIMED` once the claim is committed, :data:`PLUGIN_ACTION`
