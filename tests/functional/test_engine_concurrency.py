@@ -215,8 +215,7 @@ class _Engines:
             self.polls[name] += 1
 
         engine = runner.Engine(
-            conf, CLOCK, {test_plugins.RESOURCE_TYPE: WatchedPlugin(
-                conf, CLOCK, self.watch)},
+            conf, CLOCK, {test_plugins.RESOURCE_TYPE: self.plugin(conf)},
             notifications.get_notifier(conf), engine_id=name,
             on_poll=on_poll)
         self.stops[name] = threading.Event()
@@ -224,6 +223,10 @@ class _Engines:
             target=engine.run, args=(self.stops[name],), daemon=True)
         self.threads[name].start()
         return engine
+
+    def plugin(self, conf):
+        """Return the plugin of an engine with the options ``conf``."""
+        return WatchedPlugin(conf, CLOCK, self.watch)
 
     def wait_polls(self, count=POLLS):
         """Wait until every running engine polled ``count`` more times."""

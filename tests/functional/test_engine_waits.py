@@ -99,25 +99,11 @@ class _Engines(concurrency._Engines):
     def __init__(self, test):
         super().__init__(test)
         self.volumes = Volumes()
+        self.timeout = WAIT_TIMEOUT
 
-    def start(self, name, timeout=WAIT_TIMEOUT, **overrides):
-        """Start an engine ``name`` with the options ``overrides``."""
-        conf = concurrency._conf(**overrides)
-        self.polls[name] = 0
-
-        def on_poll(ctx):
-            self.polls[name] += 1
-
-        engine = concurrency.runner.Engine(
-            conf, CLOCK, {test_plugins.RESOURCE_TYPE: VolumePlugin(
-                conf, CLOCK, self.volumes, timeout)},
-            concurrency.notifications.get_notifier(conf), engine_id=name,
-            on_poll=on_poll)
-        self.stops[name] = threading.Event()
-        self.threads[name] = threading.Thread(
-            target=engine.run, args=(self.stops[name],), daemon=True)
-        self.threads[name].start()
-        return engine
+    def plugin(self, conf):
+        """Return the plugin of an engine with the options ``conf``."""
+        return VolumePlugin(conf, CLOCK, self.volumes, self.timeout)
 
     def stop(self, name):
         """Stop one engine and wait until it has returned."""
@@ -190,7 +176,8 @@ class _WaitsMixin:
 
     def test_a_wait_past_its_timeout_is_a_failed_attempt(self):
         [(lease_id, volume)] = _starting(1)
-        self.engines.start('one', timeout=1, event_max_attempts=1)
+        self.engines.timeout = 1
+        self.engines.start('one', event_max_attempts=1)
         multi._wait_for(
             lambda: concurrency._status(lease_id) == LeaseStatus.ERROR,
             'the late start to fail')
