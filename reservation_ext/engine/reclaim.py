@@ -75,6 +75,9 @@ INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
 # A claimed booking: the host it is on and who needs it from when.
 Booking = collections.namedtuple(
     'Booking', 'id host_id start_date reservation_id lease_id')
+# A host's servers as a start's reclaim listed them: when, and the
+# bookings whose needs that reclaim served.
+_Listing = collections.namedtuple('_Listing', 'at booking_ids')
 
 
 class Reclaimer:
@@ -93,6 +96,8 @@ class Reclaimer:
         self.clock = clock
         self.clients = clients
         self.notifier = notifier
+        # {host id: _Listing} of the starts' reclaims (see reclaim_lease).
+        self._listed = {}
 
     def run(self, ctx):
         """Reclaim for the bookings due within the lead time.
@@ -111,7 +116,12 @@ class Reclaimer:
 
         Also the bookings reclaimed ahead: a preemptible that the
         scheduler placed while the host was still open may have landed
-        after that reclaim listed the host's servers.
+        after that reclaim listed the host's servers. Not again when
+        another start listed the host, at or after these bookings'
+        start, for them too: in a burst, the leases starting together on
+        one host are served by one listing (a preemptible placed before
+        the host closed, ``preemption_lead_time`` earlier, and landing
+        after that listing would have been on its way for all that time).
 
         :raises: what Nova's calls raise, so that the start is retried.
         """
@@ -119,7 +129,18 @@ class Reclaimer:
             RESERVATIONS.c.lease_id == lease_id,
             ALLOCATIONS.c.end_date > self.clock.now()))
         for host_id, bookings in _by_host(claimed).items():
-            self._reclaim_host(ctx, host_id, bookings)
+            if self._listed_for(host_id, bookings):
+                self._record(ctx, bookings)
+            else:
+                self._listed[host_id] = self._reclaim_host(ctx, host_id,
+                                                           bookings)
+
+    def _listed_for(self, host_id, bookings):
+        """Say whether a start's listing of the host served ``bookings``."""
+        listing = self._listed.get(host_id)
+        return listing is not None and all(
+            booking.id in listing.booking_ids and
+            booking.start_date <= listing.at for booking in bookings)
 
     def _due(self):
         """Return SQL condition: a booking to reclaim for, not claimed now."""
@@ -175,20 +196,27 @@ class Reclaimer:
         return done
 
     def _reclaim_host(self, ctx, host_id, bookings):
-        """Stop what must stop on one host, then record its bookings."""
+        """Stop what must stop on one host, then record its bookings.
+
+        Return the :data:`_Listing` of the host's servers it made.
+        """
+        listed_at = self.clock.now()
         host, needed, reserved = self._read_host(ctx, host_id)
         servers = self.clients.nova.servers_with_hints_on(host.service_name)
         first = min(bookings, key=lambda booking: booking.start_date)
-        for server in self._to_stop(host, needed, reserved, servers):
+        for server in self._to_stop(host, list(needed.values()), reserved,
+                                    servers):
             self.stop(ctx, server, host.hypervisor_hostname, first)
         self._record(ctx, bookings)
+        return _Listing(listed_at, frozenset(needed))
 
     def _read_host(self, ctx, host_id):
         """Read what a host must serve: ``(host, needed, reserved)``.
 
-        ``needed``: the sizes of the bookings on it that run by the lead
-        time (None for a whole host); ``reserved``: the reserved servers
-        of those bookings (counted in ``needed`` already).
+        ``needed``: ``{booking id: size}`` of the bookings on it that run
+        by the lead time (the size None for a whole host); ``reserved``:
+        the reserved servers of those bookings (counted in ``needed``
+        already).
         """
         horizon = self.clock.now() + datetime.timedelta(
             seconds=self.conf.reservation.preemption_lead_time)
@@ -199,10 +227,10 @@ class Reclaimer:
         with db_api.context_manager.reader.using(ctx) as session:
             host = session.execute(sa.select(HOSTS).where(
                 HOSTS.c.id == host_id)).one()
-            needed = [None if row.whole_host else
+            needed = {row.id: None if row.whole_host else
                       (row.vcpus, row.memory_mb, row.disk_gb)
                       for row in session.execute(
-                          sa.select(ALLOCATIONS).where(on_host))]
+                          sa.select(ALLOCATIONS).where(on_host))}
             reserved = set(session.scalars(
                 sa.select(INSTANCE_RESERVATIONS.c.server_id).where(
                     INSTANCE_RESERVATIONS.c.reservation_id.in_(

@@ -269,6 +269,37 @@ class ReclaimTest(_ReclaimBase):
         self.reclaimer.reclaim_lease(self.ctx, lease_id)
         self.assertEqual([('delete', ['late'])], self.stopped())
 
+    def test_leases_starting_together_on_a_host_share_one_listing(self):
+        first, _ = self.book(NOW, memory_mb=1024)
+        second, booking = self.book(NOW, memory_mb=1024)
+        self.reclaimer.reclaim_lease(self.ctx, first)
+        self.reclaimer.reclaim_lease(self.ctx, second)
+        self.assertEqual([('list', 'compute-1')], [
+            call for call in self.nova.calls if call[0] == 'list'])
+        self.assertEqual(NOW, self.reclaimed_for(booking))
+
+    def test_a_booking_made_after_a_listing_gets_a_listing_of_its_own(self):
+        first, _ = self.book(NOW, memory_mb=1024)
+        self.reclaimer.reclaim_lease(self.ctx, first)
+        # Booked at the same start once the host was listed: its size
+        # was not counted then.
+        later, _ = self.book(NOW, memory_mb=4096)
+        self.reclaimer.reclaim_lease(self.ctx, later)
+        self.assertEqual(2, sum(1 for call in self.nova.calls
+                                if call[0] == 'list'))
+        # The first listing made room for 1024 MB, the second for 4096.
+        self.assertEqual([('delete', ['new']), ('delete', ['old'])],
+                         self.stopped())
+
+    def test_a_listing_before_a_bookings_start_does_not_serve_it(self):
+        now_lease, _ = self.book(NOW, memory_mb=1024)
+        soon_lease, _ = self.book(NOW + 5 * MINUTE, memory_mb=1024)
+        self.reclaimer.reclaim_lease(self.ctx, now_lease)
+        self.clock.advance(minutes=5)
+        self.reclaimer.reclaim_lease(self.ctx, soon_lease)
+        self.assertEqual(2, sum(1 for call in self.nova.calls
+                                if call[0] == 'list'))
+
     def test_a_lease_start_fails_when_nova_does(self):
         lease_id, booking = self.book(NOW)
         self.nova.failures = 1
