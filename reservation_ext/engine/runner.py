@@ -66,6 +66,7 @@ they claim their own work in the DB.
 
 import os
 import socket
+import time
 
 from oslo_log import log as logging
 
@@ -160,6 +161,7 @@ class Engine:
             clock, self.events,
             waiting.ResourceStatuses(_clients(conf, plugins)),
             self.engine_id)
+        self._next_wait_check = 0
         self.claims = claims.ClaimKeeper(conf, clock, self.engine_id)
         self.workers = workers.Workers(self.conf.engine_workers,
                                        'engine-%s' % self.engine_id)
@@ -212,7 +214,15 @@ class Engine:
         return done > 0 or (limit > 0 and len(claimed) == limit)
 
     def _end_waits(self, ctx):
-        """Fail the late waits, give back those that are over (logged)."""
+        """Fail the late waits, give back those that are over (logged).
+
+        At most once per poll interval: a busy engine polls again at once,
+        and each look reads the servers from Nova.
+        """
+        if time.monotonic() < self._next_wait_check:
+            return
+        self._next_wait_check = (time.monotonic() +
+                                 self.conf.event_poll_interval)
         try:
             self.waits.run(ctx)
         except Exception:
