@@ -23,12 +23,15 @@ as Cinder's (``volume_status``).
 
 import threading
 
+from db import api as db_api
 from reservation_ext.clients import deferral
 from reservation_ext.clients import plugin_clients
 from reservation_ext.clients import polling
+from reservation_ext import context
 from reservation_ext.states import EventStatus
 from reservation_ext.states import EventType
 from reservation_ext.states import LeaseStatus
+from reservation_ext.store import leases as store_leases
 from tests import base
 from tests import fixtures as test_fixtures
 from tests.functional import test_engine_concurrency as concurrency
@@ -148,6 +151,12 @@ class _WaitsMixin:
         self.assertEqual(LeaseStatus.STARTING,
                          concurrency._status(waiting))
         self.assertIsNone(_start(waiting)['claim_expires_at'])
+        with db_api.context_manager.reader.using(
+                context.get_admin_context()) as session:
+            running, waits, since = store_leases.events_under_way(session)
+        self.assertEqual((0, 2), (running, waits))
+        self.assertEqual(min(_start(waiting)['waits_since'],
+                             _start(other)['waits_since']), since)
 
         self.engines.volumes.make_available(volume)
         multi._wait_for(
