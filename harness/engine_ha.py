@@ -328,6 +328,7 @@ class EventSampler:
                       if row.status not in ('DONE', 'ERROR')]
         busy = {_pid(row.claimed_by) for row in unfinished
                 if row.status == 'IN_PROGRESS' and
+                row.claim_expires_at is not None and
                 _as_datetime(row.claim_expires_at) >= seen}
         idle = bool(pids - busy)
         nobodys = {row.id for row in _ready(unfinished)
@@ -396,9 +397,14 @@ def _ready(unfinished):
 
 
 def _nobodys(row, now):
-    """Whether an unfinished event is due and held by no live claim."""
+    """Whether an unfinished event is due and held by no live claim.
+
+    An event that waits for its results (in progress, with no claim
+    expiry) is nobody's to run: every engine's poll looks at it.
+    """
     if row.status == 'IN_PROGRESS':
-        return _as_datetime(row.claim_expires_at) < now
+        return (row.claim_expires_at is not None and
+                _as_datetime(row.claim_expires_at) < now)
     return _as_datetime(row.time) <= now and (
         row.retry_at is None or _as_datetime(row.retry_at) <= now)
 
