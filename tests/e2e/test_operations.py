@@ -70,5 +70,8 @@ class TestOperations(base.SandboxTestCase):
         self.assertEqual(0, result.returncode, result.stdout + result.stderr)
         lines = result.stdout.splitlines()
         self.assertEqual('engine', lines[0].split()[0], result.stderr)
-        [engine] = lines[1:]
+        [engine, blank, events] = lines[1:]
         self.assertEqual('up', engine.split()[-1], result.stdout)
+        self.assertEqual('', blank)
+        self.assertRegex(events, r'^Events: \d+ running, \d+ waiting for '
+                                 r'their results')
