@@ -54,6 +54,7 @@ import sqlalchemy as sa
 
 from harness import sandbox as harness_sandbox
 from reservation_ext.sandbox import config
+from reservation_ext.store import leases as store_leases
 
 KINDS = ('host', 'server', 'capacity', 'volume')
 SAMPLE_INTERVAL = 0.2
@@ -284,9 +285,11 @@ class EventSampler:
       previous event, since a lease's events run in order) to the first
       sight of the claim that finished it: what a kill, a queue or a slow
       engine cost it;
-    - ``stuck()``: the longest stretch in which it was due and nobody's
-      (not yet claimed, or its claim expired) while an engine was idle (a
-      started engine holding no live claim): what the engines' protocol
+    - ``stuck()``: the longest stretch in which an engine's claim would
+      have taken it (due and ready by the claim's own rules: not yet
+      claimed, or its claim expired; not held behind an end on its host
+      nor waiting for its results) while an engine was idle (a started
+      engine holding no live claim): what the engines' protocol
       must keep within ``event_claim_timeout + event_poll_interval``
       (plus the sampler's own :data:`SAMPLE_INTERVAL`). An
       engine reclaiming preemptible capacity, running plugins' pending
@@ -320,6 +323,10 @@ class EventSampler:
                 "claim_expires_at, retry_at FROM events WHERE status NOT IN "
                 "('DONE', 'ERROR') OR updated_at >= :since"),
                 {'since': self._last_sample - RECENT}).all()
+            # What the engines' claims would take: a start held behind an
+            # end on its host, or an event that waits for its results, is
+            # not theirs to take yet.
+            claimable = store_leases.claimable_events(conn, seen)
         self._last_sample = seen
         for row in rows:
             if row.claimed_by is not None:
@@ -332,7 +339,7 @@ class EventSampler:
                 _as_datetime(row.claim_expires_at) >= seen}
         idle = bool(pids - busy)
         nobodys = {row.id for row in _ready(unfinished)
-                   if _nobodys(row, seen)} if idle else set()
+                   if row.id in claimable} if idle else set()
         for event_id in list(self._stretch_from):
             if event_id not in nobodys:
                 del self._stretch_from[event_id]
@@ -394,19 +401,6 @@ def _ready(unfinished):
             _as_datetime(row.time), EVENT_ORDER.index(row.event_type))):
         first.setdefault(row.lease_id, row)
     return first.values()
-
-
-def _nobodys(row, now):
-    """Whether an unfinished event is due and held by no live claim.
-
-    An event that waits for its results (in progress, with no claim
-    expiry) is nobody's to run: every engine's poll looks at it.
-    """
-    if row.status == 'IN_PROGRESS':
-        return (row.claim_expires_at is not None and
-                _as_datetime(row.claim_expires_at) < now)
-    return _as_datetime(row.time) <= now and (
-        row.retry_at is None or _as_datetime(row.retry_at) <= now)
 
 
 def _as_datetime(value):

@@ -327,6 +327,17 @@ def claim_events(session, now, token, expires, limit):
         *LEASE_EVENTS.c).mappings().all()
 
 
+def claimable_events(session, now):
+    """Return the ids of the events that a claim would take now.
+
+    Due and ready by the claim's own rules (:func:`_due`, :func:`_ready`),
+    however many: for the tools that watch whether engines leave
+    claimable events unclaimed.
+    """
+    return set(session.scalars(sa.select(LEASE_EVENTS.c.id).where(
+        sa.or_(*_due(now)), _ready())))
+
+
 def any_claimable(session, now):
     """Return whether :func:`claim_events` would find an event now.
 
