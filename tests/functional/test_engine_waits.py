@@ -126,6 +126,13 @@ def _waits(lease_id):
             start['wait_deadline'] is not None)
 
 
+def _claimable():
+    """Return the ids of the events that a claim would take now."""
+    with db_api.context_manager.reader.using(
+            context.get_admin_context()) as session:
+        return store_leases.claimable_events(session, CLOCK.now())
+
+
 def _starting(count):
     """Create ``count`` leases due to start; return their ids."""
     now = CLOCK.now()
@@ -202,14 +209,20 @@ class _WaitsMixin:
         [(starting, after)] = _starting(1)
         self.engines.volumes.make_available(after)
         concurrency._book('shared-host', before, after)
-        self.engines.start('one')
         end = concurrency._event(ending, EventType.END_LEASE)
+        # Before any engine: the end is claimable, the start behind it not.
+        self.assertEqual({end['id']}, _claimable() & {
+            end['id'], _start(starting)['id']})
+        self.engines.start('one')
         multi._wait_for(lambda: concurrency._event(
             ending, EventType.END_LEASE)['wait_deadline'] is not None,
             'the end to wait')
         self.engines.wait_polls()
         self.assertEqual(EventStatus.UNDONE, _start(starting)['status'])
         self.assertEqual(0, test_plugins.attempts('on_start', after))
+        # Neither the waiting end nor the start behind it is claimable.
+        self.assertEqual(set(), {_start(starting)['id'], end['id']} &
+                         _claimable())
 
         self.engines.volumes.make_available('end-' + before)
         multi._wait_for(
