@@ -154,7 +154,9 @@ def event_rate(records, t0):
 def case_line(case, records, t0, facts):
     """The JSON line of one case from its records and other facts.
 
-    ``facts``: ``nova_calls``, ``plain_boot_s``, ``double_executions``
+    ``facts``: ``nova_calls``, ``nova_call_s`` (the seconds Nova took to
+    answer them), ``nova_calls_by_kind``, ``plain_boot_s``,
+    ``double_executions``
     (and ``doubles_by_kind``), ``create_failures``, ``seconds``.
     """
     finished = [r for r in records if r['event'] in burst.FINISHED]
@@ -171,6 +173,8 @@ def case_line(case, records, t0, facts):
         'nova_calls': facts['nova_calls'],
         'nova_calls_per_event': (round(facts['nova_calls'] / len(finished),
                                        1) if finished else None),
+        'nova_call_s': facts['nova_call_s'],
+        'nova_calls_by_kind': facts['nova_calls_by_kind'],
         'leases_error': len(errors),
         'error_reasons': sorted({str(r['reason'])[:120]
                                  for r in errors})[:3],
@@ -182,6 +186,18 @@ def case_line(case, records, t0, facts):
         'target_start_engine_p99_s': (sandbox_config.ENGINE_POLL_INTERVAL +
                                       TARGET_SLACK_S)})
     return line
+
+
+def calls_by_kind(calls):
+    """``{"METHOD resource[ action]": [count, seconds in all]}``."""
+    kinds = {}
+    for call in calls:
+        parts = call.path.strip('/').split('/')
+        kind = ' '.join([call.method] + parts[1:2] + (
+            [call.action] if call.action else []))
+        count, seconds = kinds.get(kind, (0, 0.0))
+        kinds[kind] = [count + 1, round(seconds + (call.took or 0), 1)]
+    return dict(sorted(kinds.items(), key=lambda item: -item[1][1]))
 
 
 def wait_finished(layout, leases, deadline):
@@ -236,8 +252,12 @@ def burst_run(layout, args, case, proxy):
                'builds': sum(1 for r in records if r['builds'] > 1),
                'volume_commits': max(0, burst.volume_commits(layout) -
                                      before['commits'] - started_volumes)}
+    nova_calls = [call for call in calls if call.service == 'nova']
     return case_line(case, records, t0, {
-        'nova_calls': sum(1 for call in calls if call.service == 'nova'),
+        'nova_calls': len(nova_calls),
+        'nova_call_s': percentiles([call.took for call in nova_calls
+                                    if call.took is not None]),
+        'nova_calls_by_kind': calls_by_kind(nova_calls),
         'plain_boot_s': before['plain'].get('boot'),
         'double_executions': sum(doubles.values()),
         'doubles_by_kind': doubles,

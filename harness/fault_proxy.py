@@ -51,7 +51,8 @@ Faults.__doc__ = """Seconds of delay before each call; share of calls failing.
 """
 
 Call = collections.namedtuple(
-    'Call', 'at service method path status action body answer injected')
+    'Call', 'at service method path status action body answer injected took',
+    defaults=(None,))
 Call.__doc__ = """One call through the proxy.
 
 ``at``: naive UTC time its answer came from the service; ``action``:
@@ -60,7 +61,8 @@ the first key of a POST's JSON body (``add_host``,
 ``body`` and ``answer``: a POST's JSON body and the service's JSON
 answer to it, or None; ``status``: what the service answered, or 503 if
 the call never reached it; ``injected``: the engine got the proxy's 503
-instead.
+instead; ``took``: seconds the service took to answer (None if not
+reached).
 """
 
 
@@ -188,9 +190,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         delay, fail_before, fail_after = self.proxy.fault_of(service)
         time.sleep(delay)
         path = '/' + rest
-        status, headers, data = 503, {}, b''
+        status, headers, data, took = 503, {}, b'', None
         if not fail_before:
+            sent = time.monotonic()
             status, headers, data = self._send(base, path, body)
+            took = time.monotonic() - sent
         carried_out, answer = status, data
         if fail_before or fail_after:
             status, headers, data = 503, {}, b''
@@ -205,7 +209,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.proxy.record(Call(_utcnow(), service, self.command,
                                path.split('?')[0], carried_out, action,
                                document, _json(answer) if posted else None,
-                               fail_before or fail_after))
+                               fail_before or fail_after, took))
         data = self.proxy.rewrite(service, path, data)
         try:
             self._reply(status, headers, data)

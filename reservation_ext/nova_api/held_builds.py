@@ -119,12 +119,14 @@ def dump(captured):
     return jsonutils.dumps(args)
 
 
-def start(ctx, server_id, build_args, host, node):
+def start(ctx, server_id, build_args, host, node, started=()):
     """Cast the held-back build of ``server_id`` to the conductor.
 
     :param build_args: what :func:`dump` returned.
     :param host: the compute service host it must land on; ``node`` its
         hypervisor hostname.
+    :param started: the servers whose builds were cast to ``node`` before
+        (:func:`host_room.fits_now`).
     :raises BuildRequestNotFound: the server is not waiting any more.
     :raises NoRoomYet: Placement has no room for it on ``node`` yet (a
         lease that ends there has not freed its slice): nothing is cast,
@@ -139,7 +141,8 @@ def start(ctx, server_id, build_args, host, node):
             setattr(spec, name, _object(cls, args[name]))
     spec.requested_resources = [_object('RequestGroup', group)
                                 for group in args['requested_resources']]
-    if node is not None and not host_room.fits_now(ctx, spec, node):
+    if node is not None and not host_room.fits_now(ctx, spec, node,
+                                                   started):
         raise NoRoomYet(server_id, node)
     cast = {name: _object(cls, args[name]) if args[name] else None
             for name, cls in _CAST_OBJECTS.items()}

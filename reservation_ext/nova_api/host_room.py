@@ -23,31 +23,69 @@ traits, the ports' resources): allocation candidates, restricted to the
 booked host's provider tree (``in_tree``, the compute node's provider is
 named after its hypervisor hostname). No candidate, or no answer from
 Placement, means "not now": the caller leaves the build to the lease's
-start, which frees the host first. A wrong "yes" cannot happen but by a
-race with another claim on that host, which Nova's scheduler then
-reports as for any boot.
+start, which frees the host first.
+
+Builds cast to the host a moment before are not in Placement until the
+scheduler claims for them: the starts on one host take turns
+(:func:`reservation_ext.nova_api.server_records.taking_build`), and each
+asks for room for its own build and for those cast before it that
+Placement has not seen yet (no allocation on the host, BuildRequest still
+there). A build that Placement sees already, or that failed, is not
+counted twice.
 """
 
 from nova import exception as nova_exc
+from nova import objects
 from nova.scheduler.client import report
 from nova.scheduler import utils as scheduler_utils
 
 
-def fits_now(ctx, spec, node):
+def fits_now(ctx, spec, node, started=()):
     """Return whether Placement has room now for a build on ``node``.
 
     :param ctx: Nova's request context (for the global request id).
     :param spec: the build's RequestSpec.
     :param node: the booked host's hypervisor hostname.
+    :param started: the ids of servers whose builds were cast to ``node``
+        before this one.
     """
     placement = report.report_client_singleton()
     try:
         provider = placement.get_provider_by_name(ctx, node)
+        unclaimed = _unclaimed(ctx, placement, provider['uuid'], started)
     except (nova_exc.ResourceProviderNotFound,
+            nova_exc.ResourceProviderAllocationRetrievalFailed,
             nova_exc.PlacementAPIConnectFailure):
         return False
     request = scheduler_utils.ResourceRequest.from_request_spec(spec)
-    request.get_request_group(None).in_tree = provider['uuid']
+    group = request.get_request_group(None)
+    group.in_tree = provider['uuid']
+    for other in unclaimed:
+        wanted = scheduler_utils.ResourceRequest.from_request_spec(other)
+        for resource, amount in wanted.merged_resources().items():
+            group.resources[resource] = (
+                group.resources.get(resource, 0) + amount)
     # (None, None, None), or None, when Placement did not answer.
     answer = placement.get_allocation_candidates(ctx, request)
     return bool(answer and answer[0])
+
+
+def _unclaimed(ctx, placement, provider_uuid, server_ids):
+    """Return the RequestSpecs of the builds Placement has not seen yet."""
+    if not server_ids:
+        return []
+    claimed = placement.get_allocations_for_resource_provider(
+        ctx, provider_uuid).allocations
+    specs = []
+    for server_id in server_ids:
+        if server_id in claimed:
+            continue
+        try:
+            # Nova deletes it once the build is scheduled, or has failed.
+            objects.BuildRequest.get_by_instance_uuid(ctx, server_id)
+            specs.append(objects.RequestSpec.get_by_instance_uuid(
+                ctx, server_id))
+        except (nova_exc.BuildRequestNotFound,
+                nova_exc.RequestSpecNotFound):
+            continue
+    return specs

@@ -330,18 +330,20 @@ class ServerReservations:
 
     def _start(self, req, server_id, args):
         ctx, rctx, leased = self._engine_action(req, server_id, args)
-        build_args = server_records.take_build_args(rctx, server_id)
-        if build_args is not None:
-            try:
-                held_builds.start(ctx, server_id, build_args,
-                                  leased.service_host,
-                                  leased.hypervisor_hostname)
-            except held_builds.NoRoomYet as exc:
-                server_records.save_build_args(rctx, server_id, build_args)
-                raise exceptions.Conflict(str(exc))
-            except Exception:
-                server_records.save_build_args(rctx, server_id, build_args)
-                raise
+        node = leased.hypervisor_hostname
+        try:
+            with server_records.taking_build(rctx, server_id,
+                                             node) as taken:
+                if taken.build_args is not None:
+                    held_builds.start(ctx, server_id, taken.build_args,
+                                      leased.service_host, node,
+                                      taken.started)
+        except held_builds.NoRoomYet as exc:
+            raise exceptions.Conflict(str(exc))
+        except db_api.TurnNotTaken:
+            raise exceptions.Conflict(
+                'Server %s waits for the builds before it on %s.'
+                % (server_id, node))
         return webob.Response(status=202)
 
     def _set_flavor(self, req, server_id, args):
@@ -482,19 +484,21 @@ def _build_now(req, build):
     ctx, rctx = req.environ['nova.context'], _reservation_context(req)
     leased = server_records.leased_server(rctx, spec.instance_uuid)
     node = leased.hypervisor_hostname
-    if node is not None and not host_room.fits_now(ctx, spec, node):
+    try:
+        with server_records.taking_build(rctx, spec.instance_uuid,
+                                         node) as taken:
+            if taken.build_args is None:
+                return False
+            if node is not None and not host_room.fits_now(
+                    ctx, spec, node, taken.started):
+                # Kept for the lease's start (an exception gives the
+                # build args back).
+                raise held_builds.NoRoomYet(spec.instance_uuid, node)
+            held_builds.cast(ctx, build, leased.service_host, node)
+    except (held_builds.NoRoomYet, db_api.TurnNotTaken):
         LOG.info('Server %s waits for its lease %s to free %s',
                  spec.instance_uuid, leased.lease_id, node)
         return False
-    build_args = server_records.take_build_args(rctx, spec.instance_uuid)
-    if build_args is None:
-        return False
-    try:
-        held_builds.cast(ctx, build, leased.service_host, node)
-    except Exception:
-        # Kept for the lease's start, which builds it on a booked host.
-        server_records.save_build_args(rctx, spec.instance_uuid, build_args)
-        raise
     return True
 
 

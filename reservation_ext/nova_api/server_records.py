@@ -17,12 +17,14 @@ Each query is one SQL statement on ``instance_reservations`` (indexed by
 """
 
 import collections
+import contextlib
 
 import sqlalchemy as sa
 
 from db import api as db_api
 from db import tables
 from reservation_ext.leases import metadata as lease_metadata
+from reservation_ext.states import LeaseStatus
 from reservation_ext.store import instance_reservations as store_instances
 
 INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
@@ -79,25 +81,60 @@ def leased_server(ctx, server_id):
     return leased_servers(ctx, [server_id]).get(server_id)
 
 
-def save_build_args(ctx, server_id, build_args):
-    """Keep a deferred build's arguments (:func:`builds.dump`)."""
-    with db_api.writer(ctx) as session:
-        store_instances.keep_build_args(session, server_id, build_args)
+BuildTaken = collections.namedtuple('BuildTaken', ('build_args', 'started'))
 
 
-def take_build_args(ctx, server_id):
-    """Forget a deferred build's arguments; return them (None if gone).
+@contextlib.contextmanager
+def taking_build(ctx, server_id, node):
+    """Take a deferred build's arguments, for its cast; yield a BuildTaken.
 
-    Of two concurrent starts, only one gets them.
+    ``build_args`` is None when they are gone: of two concurrent starts,
+    only one gets them. ``started`` lists the other servers booked on
+    ``node`` whose builds were taken before (cast, or built already), of
+    leases that have not ended: the caller's check for room must count
+    those Placement has not seen yet.
+
+    The starts on one host take turns (:func:`db.api.turn`) from the
+    take to the end of the block, their check for room and their cast.
+    An exception in the block gives the arguments back.
     """
-    with db_api.writer(ctx) as session:
-        args = session.execute(
-            sa.select(INSTANCE_RESERVATIONS.c.build_args).where(
-                INSTANCE_RESERVATIONS.c.server_id == server_id)).scalar()
-        if args is None:
-            return None
-        taken = store_instances.drop_build_args(session, server_id)
-        return args if taken else None
+    with (db_api.turn('build-on:' + node) if node is not None
+          else contextlib.nullcontext()):
+        with db_api.writer(ctx) as session:
+            args = session.execute(
+                sa.select(INSTANCE_RESERVATIONS.c.build_args).where(
+                    INSTANCE_RESERVATIONS.c.server_id == server_id)).scalar()
+            taken = args is not None and store_instances.drop_build_args(
+                session, server_id)
+            started = (_started_on(session, node, server_id)
+                       if taken and node is not None else [])
+        if not taken:
+            yield BuildTaken(None, [])
+            return
+        try:
+            yield BuildTaken(args, started)
+        except BaseException:
+            with db_api.writer(ctx) as session:
+                store_instances.keep_build_args(session, server_id, args)
+            raise
+
+
+def _started_on(session, node, server_id):
+    """Return the servers on ``node`` whose builds were taken, but one."""
+    return list(session.execute(
+        sa.select(INSTANCE_RESERVATIONS.c.server_id)
+        .join(ALLOCATIONS, ALLOCATIONS.c.reservation_id ==
+              INSTANCE_RESERVATIONS.c.reservation_id)
+        .join(HOSTS, HOSTS.c.id == ALLOCATIONS.c.host_id)
+        .join(RESERVATIONS,
+              RESERVATIONS.c.id == INSTANCE_RESERVATIONS.c.reservation_id)
+        .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+        .where(HOSTS.c.hypervisor_hostname == node,
+               INSTANCE_RESERVATIONS.c.build_args.is_(None),
+               INSTANCE_RESERVATIONS.c.server_id.is_not(None),
+               INSTANCE_RESERVATIONS.c.server_id != server_id,
+               LEASES.c.status != LeaseStatus.TERMINATED).distinct())
+        .scalars())
 
 
 def _select():

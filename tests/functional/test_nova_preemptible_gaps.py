@@ -23,9 +23,13 @@ on purpose (a requested host still passes the filter).
 
 import datetime
 import json
+import threading
 
+import fixtures
+from nova.scheduler import manager as scheduler_manager
 from oslo_messaging.notify import _impl_test as test_notifier
 
+from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
 from reservation_ext import dates
 from reservation_ext.engine import reclaim
@@ -156,3 +160,57 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
         self.assertEqual('compute-2',
                          self.admin_api.get_server(mine['id'])[HOST_KEY])
         self.assertEqual('ACTIVE', self.lease_of(answer)['status'])
+
+    def hold_the_scheduler(self):
+        """Stop Nova's scheduler at its next request; return the release.
+
+        A build cast meanwhile is not in Placement yet, as in the moment
+        between a cast and the scheduler's claim.
+        """
+        gate = threading.Event()
+        self.addCleanup(gate.set)
+        select = scheduler_manager.SchedulerManager.select_destinations
+
+        def select_destinations(*args, **kwargs):
+            self.assertTrue(gate.wait(nova_base.ENGINE_WAIT))
+            return select(*args, **kwargs)
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.scheduler.manager.SchedulerManager.select_destinations',
+            select_destinations))
+        return gate.set
+
+    def start_build(self, server, expect):
+        """Ask nova-api to build a held server, as the lease's start does."""
+        return self.admin_api.api_post(
+            '/servers/%s/action' % server['id'],
+            {compute_client.START_ACTION: {'lease_id': server[LEASE_KEY]}},
+            check_response_status=[expect])
+
+    def test_two_starts_on_a_host_with_room_for_one_build_only_one(self):
+        start = clock_mod.SYSTEM.now().replace(microsecond=0) + HOUR
+        first = self.boot_reserved_now(dates.format_date(start))
+        second = self.boot_reserved_now(dates.format_date(start))
+        self.assertEqual(['compute-2'] * 2, [
+            self.lease_of(server)['reservations'][0]['host']
+            for server in (first, second)])
+        # Room for one 2048 MB server: 3072 MB left in Placement.
+        kept = self.set_memory_reserved_on_compute_2(8192 - 3072)
+        release = self.hold_the_scheduler()
+
+        self.start_build(first, 202)
+        # The first build is cast but not claimed in Placement yet.
+        answer = self.start_build(second, 409)
+        self.assertIn('waits for room on compute-2', str(answer.body))
+        release()
+        self._wait_for_state_change(first, 'ACTIVE')
+        self.assertEqual('RESERVED', self.user_api(
+            nova_base.OWNER).get_server(second['id'])['status'])
+
+        # Once there is room, the second lease's start builds it.
+        self.set_memory_reserved_on_compute_2(kept)
+        self.run_engine(at=start)
+        for server in (first, second):
+            built = self._wait_for_state_change(server, 'ACTIVE')
+            self.assertEqual('compute-2', self.admin_api.get_server(
+                built['id'])[HOST_KEY])
+            self.assertEqual('ACTIVE', self.lease_of(server)['status'])
