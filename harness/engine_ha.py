@@ -305,12 +305,18 @@ class EventSampler:
         self._stretch_from = {}
         self.longest_stretch = collections.Counter()
         self._stop = threading.Event()
+        self._failure = None
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self):
-        while not self._stop.wait(SAMPLE_INTERVAL):
-            self.sample()
+        try:
+            while not self._stop.wait(SAMPLE_INTERVAL):
+                self.sample()
+        except Exception as exc:
+            # Raised again by stop(): figures of a sampler that died
+            # would count nothing as stuck.
+            self._failure = exc
 
     def sample(self):
         pids = self.started_pids()
@@ -350,8 +356,14 @@ class EventSampler:
                 (seen - since).total_seconds())
 
     def stop(self):
+        """Stop sampling, after one last sample.
+
+        :raises: what made the sampling thread stop early.
+        """
         self._stop.set()
         self._thread.join()
+        if self._failure is not None:
+            raise self._failure
         self.sample()
 
     def stuck(self, bound, lease_ids):

@@ -39,6 +39,9 @@ from nova import objects
 from nova.scheduler.client import report
 from nova.scheduler import utils as scheduler_utils
 
+# The provider uuid of each hypervisor hostname, as Placement named it.
+_PROVIDERS = {}
+
 
 def fits_now(ctx, spec, node, started=()):
     """Return whether Placement has room now for a build on ``node``.
@@ -49,17 +52,27 @@ def fits_now(ctx, spec, node, started=()):
     :param started: the ids of servers whose builds were cast to ``node``
         before this one.
     """
+    cached = node in _PROVIDERS
+    fits = _fits(ctx, spec, node, started)
+    if not fits and cached:
+        # Again with the provider read afresh: the node may have a new one.
+        fits = _fits(ctx, spec, node, started)
+    return fits
+
+
+def _fits(ctx, spec, node, started):
     placement = report.report_client_singleton()
     try:
-        provider = placement.get_provider_by_name(ctx, node)
-        unclaimed = _unclaimed(ctx, placement, provider['uuid'], started)
+        provider = _provider(ctx, placement, node)
+        unclaimed = _unclaimed(ctx, placement, provider, started)
     except (nova_exc.ResourceProviderNotFound,
             nova_exc.ResourceProviderAllocationRetrievalFailed,
             nova_exc.PlacementAPIConnectFailure):
+        _PROVIDERS.pop(node, None)
         return False
     request = scheduler_utils.ResourceRequest.from_request_spec(spec)
     group = request.get_request_group(None)
-    group.in_tree = provider['uuid']
+    group.in_tree = provider
     for other in unclaimed:
         wanted = scheduler_utils.ResourceRequest.from_request_spec(other)
         for resource, amount in wanted.merged_resources().items():
@@ -67,7 +80,17 @@ def fits_now(ctx, spec, node, started=()):
                 group.resources.get(resource, 0) + amount)
     # (None, None, None), or None, when Placement did not answer.
     answer = placement.get_allocation_candidates(ctx, request)
-    return bool(answer and answer[0])
+    if not (answer and answer[0]):
+        _PROVIDERS.pop(node, None)
+        return False
+    return True
+
+
+def _provider(ctx, placement, node):
+    """Return the uuid of ``node``'s provider, read once per process."""
+    if node not in _PROVIDERS:
+        _PROVIDERS[node] = placement.get_provider_by_name(ctx, node)['uuid']
+    return _PROVIDERS[node]
 
 
 def _unclaimed(ctx, placement, provider_uuid, server_ids):

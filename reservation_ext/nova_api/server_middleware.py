@@ -330,6 +330,10 @@ class ServerReservations:
 
     def _start(self, req, server_id, args):
         ctx, rctx, leased = self._engine_action(req, server_id, args)
+        if not leased.reserved:
+            # Built, or being built (an engine's rerun after its wait):
+            # nothing to take, no turn to wait for.
+            return webob.Response(status=202)
         node = leased.hypervisor_hostname
         try:
             with server_records.taking_build(rctx, server_id,
