@@ -51,9 +51,6 @@ writers do not have to remember them:
 A function that runs a whole writer transaction is decorated with
 :func:`retry_on_conflict`, which reruns it when it lost a race.
 
-:func:`turn` is a named lock that no writer takes, for work that calls
-another service between its writers.
-
 :func:`update_returning` is ``UPDATE ... RETURNING``, which MariaDB
 lacks (it has ``INSERT`` and ``DELETE ... RETURNING`` only).
 
@@ -64,8 +61,6 @@ pass in what it needs (a clock, the error that means "lost a race").
 
 import contextlib
 import functools
-import hashlib
-import threading
 
 from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
@@ -301,92 +296,6 @@ def retry_on_conflict(conflict, attempts=RETRY_ATTEMPTS):
                 raise conflict()
         return wrapper
     return decorator
-
-
-# Seconds a turn is waited for at most.
-TURN_TIMEOUT = 60
-# SQLite's turns: its database has one writer process in our uses (tests,
-# the sandbox's nova-api), so they are this process's own locks.
-_LOCAL_TURNS = {}
-_LOCAL_TURNS_LOCK = threading.Lock()
-
-
-class TurnNotTaken(Exception):
-    """Another holder kept a turn longer than :data:`TURN_TIMEOUT`."""
-
-
-@contextlib.contextmanager
-def turn(name):
-    """Hold the named lock ``name`` while the block runs, one holder at once.
-
-    It is the database server's own lock (PostgreSQL's advisory locks,
-    MySQL's and MariaDB's ``GET_LOCK``), on a connection of its own that
-    holds no transaction's locks, so every nova-api worker takes turns.
-    Writers never take one: a block may open writers, but must not be
-    opened inside one.
-
-    :raises TurnNotTaken: the turn was not had within
-        :data:`TURN_TIMEOUT` seconds.
-    """
-    engine = get_engine()
-    if engine.dialect.name == 'sqlite':
-        with _LOCAL_TURNS_LOCK:
-            lock = _LOCAL_TURNS.setdefault(name, threading.Lock())
-        if not lock.acquire(timeout=TURN_TIMEOUT):
-            raise TurnNotTaken(name)
-        try:
-            yield
-        finally:
-            lock.release()
-        return
-    digest = hashlib.sha1(name.encode()).digest()
-    with engine.connect() as connection:
-        if engine.dialect.name == 'postgresql':
-            take, give = _pg_turn(int.from_bytes(digest[:8], 'big',
-                                                 signed=True))
-        else:
-            take, give = _mysql_turn('reservation-' + digest.hex()[:40])
-        if not take(connection):
-            raise TurnNotTaken(name)
-        try:
-            yield
-        finally:
-            give(connection)
-
-
-def _pg_turn(key):
-    """Take and give back PostgreSQL's session advisory lock ``key``."""
-    def take(connection):
-        # For this transaction only: the connection goes back to the pool.
-        connection.execute(sa.text("SET LOCAL lock_timeout = '%ds'"
-                                   % TURN_TIMEOUT))
-        try:
-            connection.execute(sa.text('SELECT pg_advisory_lock(:key)'),
-                               {'key': key})
-        except (db_exc.DBError, sa.exc.OperationalError):
-            # lock_timeout; the connection's transaction is rolled back.
-            return False
-        return True
-
-    def give(connection):
-        connection.execute(sa.text('SELECT pg_advisory_unlock(:key)'),
-                           {'key': key})
-        connection.commit()
-    return take, give
-
-
-def _mysql_turn(name):
-    """Take and give back MySQL's and MariaDB's user lock ``name``."""
-    def take(connection):
-        return connection.execute(
-            sa.text('SELECT GET_LOCK(:name, :timeout)'),
-            {'name': name, 'timeout': TURN_TIMEOUT}).scalar() == 1
-
-    def give(connection):
-        connection.execute(sa.text('SELECT RELEASE_LOCK(:name)'),
-                           {'name': name})
-        connection.commit()
-    return take, give
 
 
 def _setup_sqlite(engine):

@@ -26,9 +26,9 @@ Placement, means "not now": the caller leaves the build to the lease's
 start, which frees the host first.
 
 Builds cast to the host a moment before are not in Placement until the
-scheduler claims for them: the starts on one host take turns
-(:func:`reservation_ext.nova_api.server_records.taking_build`), and each
-asks for room for its own build and for those cast before it that
+scheduler claims for them: each start asks for room for its own build
+and for the builds taken before it on that host
+(:func:`reservation_ext.nova_api.server_records.taking_build`) that
 Placement has not seen yet (no allocation on the host, BuildRequest still
 there). A build that Placement sees already, or that failed, is not
 counted twice.

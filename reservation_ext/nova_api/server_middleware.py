@@ -344,10 +344,6 @@ class ServerReservations:
                                       taken.started)
         except held_builds.NoRoomYet as exc:
             raise exceptions.Conflict(str(exc))
-        except db_api.TurnNotTaken:
-            raise exceptions.Conflict(
-                'Server %s waits for the builds before it on %s.'
-                % (server_id, node))
         return webob.Response(status=202)
 
     def _set_flavor(self, req, server_id, args):
@@ -499,7 +495,7 @@ def _build_now(req, build):
                 # build args back).
                 raise held_builds.NoRoomYet(spec.instance_uuid, node)
             held_builds.cast(ctx, build, leased.service_host, node)
-    except (held_builds.NoRoomYet, db_api.TurnNotTaken):
+    except held_builds.NoRoomYet:
         LOG.info('Server %s waits for its lease %s to free %s',
                  spec.instance_uuid, leased.lease_id, node)
         return False

@@ -92,31 +92,33 @@ def taking_build(ctx, server_id, node):
     only one gets them. ``started`` lists the other servers booked on
     ``node`` whose builds were taken before (cast, or built already), of
     leases that have not ended: the caller's check for room must count
-    those Placement has not seen yet.
+    those Placement has not seen yet. An exception in the block gives the
+    arguments back.
 
-    The starts on one host take turns (:func:`db.api.turn`) from the
-    take to the end of the block, their check for room and their cast.
-    An exception in the block gives the arguments back.
+    The take and the list are one writer transaction, and writers run
+    one at a time (:mod:`db.api`): of two starts on one host, the later
+    one lists the earlier one, whose build is then counted by Placement
+    (claimed) or by the caller (not yet). So two starts cannot both take
+    the room of one, without a lock held over the calls to Placement:
+    at worst both count each other and wait for their retries.
     """
-    with (db_api.turn('build-on:' + node) if node is not None
-          else contextlib.nullcontext()):
+    with db_api.writer(ctx) as session:
+        args = session.execute(
+            sa.select(INSTANCE_RESERVATIONS.c.build_args).where(
+                INSTANCE_RESERVATIONS.c.server_id == server_id)).scalar()
+        taken = args is not None and store_instances.drop_build_args(
+            session, server_id)
+        started = (_started_on(session, node, server_id)
+                   if taken and node is not None else [])
+    if not taken:
+        yield BuildTaken(None, [])
+        return
+    try:
+        yield BuildTaken(args, started)
+    except BaseException:
         with db_api.writer(ctx) as session:
-            args = session.execute(
-                sa.select(INSTANCE_RESERVATIONS.c.build_args).where(
-                    INSTANCE_RESERVATIONS.c.server_id == server_id)).scalar()
-            taken = args is not None and store_instances.drop_build_args(
-                session, server_id)
-            started = (_started_on(session, node, server_id)
-                       if taken and node is not None else [])
-        if not taken:
-            yield BuildTaken(None, [])
-            return
-        try:
-            yield BuildTaken(args, started)
-        except BaseException:
-            with db_api.writer(ctx) as session:
-                store_instances.keep_build_args(session, server_id, args)
-            raise
+            store_instances.keep_build_args(session, server_id, args)
+        raise
 
 
 def _started_on(session, node, server_id):

@@ -180,11 +180,16 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
         return gate.set
 
     def start_build(self, server, expect):
-        """Ask nova-api to build a held server, as the lease's start does."""
+        """Ask nova-api to build a held server, as the lease's start does.
+
+        :param expect: the status code, or the list of those, it may
+            answer.
+        """
         return self.admin_api.api_post(
             '/servers/%s/action' % server['id'],
             {compute_client.START_ACTION: {'lease_id': server[LEASE_KEY]}},
-            check_response_status=[expect])
+            check_response_status=(expect if isinstance(expect, list)
+                                   else [expect]))
 
     def test_two_starts_on_a_host_with_room_for_one_build_only_one(self):
         start = clock_mod.SYSTEM.now().replace(microsecond=0) + HOUR
@@ -214,3 +219,32 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
             self.assertEqual('compute-2', self.admin_api.get_server(
                 built['id'])[HOST_KEY])
             self.assertEqual('ACTIVE', self.lease_of(server)['status'])
+
+    def test_two_starts_at_once_on_a_host_with_room_for_one_fail_no_build(
+            self):
+        start = clock_mod.SYSTEM.now().replace(microsecond=0) + HOUR
+        servers = [self.boot_reserved_now(dates.format_date(start))
+                   for _ in range(2)]
+        kept = self.set_memory_reserved_on_compute_2(8192 - 3072)
+        release = self.hold_the_scheduler()
+        answers = []
+
+        def start_build(server):
+            answers.append(self.start_build(server, [202, 409]).status)
+        threads = [threading.Thread(target=start_build, args=(server,))
+                   for server in servers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(nova_base.ENGINE_WAIT)
+        release()
+        # At most one was cast: both may have counted the other.
+        self.assertEqual(2, len(answers))
+        self.assertLessEqual(answers.count(202), 1)
+
+        self.set_memory_reserved_on_compute_2(kept)
+        self.run_engine(at=start)
+        for server in servers:
+            built = self._wait_for_state_change(server, 'ACTIVE')
+            self.assertEqual('compute-2', self.admin_api.get_server(
+                built['id'])[HOST_KEY])
