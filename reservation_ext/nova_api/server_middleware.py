@@ -332,7 +332,7 @@ class ServerReservations:
         ctx, rctx, leased = self._engine_action(req, server_id, args)
         if not leased.reserved:
             # Built, or being built (an engine's rerun after its wait):
-            # nothing to take, no turn to wait for.
+            # its build was taken already.
             return webob.Response(status=202)
         node = leased.hypervisor_hostname
         try:

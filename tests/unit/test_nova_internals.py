@@ -76,6 +76,12 @@ class NovaInternalsTest(base.TestCase):
         self.assert_parameters(
             scheduler_utils.ResourceRequest.from_request_spec,
             ['request_spec', 'enable_pinning_translate'])
+        # ... and counts the builds cast there that it has not claimed.
+        self.assert_parameters(
+            report.SchedulerReportClient.get_allocations_for_resource_provider,
+            ['self', 'context', 'rp_uuid'])
+        self.assert_parameters(
+            scheduler_utils.ResourceRequest.merged_resources, ['self'])
 
     def test_host_filters_still_get_the_host_and_the_request_spec(self):
         # ReservationFilter overrides both and tells rebuilds apart.
