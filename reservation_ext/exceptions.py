@@ -102,6 +102,21 @@ class PluginError(ReservationError):
     message = 'Resource plugin failure.'
 
 
+class NotYet(PluginError):
+    """What an action needs is not free yet: another lease still holds it.
+
+    The engine tries the event again soon without counting an attempt,
+    for ``for_at_most`` seconds past the event's time; then as any
+    failure.
+    """
+
+    message = 'Not free yet.'
+
+    def __init__(self, message=None, for_at_most=0):
+        super().__init__(message)
+        self.for_at_most = for_at_most
+
+
 class EnforcementRefused(Forbidden):
     """A usage enforcement filter refused the lease change (403).
 

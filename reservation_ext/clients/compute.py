@@ -65,6 +65,9 @@ OWNER_KEY = 'reservation:owner'
 RESERVATION_KEY = 'reservation:id'
 # The server action of nova-api's middleware that builds a reserved server.
 START_ACTION = 'os-reservation-start'
+# What nova-api's 409 to START_ACTION says when the booked host has no
+# room yet for the server.
+NO_ROOM_YET = 'waits for room on'
 FLAVOR_ACTION = 'os-reservation-flavor'
 OFFLOADED = 'SHELVED_OFFLOADED'
 SHELVED = ('SHELVED', OFFLOADED)
@@ -269,9 +272,19 @@ class NovaClient:
         return self._images.status(image_id)
 
     def start_server(self, server_id, lease_id, timeout=600, interval=1):
-        """Build a server reserved for ``lease_id``; wait until ACTIVE."""
-        self._call('POST', '/servers/%s/action' % server_id,
-                   json={START_ACTION: {'lease_id': lease_id}})
+        """Build a server reserved for ``lease_id``; wait until ACTIVE.
+
+        :raises NotYet: its booked host has no room for it yet (a lease
+            that ends there has not freed it); said for ``timeout``
+            seconds past the start.
+        """
+        try:
+            self._call('POST', '/servers/%s/action' % server_id,
+                       json={START_ACTION: {'lease_id': lease_id}})
+        except service_user.Busy as exc:
+            if NO_ROOM_YET not in str(exc):
+                raise
+            raise exceptions.NotYet(str(exc), for_at_most=timeout)
         self._wait_for_server(server_id, 'ACTIVE', timeout, interval)
 
     def flavor(self, flavor_id):

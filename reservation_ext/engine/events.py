@@ -53,6 +53,7 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import tables
 from reservation_ext.clients import deferral
+from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.leases import views
 from reservation_ext import states
@@ -93,8 +94,9 @@ Claimed = collections.namedtuple('Claimed', 'token event lease reservations')
 # The outcome of one event: ``reason`` is None on success; ``notices``
 # the further lease events that the plugins said it began; ``waiting``
 # the :class:`.deferral.Waiting` of actions that wait for their results.
-_Outcome = collections.namedtuple('_Outcome', 'reason final notices waiting',
-                                  defaults=(None,))
+_Outcome = collections.namedtuple(
+    '_Outcome', 'reason final notices waiting counted',
+    defaults=(None, True))
 
 
 def _no_checkpoint(point, event):
@@ -220,6 +222,8 @@ class EventRunner:
                     for reservation in claimed.reservations)
         except deferral.Waiting as waiting:
             return _Outcome(None, False, (), waiting)
+        except exceptions.NotYet as e:
+            return self._not_yet(event, '%s: %s' % (step.action, e), e)
         except Exception as e:
             return self._failed(event, '%s: %s' % (
                 step.action, str(e) or type(e).__name__))
@@ -232,6 +236,22 @@ class EventRunner:
         plugin = views.plugin_for(self.plugins, reservation['resource_type'])
         self.checkpoint(PLUGIN_ACTION, claimed.event)
         return getattr(plugin, step.action)(ctx, claimed.lease, reservation)
+
+    def _not_yet(self, event, reason, not_yet):
+        """An attempt that waits for another lease: counted only when late.
+
+        Within ``not_yet.for_at_most`` seconds past the event's time it is
+        tried again after the first backoff, its attempts unchanged.
+        """
+        waited = (self.clock.now() - event['time']).total_seconds()
+        if waited >= not_yet.for_at_most:
+            return self._failed(event, reason)
+        LOG.info('Event %(id)s (%(type)s of lease %(lease)s) waits: '
+                 '%(reason)s', {'id': event['id'],
+                                'type': event['event_type'],
+                                'lease': event['lease_id'],
+                                'reason': reason})
+        return _Outcome(reason, False, (), counted=False)
 
     def _failed(self, event, reason):
         """Log a failed attempt; return its outcome (final or not)."""
@@ -302,9 +322,10 @@ class EventRunner:
     def _record_failure(self, session, claimed, outcome):
         """Record a failure: a retry, or the event and its lease in ERROR."""
         event, token = claimed.event, claimed.token
-        attempts = event['attempts'] + 1
+        attempts = event['attempts'] + (1 if outcome.counted else 0)
         if not outcome.final:
-            backoff = self.conf.event_retry_backoff * 2 ** (attempts - 1)
+            backoff = self.conf.event_retry_backoff * 2 ** max(attempts - 1,
+                                                               0)
             store_leases.retry_event(
                 session, event['id'], token, attempts,
                 self.clock.now() + datetime.timedelta(seconds=backoff),

@@ -46,6 +46,7 @@ from nova.conductor import api as conductor_api
 from nova import objects
 from oslo_serialization import jsonutils
 
+from reservation_ext.clients import compute as compute_client
 from reservation_ext.nova_api import host_room
 from reservation_ext.nova_api import wrapping
 
@@ -157,9 +158,9 @@ class NoRoomYet(Exception):
     """A held-back build's booked host has no room for it yet."""
 
     def __init__(self, server_id, node):
-        super().__init__('Server %s waits for room on %s: the leases that '
-                         'end there have not freed it yet.'
-                         % (server_id, node))
+        super().__init__('Server %s %s %s: the leases that end there have '
+                         'not freed it yet.'
+                         % (server_id, compute_client.NO_ROOM_YET, node))
 
 
 def cast(ctx, captured, host=None, node=None):

@@ -148,7 +148,13 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
         # is slow: 1024 MB left in Placement for a 2048 MB server.
         kept = self.set_memory_reserved_on_compute_2(8192 - 1024)
 
-        self.run_engine(at=start)
+        # Tried again and again past event_max_attempts: a wait for an
+        # end to free the host spends no attempt (for 600 s, a build's
+        # timeout).
+        self.flags(event_max_attempts=2, event_retry_backoff=1,
+                   group='reservation')
+        for seconds in range(0, 5, 2):
+            self.run_engine(at=start + datetime.timedelta(seconds=seconds))
         self.assertEqual('STARTING', self.lease_of(answer)['status'])
         self.assertEqual('RESERVED', self.user_api(
             nova_base.OWNER).get_server(answer['id'])['status'])

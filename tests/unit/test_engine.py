@@ -27,6 +27,7 @@ from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.engine import runner
+from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext import plugins
 from reservation_ext.states import EventStatus
@@ -108,6 +109,18 @@ class GracePlugin(test_plugins.JournalPlugin):
     def on_end(self, ctx, lease, reservation):
         super().on_end(ctx, lease, reservation)
         return ['grace_period_start']
+
+
+class NotFreeYetPlugin(test_plugins.JournalPlugin):
+    """A journal plugin whose start waits while ``free`` is False."""
+
+    free = False
+
+    def on_start(self, ctx, lease, reservation):
+        if not self.free:
+            raise exceptions.NotYet('its host is not free yet',
+                                    for_at_most=60)
+        super().on_start(ctx, lease, reservation)
 
 
 class PendingPlugin(test_plugins.JournalPlugin):
@@ -297,6 +310,42 @@ class EngineTestMixin:
                          events[EventType.START_LEASE]['status'])
         self.assertEqual(1, test_plugins.read_journal().count(
             ('on_start', reservation_id)))
+
+    def test_a_start_that_waits_for_another_lease_spends_no_attempt(self):
+        lease_id, _ = create_lease()
+        plugin = NotFreeYetPlugin(self.conf, self.clock)
+        engine = self._engine_with({test_plugins.RESOURCE_TYPE: plugin})
+        self.clock.set(T0)
+        # More tries than event_max_attempts (3), each after the first
+        # backoff (10 s), none counted.
+        for _ in range(4):
+            self.assertEqual(1, engine.run_once())
+            start = get_lease(lease_id)[1][EventType.START_LEASE]
+            self.assertEqual((EventStatus.UNDONE, 0),
+                             (start['status'], start['attempts']))
+            self.assertEqual(self.clock.now() + datetime.timedelta(
+                seconds=10), start['retry_at'])
+            self.assertIn('not free yet', start['message'])
+            self.clock.advance(seconds=10)
+        plugin.free = True
+        self.assertEqual(1, engine.run_once())
+        self.assertEqual(LeaseStatus.ACTIVE, get_lease(lease_id)[0]['status'])
+
+    def test_a_start_that_waits_too_long_fails_as_any_other(self):
+        lease_id, _ = create_lease()
+        engine = self._engine_with({test_plugins.RESOURCE_TYPE:
+                                    NotFreeYetPlugin(self.conf, self.clock)})
+        self.clock.set(T0 + datetime.timedelta(seconds=60))
+        for backoff in (10, 20, 0):
+            self.assertEqual(1, engine.run_once())
+            self.clock.advance(seconds=backoff)
+        lease, events, _ = get_lease(lease_id)
+        self.assertEqual((EventStatus.ERROR, 3), (
+            events[EventType.START_LEASE]['status'],
+            events[EventType.START_LEASE]['attempts']))
+        self.assertEqual(LeaseStatus.ERROR, lease['status'])
+        self.assertEqual('on_start: its host is not free yet',
+                         lease['status_reason'])
 
     def test_backoff_then_error_with_reason(self):
         lease_id, _ = create_lease(fail_start=5, before_end=T0 + HOUR / 2)
