@@ -95,8 +95,10 @@ Claimed = collections.namedtuple('Claimed', 'token event lease reservations')
 # the further lease events that the plugins said it began; ``waiting``
 # the :class:`.deferral.Waiting` of actions that wait for their results.
 _Outcome = collections.namedtuple(
-    '_Outcome', 'reason final notices waiting counted',
-    defaults=(None, True))
+    '_Outcome', 'reason final notices waiting counted backoff',
+    defaults=(None, True, None))
+# The longest a start that waits for another lease waits between tries.
+_NOT_YET_MAX_BACKOFF = 60
 
 
 def _no_checkpoint(point, event):
@@ -241,7 +243,9 @@ class EventRunner:
         """An attempt that waits for another lease: counted only when late.
 
         Within ``not_yet.for_at_most`` seconds past the event's time it is
-        tried again after the first backoff, its attempts unchanged.
+        tried again, its attempts unchanged, after the first backoff or a
+        quarter of the time it has waited (at most a minute): an end that
+        takes long is not asked about every few seconds.
         """
         waited = (self.clock.now() - event['time']).total_seconds()
         if waited >= not_yet.for_at_most:
@@ -251,7 +255,9 @@ class EventRunner:
                                 'type': event['event_type'],
                                 'lease': event['lease_id'],
                                 'reason': reason})
-        return _Outcome(reason, False, (), counted=False)
+        backoff = max(self.conf.event_retry_backoff,
+                      min(waited / 4, _NOT_YET_MAX_BACKOFF))
+        return _Outcome(reason, False, (), counted=False, backoff=backoff)
 
     def _failed(self, event, reason):
         """Log a failed attempt; return its outcome (final or not)."""
@@ -324,8 +330,8 @@ class EventRunner:
         event, token = claimed.event, claimed.token
         attempts = event['attempts'] + (1 if outcome.counted else 0)
         if not outcome.final:
-            backoff = self.conf.event_retry_backoff * 2 ** max(attempts - 1,
-                                                               0)
+            backoff = outcome.backoff or (
+                self.conf.event_retry_backoff * 2 ** (attempts - 1))
             store_leases.retry_event(
                 session, event['id'], token, attempts,
                 self.clock.now() + datetime.timedelta(seconds=backoff),

@@ -327,6 +327,13 @@ class EngineTestMixin:
                 seconds=10), start['retry_at'])
             self.assertIn('not free yet', start['message'])
             self.clock.advance(seconds=10)
+        # Later, a quarter of the time waited: 50 s past its time.
+        self.clock.advance(seconds=10)
+        self.assertEqual(1, engine.run_once())
+        self.assertEqual(self.clock.now() + datetime.timedelta(seconds=12.5),
+                         get_lease(lease_id)[1][EventType.START_LEASE][
+                             'retry_at'])
+        self.clock.advance(seconds=12.5)
         plugin.free = True
         self.assertEqual(1, engine.run_once())
         self.assertEqual(LeaseStatus.ACTIVE, get_lease(lease_id)[0]['status'])
