@@ -136,6 +136,8 @@ class CaseLineTest(base.TestCase):
                    record('end', 0.5, 1.5, kind='volume')]
         line = bench_burst.case_line({'n': 4}, records, T0, {
             'nova_calls': 8, 'plain_boot_s': 2.5, 'double_executions': 0,
+            'nova_call_s': bench_burst.percentiles([0.2, 0.4]),
+            'nova_calls_by_kind': {'GET servers': [8, 2.4]},
             'doubles_by_kind': {'builds': 0},
             'create_failures': [], 'seconds': 60.0})
         self.assertEqual({'p50': 1.0, 'p99': 2.0, 'max': 2.0, 'count': 2},
@@ -157,11 +159,28 @@ class CaseLineTest(base.TestCase):
                           'usable_by_kind',
                           'events', 'events_finished', 'events_per_s',
                           'nova_calls', 'nova_calls_per_event',
+                          'nova_call_s', 'nova_calls_by_kind',
                           'leases_error', 'error_reasons', 'unfinished',
                           'double_executions', 'doubles_by_kind',
                           'create_failures',
                           'seconds', 'target_start_engine_p99_s'},
                          set(line))
+
+    def test_calls_by_kind_sums_each_kind_most_costly_first(self):
+        def call(method, path, action=None, took=0.5):
+            return fault_proxy.Call(T0, 'nova', method, path, 202, action,
+                                    None, None, False, took)
+        kinds = bench_burst.calls_by_kind([
+            call('GET', '/v2.1/servers/detail'),
+            call('GET', '/v2.1/servers/s1'),
+            call('POST', '/v2.1/servers/s1/action', 'os-reservation-start',
+                 took=2.0),
+            call('POST', '/v2.1/flavors', 'flavor', took=None)])
+        self.assertEqual({'POST servers os-reservation-start': [1, 2.0],
+                          'GET servers': [2, 1.0],
+                          'POST flavors flavor': [1, 0.0]}, kinds)
+        self.assertEqual('POST servers os-reservation-start',
+                         next(iter(kinds)))
 
 
 class _Backend(http.server.BaseHTTPRequestHandler):
