@@ -93,10 +93,12 @@ Claimed = collections.namedtuple('Claimed', 'token event lease reservations')
 
 # The outcome of one event: ``reason`` is None on success; ``notices``
 # the further lease events that the plugins said it began; ``waiting``
-# the :class:`.deferral.Waiting` of actions that wait for their results.
+# the :class:`.deferral.Waiting` of actions that wait for their results;
+# ``not_yet_backoff`` the seconds before the next try of an attempt that
+# waits for another lease, which spends no attempt (None for the others).
 _Outcome = collections.namedtuple(
-    '_Outcome', 'reason final notices waiting counted backoff',
-    defaults=(None, True, None))
+    '_Outcome', 'reason final notices waiting not_yet_backoff',
+    defaults=(None, None))
 # The longest a start that waits for another lease waits between tries.
 _NOT_YET_MAX_BACKOFF = 60
 
@@ -257,7 +259,7 @@ class EventRunner:
                                 'reason': reason})
         backoff = max(self.conf.event_retry_backoff,
                       min(waited / 4, _NOT_YET_MAX_BACKOFF))
-        return _Outcome(reason, False, (), counted=False, backoff=backoff)
+        return _Outcome(reason, False, (), not_yet_backoff=backoff)
 
     def _failed(self, event, reason):
         """Log a failed attempt; return its outcome (final or not)."""
@@ -328,10 +330,11 @@ class EventRunner:
     def _record_failure(self, session, claimed, outcome):
         """Record a failure: a retry, or the event and its lease in ERROR."""
         event, token = claimed.event, claimed.token
-        attempts = event['attempts'] + (1 if outcome.counted else 0)
+        counted = outcome.not_yet_backoff is None
+        attempts = event['attempts'] + (1 if counted else 0)
         if not outcome.final:
-            backoff = outcome.backoff or (
-                self.conf.event_retry_backoff * 2 ** (attempts - 1))
+            backoff = (self.conf.event_retry_backoff * 2 ** (attempts - 1)
+                       if counted else outcome.not_yet_backoff)
             store_leases.retry_event(
                 session, event['id'], token, attempts,
                 self.clock.now() + datetime.timedelta(seconds=backoff),

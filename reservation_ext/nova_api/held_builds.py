@@ -163,14 +163,19 @@ class NoRoomYet(Exception):
                          % (server_id, compute_client.NO_ROOM_YET, node))
 
 
-def cast(ctx, captured, host=None, node=None):
+def cast(ctx, captured, host=None, node=None, started=()):
     """Make a captured cast now, on ``host`` / ``node`` when given.
 
     :param captured: one of :attr:`Capture.builds`, made outside
         :func:`capture` (the wrapper passes it to Nova).
+    :param started: as for :func:`start`.
+    :raises NoRoomYet: as :func:`start`.
     """
+    [spec] = captured['request_spec']
+    if node is not None and not host_room.fits_now(ctx, spec, node,
+                                                   started):
+        raise NoRoomYet(spec.instance_uuid, node)
     if host is not None:
-        [spec] = captured['request_spec']
         spec.requested_destination = objects.Destination(host=host,
                                                          node=node)
     conductor_api.ComputeTaskAPI().schedule_and_build_instances(

@@ -93,7 +93,6 @@ from reservation_ext.leases import parsing as lease_requests
 from reservation_ext.leases import service as lease_service
 from reservation_ext.nova_api import capacity_boots
 from reservation_ext.nova_api import held_builds
-from reservation_ext.nova_api import host_room
 from reservation_ext.nova_api import nova_quotas
 from reservation_ext.nova_api import server_access
 from reservation_ext.nova_api import server_records
@@ -489,12 +488,10 @@ def _build_now(req, build):
                                          node) as taken:
             if taken.build_args is None:
                 return False
-            if node is not None and not host_room.fits_now(
-                    ctx, spec, node, taken.started):
-                # Kept for the lease's start (an exception gives the
-                # build args back).
-                raise held_builds.NoRoomYet(spec.instance_uuid, node)
-            held_builds.cast(ctx, build, leased.service_host, node)
+            # Without room, kept for the lease's start (an exception
+            # gives the build args back).
+            held_builds.cast(ctx, build, leased.service_host, node,
+                             taken.started)
     except held_builds.NoRoomYet:
         LOG.info('Server %s waits for its lease %s to free %s',
                  spec.instance_uuid, leased.lease_id, node)
