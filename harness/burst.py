@@ -57,7 +57,9 @@ ISSUING = {
     ('host', 'end'): {'DELETE'},
     ('server', 'start'): {'os-reservation-start'},
     ('server', 'end'): {'DELETE'},
-    ('capacity', 'start'): {'addTenantAccess', 'server_group'},
+    # The flavor and group are made at the lease's creation: the start
+    # issues nothing, its event's finish opens the flavor to boots.
+    ('capacity', 'start'): set(),
     ('volume', 'start'): {'os-reservation-start'},
     ('volume', 'end'): {'os-reservation-end'},
 }
@@ -120,10 +122,9 @@ def prepare(cloud):
 
     As ``openstack quota set`` does, for the demo project (the window
     quotas at boot would otherwise refuse a burst over the default
-    quotas) and for the engine's service user's project (admin here),
-    which owns the capacity leases' server groups (10 by default). The
-    first host stays out of the reservable pool: ordinary servers need
-    one.
+    quotas; it owns the capacity leases' server groups, 10 by default)
+    and for the engine's service user's project (admin here). The first
+    host stays out of the reservable pool: ordinary servers need one.
     """
     for project in (cloud.demo.get_project_id(),
                     cloud.admin.get_project_id()):
@@ -467,7 +468,7 @@ def observe(layout, leases, calls, aggregates, t0):
         status, reason, events = states.get(lease.lease_id,
                                             (None, None, {}))
         event = events.get(lease.phase + '_lease', (None, None))
-        issued = _issued(lease, first)
+        issued = _issued(lease, first, event[1])
         usable = _usable(lease, issued, servers, volumes)
         records.append({
             'kind': lease.kind, 'phase': lease.phase, 'status': status,
@@ -477,12 +478,17 @@ def observe(layout, leases, calls, aggregates, t0):
     return records
 
 
-def _issued(lease, first):
-    """When the engine's last call issuing the lease's phase answered."""
+def _issued(lease, first, finished_at):
+    """When the engine's last call issuing the lease's phase answered.
+
+    For a phase that issues no call, when its event finished.
+    """
+    actions = ISSUING[lease.kind, lease.phase]
+    if not actions:
+        return finished_at
     resource = (lease.reservation_id if lease.kind in ('host', 'capacity')
                 else lease.resource_id)
     answered = first.get((lease.kind, resource), {})
-    actions = ISSUING[lease.kind, lease.phase]
     if not all(action in answered for action in actions):
         return None
     return max(answered[action] for action in actions)

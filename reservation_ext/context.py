@@ -12,13 +12,40 @@
 
 """Keystone-style request contexts, usable as oslo.db transaction contexts."""
 
+from keystoneauth1.identity import access
 from oslo_context import context
 from oslo_db.sqlalchemy import enginefacade
 
 
 @enginefacade.transaction_context_provider
 class RequestContext(context.RequestContext):
-    """Carry who is asking (user, project, roles) through every call."""
+    """Carry who is asking (user, project, roles) through every call.
+
+    ``user_auth_plugin``: the caller's keystoneauth1 auth plugin, with
+    which a call to another service is made as the caller (None: there
+    is none, the service user's is used).
+    """
+
+    # keystonemiddleware's plugin of the request's user token.
+    AUTH_ENVIRON = 'keystone.token_auth'
+
+    def __init__(self, *args, user_auth_plugin=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user_auth_plugin = user_auth_plugin
+
+    @classmethod
+    def from_environ(cls, environ, **kwargs):
+        """Return the context of a request keystonemiddleware let through.
+
+        Its ``user_auth_plugin`` sends the user's token alone: with the
+        service token keystonemiddleware's own plugin adds, Nova refuses
+        the call (the sandbox's service user has no ``service`` role).
+        """
+        token_auth = environ.get(cls.AUTH_ENVIRON)
+        if getattr(token_auth, 'user', None) is not None:
+            kwargs.setdefault('user_auth_plugin',
+                              access.AccessInfoPlugin(token_auth.user))
+        return super().from_environ(environ, **kwargs)
 
     def to_policy_values(self):
         """Return the values policy rules test, ``is_admin`` included."""

@@ -20,7 +20,9 @@ exactly once. The request may ask it to fail or be slow:
     {"resource_type": "test:journal", "fail_start": 2, "fail_end": 0,
      "sleep": 0.5}
 
-makes ``on_start`` fail twice before it succeeds. The behaviour is kept in
+makes ``on_start`` fail twice before it succeeds; ``"make": 1`` journals
+``prepare_create`` (``made``) and its undo (``unmade``), ``"make": 2``
+makes ``prepare_create`` fail. The behaviour is kept in
 the reservation's ``resource_id`` (``"<fail_start>,<fail_end>,<sleep>"``),
 so that every engine process sees it.
 
@@ -42,7 +44,7 @@ from reservation_ext.plugins import base
 
 JOURNAL_ENV = 'RESERVATION_TEST_JOURNAL'
 RESOURCE_TYPE = 'test:journal'
-_KEYS = ('fail_start', 'fail_end', 'sleep')
+_KEYS = ('fail_start', 'fail_end', 'sleep', 'make')
 
 
 class JournalPlugin(base.ResourcePlugin):
@@ -58,6 +60,17 @@ class JournalPlugin(base.ResourcePlugin):
                 raise exceptions.InvalidInput(key, 'must be a number >= 0')
             out[key] = value
         return out
+
+    def prepare_create(self, ctx, reservation_id, values, projects):
+        if values['make'] == 2:
+            raise exceptions.PluginError('making failed on purpose')
+        if values['make']:
+            self._write('made', reservation_id)
+        return values
+
+    def undo_create(self, ctx, reservation_id, values):
+        if values['make']:
+            self._write('unmade', reservation_id)
 
     def reserve(self, session, ctx, lease, reservation_id, values):
         self._write('reserve', reservation_id)

@@ -75,6 +75,8 @@ SHELVED = ('SHELVED', OFFLOADED)
 SHELVING = ('shelving', 'shelving_image_pending_upload',
             'shelving_image_uploading')
 OFFLOADING = ('shelving_offloading',)
+# The task state of a server that Nova is deleting.
+DELETING = 'deleting'
 
 
 class NovaClient:
@@ -219,12 +221,11 @@ class NovaClient:
 
     def delete_servers(self, server_ids, timeout=300, interval=1):
         """Delete servers and wait until they are gone."""
-        for server_id in server_ids:
-            self._sdk('DELETE /servers/%s' % server_id,
-                      self._compute.delete_server, server_id)
         if deferral.active():
             self._defer_deletes(server_ids, timeout)
             return
+        for server_id in server_ids:
+            self._delete(server_id)
         deadline = time.monotonic() + timeout
         for number, server_id in enumerate(server_ids):
             # Each server is looked at once at least, even when the ones
@@ -240,10 +241,21 @@ class NovaClient:
                     'Servers %s were not deleted within %d s.' % (
                         ', '.join(server_ids[number:]), timeout))
 
+    def _delete(self, server_id):
+        self._sdk('DELETE /servers/%s' % server_id,
+                  self._compute.delete_server, server_id)
+
     def _defer_deletes(self, server_ids, timeout):
-        """Raise :class:`.deferral.Waiting` for the servers not gone yet."""
+        """Delete the servers; raise :class:`.deferral.Waiting` for them.
+
+        They are looked at first, so that the action's run after its wait
+        asks Nova for no delete that it is carrying out already.
+        """
         left = [server for server in map(self._server, server_ids)
                 if server is not None]
+        for server in left:
+            if server.task_state != DELETING:
+                self._delete(server.id)
         if left:
             raise deferral.Waiting([
                 deferral.Wait(deferral.SERVER, server.id,
@@ -251,16 +263,19 @@ class NovaClient:
                 for server in left], timeout)
 
     def changed_servers(self, since):
-        """Return ``{id: status}`` of the servers changed since ``since``.
+        """Return the servers changed since ``since``, and the latest change.
 
-        Of every project, deleted ones included (``DELETED``): Nova lists
-        those too when asked for changes. ``since`` is by Nova's clock
-        (a server's ``updated``), at or after which a change is listed.
+        ``({id: status}, latest)``: of every project, deleted ones
+        included (``DELETED``), as Nova lists those too when asked for
+        changes; ``latest`` is the latest ``updated`` among them (None if
+        none). ``since`` is by Nova's clock (a server's ``updated``), at
+        or after which a change is listed.
         """
         servers = self._sdk('GET /servers/detail?changes-since', lambda: list(
             self._compute.servers(details=True, all_projects=True,
                                   changes_since=since)))
-        return {server.id: server.status for server in servers}
+        return ({server.id: server.status for server in servers},
+                max((server.updated_at for server in servers), default=None))
 
     def server_status(self, server_id):
         """Return the server's status, or None if it is gone."""
@@ -322,20 +337,24 @@ class NovaClient:
         self._sdk('DELETE /flavors/%s' % flavor_id,
                   self._compute.delete_flavor, flavor_id)
 
-    def ensure_server_group(self, name, policy):
-        """Return the id of the service user's group ``name``, made once."""
+    def ensure_server_group(self, name, policy, auth=None):
+        """Return the id of the server group ``name``, made once.
+
+        :param auth: the keystoneauth1 plugin of the user in whose
+            project the group is (the request's caller); by default the
+            service user's.
+        """
+        as_user = {} if auth is None else {'auth': auth}
+
         def find():
-            groups = self._sdk('GET /os-server-groups', lambda: list(
-                self._compute.server_groups()))
-            for group in groups:
-                if group.name == name:
-                    return group.id
-            return None
+            found = self._call('GET', '/os-server-groups', **as_user)
+            return next((group['id'] for group in found['server_groups']
+                         if group['name'] == name), None)
 
         return self._ensure(find, lambda: self._call(
             'POST', '/os-server-groups', once=True, json={
-                'server_group': {'name': name, 'policy': policy}})[
-                    'server_group']['id'])
+                'server_group': {'name': name, 'policy': policy}},
+            **as_user)['server_group']['id'])
 
     def delete_server_group(self, group_id):
         """Delete a server group (one that is gone is fine)."""

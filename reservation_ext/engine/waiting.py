@@ -23,10 +23,13 @@ of an engine (:class:`WaitWatcher`):
 2. records a failed attempt of those whose deadline passed (a retry
    later, or the lease in ERROR once the attempts are spent, as any
    failure);
-3. reads the statuses of what the others wait for: the servers changed
-   since the oldest change seen by their actions in one Nova list (of
-   every project, deleted ones included), snapshots and volumes one by
-   one;
+3. reads the statuses of what the others wait for: the servers in one
+   Nova list of changes (of every project, deleted ones included),
+   snapshots and volumes one by one. The list asks for the changes since
+   Nova's latest change of the engine's previous list, or since the
+   oldest change seen by the actions of waits that list did not cover
+   yet: in a burst, each poll lists the few servers that changed since
+   the last one rather than every server built since the oldest wait;
 4. gives back those whose waits are all over, in one transaction: their
    claims become expired ones, which the next claim takes at once. Their
    run issues nothing that is done already (the actions are idempotent)
@@ -54,6 +57,12 @@ class ResourceStatuses:
 
     def __init__(self, clients):
         self.clients = clients
+        # Where the next list of changes starts (Nova's clock), the
+        # ``since`` of each server wait the lists cover from there, and
+        # what they showed of those servers.
+        self._next_since = None
+        self._covered = {}
+        self._seen = {}
 
     def read(self, waits):
         """Return ``{(kind, id): status}`` of the resources of ``waits``.
@@ -66,17 +75,38 @@ class ResourceStatuses:
         servers = {w.resource_id: w.since for w in waits
                    if w.kind == deferral.SERVER and w.since}
         if servers:
-            # Nova's own timestamps: no clock of ours is compared to them.
-            changed = self.clients.nova.changed_servers(
-                min(servers.values()))
             found.update(((deferral.SERVER, server_id),
                           None if status == DELETED else status)
-                         for server_id, status in changed.items()
-                         if server_id in servers)
+                         for server_id, status in
+                         self._changed(servers).items())
         for wait in waits:
             if wait.kind != deferral.SERVER or wait.resource_id not in servers:
                 found[wait.kind, wait.resource_id] = self._read_one(wait)
         return found
+
+    def _changed(self, servers):
+        """Return ``{id: status}`` of the waited-for servers that changed.
+
+        ``servers`` is ``{id: since}``: changed since the ``since`` of its
+        wait. A wait not covered yet (new, or its action looked again) drops
+        what was seen of its server and lists from its own ``since``.
+        """
+        new = {server_id: since for server_id, since in servers.items()
+               if self._covered.get(server_id) != since}
+        for server_id in new:
+            self._seen.pop(server_id, None)
+        # Nova's own timestamps: no clock of ours is compared to them.
+        since = min([*new.values()] + (
+            [self._next_since] if self._next_since else []))
+        changed, latest = self.clients.nova.changed_servers(since)
+        # A later change is at or after Nova's latest one listed.
+        self._next_since = max(filter(None, (latest, since,
+                                             self._next_since)))
+        self._seen.update(changed)
+        self._seen = {server_id: status for server_id, status
+                      in self._seen.items() if server_id in servers}
+        self._covered = dict(servers)
+        return dict(self._seen)
 
     def _read_one(self, wait):
         """Return the status of the resource of one wait (None: gone)."""

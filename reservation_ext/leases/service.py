@@ -19,6 +19,12 @@ it loses a race (``ConcurrentUpdate``, deadlocks), so that a lease is
 written together with its reservations, events and the resources the
 plugins booked, or not at all.
 
+What a new reservation shows from its creation on and Nova or Cinder
+make (an instance-capacity reservation's flavor and server group) is made
+before the create's transaction, so that no engine sees a lease half-made,
+and undone when the create fails (``prepare_create`` and ``undo_create``
+of :class:`~reservation_ext.plugins.base.ResourcePlugin`).
+
 Usage enforcement (:mod:`reservation_ext.enforcement`) runs outside the
 writer transactions, as it may call an external service and Keystone: a
 create or update is checked before its transaction, which then runs the
@@ -34,8 +40,10 @@ Requests are parsed in :mod:`reservation_ext.leases.parsing`.
 
 import contextlib
 import json
+import uuid
 
 from oslo_db import exception as db_exc
+from oslo_log import log as logging
 import sqlalchemy as sa
 
 from db import api as db_api
@@ -55,6 +63,8 @@ from reservation_ext.states import LeaseStatus
 from reservation_ext.states import ReservationStatus
 from reservation_ext.store import leases as store_leases
 from reservation_ext import validation
+
+LOG = logging.getLogger(__name__)
 
 LEASES = tables.LEASES
 
@@ -95,10 +105,53 @@ class LeaseService:
 
     def _create(self, ctx, request):
         quota = self._check_create(ctx, request)
-        with _unique_name(request['name']):
-            view = self._insert(ctx, request, quota)
+        request = self._prepare(ctx, request)
+        try:
+            with _unique_name(request['name']):
+                view = self._insert(ctx, request, quota)
+        except Exception:
+            self._undo_prepared(ctx, request)
+            raise
         self._notify(ctx, notifications.LEASE_CREATE, self._payload(ctx, view))
         return view
+
+    def _prepare(self, ctx, request):
+        """Give each reservation its id and run its plugin's prepare_create.
+
+        Return the request with the prepared values and the ids
+        (``reservation_ids``). What was made is undone when a plugin
+        fails.
+        """
+        projects = list(dict.fromkeys([ctx.project_id,
+                                       *request['projects']]))
+        ids, prepared = [], []
+        try:
+            for item, (resource_type, values) in enumerate(
+                    request['reservations']):
+                ids.append(str(uuid.uuid4()))
+                # Undone with the values it was given if it raises.
+                prepared.append((resource_type, values))
+                with validation.prefixed('reservations[%d].' % item):
+                    prepared[-1] = (resource_type, self.plugins[
+                        resource_type].prepare_create(ctx, ids[-1], values,
+                                                      projects))
+        except Exception:
+            self._undo_prepared(ctx, dict(request, reservation_ids=ids,
+                                          reservations=prepared))
+            raise
+        return dict(request, reservations=prepared, reservation_ids=ids)
+
+    def _undo_prepared(self, ctx, request):
+        """Undo the plugins' prepare_create of a create that failed."""
+        for reservation_id, (resource_type, values) in zip(
+                request['reservation_ids'], request['reservations']):
+            try:
+                self.plugins[resource_type].undo_create(
+                    ctx, reservation_id, values)
+            except Exception:
+                # The create's own failure is what the caller must hear.
+                LOG.exception('Undoing reservation %s of a failed lease '
+                              'create failed', reservation_id)
 
     def proposal_window(self, ctx, proposal_id):
         """Get ``(start, end)`` of the caller's live proposal ``proposal_id``.
@@ -241,13 +294,15 @@ class LeaseService:
             if request.get('proposal_id'):
                 proposal, request = self._proposed(session, ctx, request)
             lease = self._insert_lease(session, ctx, request)
+            ids = request.get('reservation_ids') or [None] * len(
+                request['reservations'])
             for item, (resource_type, values) in enumerate(
                     request['reservations']):
                 hold = proposal and planner.Owner.hold(proposal.id, item,
                                                        None)
                 with validation.prefixed('reservations[%d].' % item):
                     self._reserve(session, ctx, lease, resource_type,
-                                  values, hold)
+                                  values, hold, ids[item])
             if proposal:
                 proposals.release(session, proposal.request_id)
             self._insert_events(session, lease)
@@ -278,7 +333,10 @@ class LeaseService:
         made = parsing.lease(request['name'], row.start_date, row.end_date,
                              None, now, request['projects'],
                              request['trust_id'])
-        return row, dict(made, reservations=reservations)
+        # The prepared ids go with the request's own reservations only.
+        return row, dict(made, reservations=reservations,
+                         reservation_ids=request['reservations'] and
+                         request.get('reservation_ids'))
 
     def _insert_lease(self, session, ctx, request):
         lease = store_leases.add_lease(session, {
@@ -291,9 +349,11 @@ class LeaseService:
         return dict(lease, projects=request['projects'],
                     starts_later=request['starts_later'])
 
-    def _reserve(self, session, ctx, lease, resource_type, values, hold):
+    def _reserve(self, session, ctx, lease, resource_type, values, hold,
+                 reservation_id):
         reservation_id = store_leases.add_reservation(
-            session, lease['id'], resource_type, self.clock.now())
+            session, lease['id'], resource_type, self.clock.now(),
+            reservation_id)
         # Only a create from a proposal passes a hold: plugins of other
         # types need not know of it.
         resource_id = self.plugins[resource_type].reserve(

@@ -26,9 +26,12 @@ private flavor has that id), from one of the lease's projects:
    (:mod:`.held_builds`' ``before_cast``), each claimed seat is bound to
    one server's uuid and the builds carry the seats in the hint
    ``reservation_seats``, so the scheduler filter pins them to the seats'
-   hosts. They join the reservation's server group (the engine's service
-   user owns it, so the user could not name it), whose policy Nova's
-   group filters then apply among the seats' hosts.
+   hosts. They join the reservation's server group, whose policy Nova's
+   group filters then apply among the seats' hosts. A ``group`` hint
+   naming that group (as Blazar's users give it) is taken out first: the
+   group is in the lease owner's project, where Nova would not find it
+   for a project the lease is shared with. A hint naming another group
+   is refused (400), unless the reservation has no group.
 4. Whatever happened, the seats that no server took are freed.
 
 A boot from any other project is Nova's alone: the flavor is private to
@@ -50,6 +53,9 @@ from reservation_ext.planning import seats
 from reservation_ext.states import LeaseStatus
 from reservation_ext import validation
 
+# Nova's scheduler hint of the server group a server joins.
+GROUP_HINT = 'group'
+
 
 class CapacityBoots:
     """Serve the server middleware's boots with a capacity flavor."""
@@ -58,18 +64,22 @@ class CapacityBoots:
         self.application = application
         self.clock = clock
 
-    def boot(self, req, server, hints, rctx):
+    def boot(self, req, body, hints, rctx):
         """Return Nova's response to a capacity-flavor boot (else None).
 
-        :param server: the body's ``server``; ``hints`` its scheduler
-            hints; ``rctx`` the caller's reservation context.
+        :param body: the request's JSON; ``hints`` its scheduler hints;
+            ``rctx`` the caller's reservation context.
         """
+        server = body['server']
         capacity = self._capacity(rctx, server.get('flavorRef'))
         if capacity is None or (
                 req.environ['nova.context'].project_id
                 not in capacity.projects):
             return None
         _check_hints(hints, capacity)
+        if _own_group(hints, capacity):
+            del hints[GROUP_HINT]
+            req.json_body = body
         self._check_window(capacity)
         count = _count(server)
         with db_api.writer(rctx, self.clock) as session:
@@ -143,6 +153,23 @@ def _check_hints(hints, capacity):
                 hint, 'a server booted with the flavor of reservation %s '
                 'runs in that reservation; it has no lease of its own'
                 % capacity.reservation_id)
+
+
+def _own_group(hints, capacity):
+    """Say whether the ``group`` hint names the reservation's own group.
+
+    :raises InvalidInput: it names another group, and the reservation
+        has one.
+    """
+    group = hints.get(GROUP_HINT)
+    if group is None or capacity.server_group_id is None:
+        return False
+    if group != capacity.server_group_id:
+        raise exceptions.InvalidInput(
+            GROUP_HINT, 'a server booted with the flavor of reservation %s '
+            'joins its server group %s' % (capacity.reservation_id,
+                                           capacity.server_group_id))
+    return True
 
 
 def _count(server):

@@ -195,7 +195,7 @@ class ServerReservations:
         hints = _hints(body)
         _check_kept(hints)
         preemptible_placement.check_hint(hints)
-        response = self.capacity.boot(req, server, hints,
+        response = self.capacity.boot(req, body, hints,
                                       _reservation_context(req))
         if response is not None:
             return response

@@ -15,7 +15,8 @@
 A plugin owns one resource type: it validates the type's part of a lease
 request, books the resources inside the lease-create transaction (so that
 a lease is only created when its resources are guaranteed), shows the
-type's fields in lease views, and acts on Nova or Cinder when the engine
+type's fields in lease views, makes what the reservation shows from its
+creation (:meth:`prepare_create`), and acts on Nova or Cinder when the engine
 runs the lease's events.
 
 Engine actions (:meth:`on_start`, :meth:`before_end`, :meth:`on_end`,
@@ -176,6 +177,28 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         by default the same re-booking.
         """
         return self.update(session, ctx, lease, reservation, values)
+
+    def prepare_create(self, ctx, reservation_id, values, projects):
+        """Make what the reservation shows from its creation; return values.
+
+        Runs before the create's transaction, outside any transaction,
+        with the reservation's id (what is made may be named after it):
+        what Nova or Cinder makes here exists before anyone can see the
+        lease, so that an engine never starts a lease half-made. Return
+        the values :meth:`reserve` gets (with the ids of what was made).
+        Must be idempotent. If the create fails later, or this raises,
+        :meth:`undo_create` undoes it. By default nothing is made.
+
+        :param projects: the lease's projects, its owner's first.
+        """
+        return values
+
+    def undo_create(self, ctx, reservation_id, values):
+        """Undo :meth:`prepare_create` (``values`` as it returned them).
+
+        Also called with the values it was given when it raised. What is
+        gone already is fine. By default nothing.
+        """
 
     @abc.abstractmethod
     def on_start(self, ctx, lease, reservation):

@@ -36,26 +36,34 @@ create
     true on one host, false on as many hosts, null packed from the lowest
     host up. They are the rows of the one-server leases' slices, so
     neither over-books the other.
+
+    Before the booking, as Blazar 18 does: a private flavor whose id is
+    the reservation id, with the size and the extra spec ``reservation:id``
+    (flavor:instance: plus the source's extra specs), usable by the
+    lease's projects; and for affinity true/false a server group
+    (affinity / anti-affinity), made as the caller so that it is in the
+    lease owner's project. Both are in the view from the creation on;
+    both are deleted again when the booking is refused.
 start
-    A private flavor whose id is the reservation id (so the view shows
-    ``flavor_id`` from the creation on) with the size and the extra spec
-    ``reservation:id`` (flavor:instance: plus the source's extra specs),
-    usable by the lease's projects; and for affinity true/false a server
-    group (affinity / anti-affinity), whose id the view then shows.
-    Servers booted with the flavor take a seat each in nova-api
-    (:mod:`reservation_ext.nova_api.capacity_boots`) and the scheduler
-    filter pins each to its seat's host.
+    Nothing more (a reservation made before its flavor was made at
+    creation gets it now). Servers booted with the flavor take a seat
+    each in nova-api (:mod:`reservation_ext.nova_api.capacity_boots`,
+    which refuses them before the start) and the scheduler filter pins
+    each to its seat's host.
 end
     The seated servers end as ``on_end`` says (default ``[reservation]
-    instance_on_end``), then the flavor and server group are deleted.
+    instance_on_end``), then the flavor and server group are deleted; a
+    lease deleted before its start deletes them too.
 update
-    Before the start the window, ``amount`` and size are booked anew; once
-    started, only the window moves, on the hosts the seats are on.
+    Before the start the window, ``amount`` and size are booked anew (a
+    new size makes the flavor anew after the transaction); once started,
+    only the window moves, on the hosts the seats are on.
 
 Every engine action is idempotent: what exists or is gone already is
 fine.
 """
 
+import functools
 import json
 import math
 
@@ -146,17 +154,53 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
                                      .instance_on_end),
                 'source_flavor': None}
 
+    def prepare_create(self, ctx, reservation_id, values, projects):
+        """Make the reservation's flavor and server group (module doc).
+
+        The group is made as the caller, in the lease owner's project.
+        """
+        self._check_flavor_access(ctx, projects[0], values)
+        return dict(values, server_group_id=self._make(
+            dict(values, id=reservation_id), projects,
+            ctx.user_auth_plugin))
+
+    def undo_create(self, ctx, reservation_id, values):
+        """Delete the flavor and server group :meth:`prepare_create` made."""
+        self._unmake(dict(values, id=reservation_id))
+
+    def _make(self, reservation, projects, auth=None):
+        """Make the flavor and group; return the group's id (or None).
+
+        ``auth``: the caller's auth plugin, whose project gets the group
+        (by default the service user's).
+        """
+        policy = _POLICIES.get(reservation['affinity'])
+        group_id = policy and self.nova.ensure_server_group(
+            'reservation-%s' % reservation['id'], policy, auth)
+        source = json.loads(reservation.get('source_flavor') or '{}')
+        self.nova.ensure_private_flavor(
+            _flavor(reservation, source),
+            dict(source.get('extra_specs', {}),
+                 **{seats.FLAVOR_SPEC: reservation['id']}),
+            projects)
+        return group_id
+
+    def _unmake(self, reservation):
+        self.nova.delete_flavor(reservation['id'])
+        if reservation.get('server_group_id'):
+            self.nova.delete_server_group(reservation['server_group_id'])
+
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
         """See :meth:`ResourcePlugin.reserve`."""
-        self._check_flavor_access(ctx, lease, values)
         self._book(session, reservation_id, lease, values)
         store_instances.add(session, reservation_id, dict(
             source_flavor=values['source_flavor'],
+            server_group_id=values.get('server_group_id'),
             **{key: values[key] for key in _COLUMNS}))
         return reservation_id
 
-    def _check_flavor_access(self, ctx, lease, values):
+    def _check_flavor_access(self, ctx, project_id, values):
         """Check nothing: by default there is no flavor to check."""
 
     def _book(self, session, reservation_id, lease, request):
@@ -199,6 +243,16 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
             self._move(session, lease, reservation)
         store_instances.change(session, reservation['id'],
                                {key: request[key] for key in _COLUMNS})
+        if _size(request) == _size(reservation):
+            return None
+        # Nova's flavors do not change: it is made anew (no server may
+        # boot with it before the start).
+        return functools.partial(self._remake_flavor, _projects(lease),
+                                 dict(reservation, **request))
+
+    def _remake_flavor(self, projects, reservation, ctx):
+        self.nova.delete_flavor(reservation['id'])
+        self._make(dict(reservation, source_flavor=None), projects)
 
     def _move(self, session, lease, reservation):
         busy = self.busy(ignore_reservation=reservation['id'])
@@ -229,20 +283,18 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
 
     def on_start(self, ctx, lease, reservation):
         """See :meth:`ResourcePlugin.on_start`."""
+        # Made at the creation; a reservation of an older release, which
+        # made them at the start, gets them now.
+        if self.nova.flavor(reservation['id']) is not None:
+            return
         with db_api.context_manager.reader.using(ctx) as session:
-            source = json.loads(session.scalar(
+            source = session.scalar(
                 sa.select(INSTANCE_RESERVATIONS.c.source_flavor).where(
                     INSTANCE_RESERVATIONS.c.reservation_id ==
-                    reservation['id'])) or '{}')
-        self.nova.ensure_private_flavor(
-            _flavor(reservation, source),
-            dict(source.get('extra_specs', {}),
-                 **{seats.FLAVOR_SPEC: reservation['id']}),
-            list(dict.fromkeys([lease['project_id'], *lease['projects']])))
-        policy = _POLICIES.get(reservation['affinity'])
-        if policy is not None:
-            group_id = self.nova.ensure_server_group(
-                'reservation-%s' % reservation['id'], policy)
+                    reservation['id']))
+        group_id = self._make(dict(reservation, source_flavor=source),
+                              _projects(lease))
+        if group_id is not None:
             with db_api.writer(ctx, self.clock) as session:
                 store_instances.set_server_group(session, reservation['id'],
                                                  group_id)
@@ -254,15 +306,13 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
         # A claim's token is no server: Nova answers 404, which is fine.
         for server_id in taken:
             self.nova.end_server(server_id, reservation['on_end'])
-        self.nova.delete_flavor(reservation['id'])
-        if reservation.get('server_group_id'):
-            self.nova.delete_server_group(reservation['server_group_id'])
+        self._unmake(reservation)
 
     def on_delete(self, ctx, lease, reservation):
         """See :meth:`ResourcePlugin.on_delete`."""
-        # Before the start nothing exists in Nova yet.
-        if reservation['status'] != ReservationStatus.PENDING:
-            self.on_end(ctx, lease, reservation)
+        # The flavor and group exist from the creation on; before the
+        # start no server is seated.
+        self.on_end(ctx, lease, reservation)
 
     def billing_resources(self, session, reservations):
         """Return each reservation's flavor with the amount and size."""
@@ -296,10 +346,10 @@ class FlavorInstancePlugin(InstanceCapacityPlugin):
                         'OS-FLV-EXT-DATA:ephemeral', 0) +
                     math.ceil((flavor.get('swap') or 0) / 1024))
 
-    def _check_flavor_access(self, ctx, lease, values):
+    def _check_flavor_access(self, ctx, project_id, values):
         """Check that a private source flavor is the lease's project's."""
         source = json.loads(values['source_flavor'])
-        if not source['public'] and lease['project_id'] not in (
+        if not source['public'] and project_id not in (
                 self.nova.flavor_projects(source['id'])):
             # As for a flavor that does not exist: nothing leaks.
             raise _no_flavor(source['id'])
@@ -328,6 +378,11 @@ def _flavor(reservation, source):
             'disk': source.get('disk', reservation['disk_gb']),
             'OS-FLV-EXT-DATA:ephemeral': source.get('ephemeral', 0),
             'swap': source.get('swap', 0)}
+
+
+def _projects(lease):
+    """Return the lease's projects, its owner's first."""
+    return list(dict.fromkeys([lease['project_id'], *lease['projects']]))
 
 
 def _size(request):

@@ -179,6 +179,18 @@ class VirtualInstancePlugin(base.ResourcePlugin):
             allocations, tuple(values[key] for key in SIZE_KEYS),
             generations={host: row[0] for host, row in hosts.items()})
 
+    def prepare_create(self, ctx, reservation_id, values, projects):
+        """See :meth:`ResourcePlugin.prepare_create`."""
+        if instance_capacity.is_capacity(values):
+            return self.capacity.prepare_create(ctx, reservation_id, values,
+                                                projects)
+        return values
+
+    def undo_create(self, ctx, reservation_id, values):
+        """See :meth:`ResourcePlugin.undo_create`."""
+        if instance_capacity.is_capacity(values):
+            self.capacity.undo_create(ctx, reservation_id, values)
+
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
         """See :meth:`ResourcePlugin.reserve`."""

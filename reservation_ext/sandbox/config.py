@@ -55,6 +55,8 @@ from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 import yaml
 
+from reservation_ext.sandbox import overrides
+
 PACKAGE_TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 ETC_DIRS = (
@@ -150,6 +152,9 @@ class Layout:
     notify_url: str = None
     enforcement_url: str = None
     power: bool = False
+    # ``--config`` overrides: {file: [[section, option, value]]}
+    # (:mod:`.overrides`).
+    overrides: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         self.state_dir = os.path.abspath(self.state_dir)
@@ -220,6 +225,11 @@ def _ini(sections):
     return '\n'.join(lines)
 
 
+def _conf(layout, name, sections):
+    """The text of config file ``name``, with the ``--config`` overrides."""
+    return _ini(overrides.apply(sections, layout.overrides.get(name, ())))
+
+
 def write_file(path, text, mode=0o600):
     """Write ``text`` to ``path``, readable by its owner only."""
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode),
@@ -250,7 +260,7 @@ def _client(layout):
 
 
 def write_keystone_conf(layout):
-    write_file(layout.path('keystone.conf'), _ini({
+    write_file(layout.path('keystone.conf'), _conf(layout, 'keystone', {
         'database': [('connection', layout.sqlite_url('keystone'))],
         'token': [('provider', 'fernet')],
         'fernet_tokens': [('key_repository', layout.path('fernet-keys'))],
@@ -268,7 +278,7 @@ def write_keystone_conf(layout):
 def write_nova_conf(layout):
     nova_state = layout.path('nova')
     os.makedirs(nova_state, exist_ok=True)
-    write_file(layout.path('nova.conf'), _ini({
+    write_file(layout.path('nova.conf'), _conf(layout, 'nova', {
         'DEFAULT': [
             ('host', 'sandbox'),
             ('my_ip', HOST),
@@ -406,7 +416,7 @@ def _oslo_limit(layout):
 def write_cinder_conf(layout):
     cinder_state = layout.path('cinder')
     os.makedirs(cinder_state, exist_ok=True)
-    write_file(layout.path('cinder.conf'), _ini({
+    write_file(layout.path('cinder.conf'), _conf(layout, 'cinder', {
         'DEFAULT': [
             ('host', 'sandbox'),
             ('my_ip', HOST),
@@ -433,7 +443,7 @@ def write_cinder_conf(layout):
 
 
 def write_placement_conf(layout):
-    write_file(layout.path('placement.conf'), _ini({
+    write_file(layout.path('placement.conf'), _conf(layout, 'placement', {
         'api': [('auth_strategy', 'keystone')],
         'placement_database': [('connection',
                                 layout.sqlite_url('placement')),

@@ -14,7 +14,7 @@
 
     reservation-sandbox [--state-dir DIR] [--hosts N] [--db-url URL]
                         [--notify-url URL] [--engines N] [--dashboard]
-                        [--power]
+                        [--power] [--config SECTION.OPTION=VALUE ...]
 
 Starts on 127.0.0.1, with SQLite and without a message broker, and
 supervises four child processes (each logs to ``DIR/logs/<name>.log``):
@@ -49,6 +49,9 @@ The state directory is reset at every start (see
 elsewhere (e.g. PostgreSQL); that database is migrated, not reset.
 ``--notify-url`` (an oslo.messaging transport URL, e.g. a RabbitMQ's)
 sends the lease notifications there, on the ``notifications`` topic.
+``--config SECTION.OPTION=VALUE`` (repeatable) sets any option an
+operator would, in the config file of every process that reads its
+section (:mod:`reservation_ext.sandbox.overrides`).
 """
 
 import argparse
@@ -71,6 +74,7 @@ from reservation_ext.clients import polling
 from reservation_ext import exceptions
 from reservation_ext.sandbox import config
 from reservation_ext.sandbox.dashboard import settings as dashboard_settings
+from reservation_ext.sandbox import overrides
 
 START_TIMEOUT = 300
 STOP_TIMEOUT = 30
@@ -126,7 +130,17 @@ def parse_args(argv):
     parser.add_argument('--engines', type=int, default=1,
                         help='number of reservation-engine processes; 0 '
                              'for none (default: %(default)s)')
+    parser.add_argument('--config', action='append', default=[],
+                        metavar='SECTION.OPTION=VALUE',
+                        help='set an option in the configuration of every '
+                             'process that reads its section, e.g. '
+                             'reservation.host_on_end=delete_instances; '
+                             'repeatable')
     args = parser.parse_args(argv)
+    try:
+        args.overrides = overrides.parse(args.config)
+    except overrides.BadOverride as exc:
+        parser.error(str(exc))
     if args.engines < 0:
         parser.error('--engines must be at least 0')
     if args.hosts < 1:
@@ -409,7 +423,8 @@ def prepare(args):
                for name, sock in sockets.items()},
         password=secrets.token_urlsafe(12), leases_db_url=args.db_url,
         proposal_ttl=args.proposal_ttl, notify_url=args.notify_url,
-        enforcement_url=args.enforcement_url, power=args.power)
+        enforcement_url=args.enforcement_url, power=args.power,
+        overrides=args.overrides)
     layout.save()
     config.write_keystone_conf(layout)
     config.write_nova_conf(layout)

@@ -196,13 +196,17 @@ def clear_degraded(session):
 
 # Reservations.
 
-def add_reservation(session, lease_id, resource_type, now):
+def add_reservation(session, lease_id, resource_type, now,
+                    reservation_id=None):
     """Insert a PENDING reservation of a lease; return its id.
 
     Its resource is set once the plugin reserved it
     (:func:`set_resource`).
+
+    :param reservation_id: the id the create gave it already (a new one
+        if None).
     """
-    reservation_id = str(uuid.uuid4())
+    reservation_id = reservation_id or str(uuid.uuid4())
     session.execute(RESERVATIONS.insert().values(
         id=reservation_id, lease_id=lease_id,
         resource_type=resource_type, status=ReservationStatus.PENDING,

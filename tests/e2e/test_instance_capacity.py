@@ -14,7 +14,8 @@
 
 python-blazarclient's ``openstack reservation lease create`` sends Blazar
 18's ``virtual:instance`` body; the sandbox's engine starts the lease,
-and ``openstack server create --flavor <flavor_id>`` boots into it.
+and ``openstack server create --flavor <flavor_id>`` boots into it, with
+or without Blazar's ``--hint group=<server_group_id>``.
 """
 
 import json
@@ -52,10 +53,16 @@ class TestInstanceCapacity(base.SandboxTestCase):
         self.assertEqual((2, False, reservation['id']),
                          (reservation['amount'], reservation['affinity'],
                           reservation['flavor_id']))
+        # The group is the lease owner's, as in Blazar: the demo user sees
+        # it, and Blazar's group hint boots into it.
+        group = self.run_json(['openstack', 'server', 'group', 'show',
+                               reservation['server_group_id']], user='demo')
+        self.assertEqual('anti-affinity', group['policy'])
         hosts = set()
-        for name in ('cap-vm1', 'cap-vm2'):
+        for name, hint in (('cap-vm1', ()), ('cap-vm2', (
+                '--hint', 'group=' + reservation['server_group_id']))):
             server = json.loads(self.server_create(
-                reservation['flavor_id'], name, '-f', 'json'))
+                reservation['flavor_id'], name, *hint, '-f', 'json'))
             self.assertEqual('ACTIVE', server['status'])
             hosts.add(self.run_json(['openstack', 'server', 'show',
                                      server['id']])['OS-EXT-SRV-ATTR:host'])

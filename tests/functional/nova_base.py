@@ -79,6 +79,23 @@ def lease_date(moment):
     return moment.strftime('%Y-%m-%d %H:%M')
 
 
+_FROM_ENVIRON = context_mod.RequestContext.from_environ.__func__
+
+
+def _from_environ_with_user_auth(cls, environ, **kwargs):
+    """The lease API's context, with the caller's auth plugin.
+
+    Nova's harness stubs keystonemiddleware out, and with it the user's
+    auth plugin it puts in the environ: the caller's headers stand in
+    for it, as the harness's Nova reads them.
+    """
+    if 'HTTP_X_PROJECT_ID' in environ:
+        kwargs.setdefault('user_auth_plugin', nova_auth.HeaderAuth(
+            environ.get('HTTP_X_USER_ID'), environ['HTTP_X_PROJECT_ID'],
+            environ.get('HTTP_X_ROLES')))
+    return _FROM_ENVIRON(cls, environ, **kwargs)
+
+
 class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
     """Nova with the reservation pieces enabled, and 4 compute hosts."""
 
@@ -98,6 +115,9 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
         self.flags(connect_retries=0, group=conf_mod.CLIENT_GROUP)
         # Before Nova's setUp, which loads the API and so the lease API.
         self.useFixture(fixtures.TestPlugins())
+        self.useFixture(fixtures_lib.MonkeyPatch(
+            'reservation_ext.context.RequestContext.from_environ',
+            classmethod(_from_environ_with_user_auth)))
         self.database = self.useFixture(fixtures.Database())
         super().setUp()
         # Nova's harness makes SQLAlchemy deprecations in nova's own code

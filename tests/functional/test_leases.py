@@ -192,6 +192,39 @@ class _LeaseServiceTests:
                           reservation['updated_at']))
         self.assertEqual(view, self.service.get(self.user, view['id']))
 
+    def made(self):
+        return [line for line in test_plugins.read_journal()
+                if line[0] in ('made', 'unmade')]
+
+    def test_what_a_plugin_makes_is_made_with_the_reservation_id(self):
+        view = self.service.create(self.user, lease_body(reservations=[
+            {'resource_type': JOURNAL, 'make': 1}]))
+        self.assertEqual([('made', view['reservations'][0]['id'])],
+                         self.made())
+
+    def test_what_was_made_for_a_refused_create_is_undone(self):
+        self.scarce.full = True
+        self.assertRaises(exceptions.NotEnoughResources, self.service.create,
+                          self.user, lease_body(reservations=[
+                              {'resource_type': JOURNAL, 'make': 1},
+                              {'resource_type': SCARCE}]))
+        [(_made, made), (_unmade, unmade)] = self.made()
+        self.assertEqual(('made', 'unmade', made), (_made, _unmade, unmade))
+        self.assertNoRows()
+
+    def test_a_plugin_that_fails_to_make_leaves_nothing_made(self):
+        self.assertRaises(exceptions.PluginError, self.service.create,
+                          self.user, lease_body(reservations=[
+                              {'resource_type': JOURNAL, 'make': 1},
+                              {'resource_type': JOURNAL, 'make': 2}]))
+        # The failed one is undone too: it may have made part of its work.
+        [(_made, made), (_unmade, unmade), (_failed, failed)] = self.made()
+        self.assertEqual(('made', 'unmade', made, 'unmade'),
+                         (_made, _unmade, unmade, _failed))
+        self.assertNotEqual(made, failed)
+        self.assertNoRows()
+        self.assertEqual([], self._notifications())
+
     def test_create_books_through_the_plugin(self):
         view = self.service.create(self.user, lease_body())
         [reservation] = view['reservations']

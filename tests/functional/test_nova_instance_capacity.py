@@ -32,6 +32,7 @@ from reservation_ext.leases import notification_schema
 from reservation_ext.leases import notifications
 from reservation_ext.leases import views
 from reservation_ext import plugins as plugins_mod
+from reservation_ext.store import instance_reservations as store_instances
 from tests.functional import nova_base
 from tests import payloads
 
@@ -63,16 +64,18 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
                      'affinity': affinity, 'resource_properties': ''},
                     **kwargs)
 
-    def started(self, reservation):
+    def started(self, reservation, **kwargs):
         """A lease of ``reservation`` that starts now, started."""
-        lease = self.create_lease(reservation)['lease']
+        lease = self.create_lease(reservation, **kwargs)['lease']
         self.run_engine(at=clock_mod.SYSTEM.now() + SECOND)
         return self.lease_api('GET', '/leases/' + lease['id'])['lease']
 
     def post(self, flavor_id, project=nova_base.OWNER, expect=None,
-             **server):
+             hints=None, **server):
         request = {'server': dict(self._build_server(
             flavor_id=flavor_id, networks='none'), **server)}
+        if hints:
+            request['os:scheduler_hints'] = hints
         api = self.user_api(project)
         if expect is None:
             return api.post_server(request)
@@ -95,12 +98,10 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
             dates.format_date(self.now + HOUR)))['lease']
         [reservation] = lease['reservations']
         self.assertEqual(
-            ('virtual:instance', 2, 1, 512, 1, False, '', reservation['id'],
-             None),
+            ('virtual:instance', 2, 1, 512, 1, False, '', reservation['id']),
             tuple(reservation[key] for key in (
                 'resource_type', 'amount', 'vcpus', 'memory_mb', 'disk_gb',
-                'affinity', 'resource_properties', 'flavor_id',
-                'server_group_id')))
+                'affinity', 'resource_properties', 'flavor_id')))
         hosts = self.admin_lease_api('GET', '/os-hosts')['hosts']
         booked = [self.admin_lease_api(
             'GET', '/os-hosts/%s/allocation' % host['id'])['allocation']
@@ -109,6 +110,113 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
                                 for allocation in booked))
         self.lease_api('DELETE', '/leases/' + lease['id'])
         self.lease_api('GET', '/leases/' + lease['id'], expect=404)
+
+    def flavor(self, flavor_id, project='admin'):
+        """The flavor as ``project`` sees it (None when it cannot)."""
+        api = self.admin_api if project == 'admin' else self.user_api(project)
+        response = api.api_get('/flavors/%s' % flavor_id,
+                               check_response_status=False)
+        return response.body['flavor'] if response.status == 200 else None
+
+    def group(self, group_id):
+        response = self.admin_api.api_get('/os-server-groups/%s' % group_id,
+                                          check_response_status=False)
+        return response.body['server_group'] if response.status == 200 \
+            else None
+
+    def test_the_flavor_and_group_exist_from_the_creation_as_in_blazar(self):
+        lease = self.create_lease(self.capacity(amount=2, affinity='False'),
+                                  start=dates.format_date(self.now + HOUR),
+                                  body_projects=[nova_base.OTHER])['lease']
+        [reservation] = lease['reservations']
+        flavor = self.flavor(reservation['flavor_id'], nova_base.OWNER)
+        self.assertEqual((1, 512, 1, False), (
+            flavor['vcpus'], flavor['ram'], flavor['disk'],
+            flavor['os-flavor-access:is_public']))
+        self.assertIsNotNone(self.flavor(reservation['flavor_id'],
+                                         nova_base.OTHER))
+        group = self.group(reservation['server_group_id'])
+        self.assertEqual(('anti-affinity', nova_base.OWNER),
+                         (group['policy'], group['project_id']))
+        self.lease_api('DELETE', '/leases/' + lease['id'])
+        self.assertIsNone(self.flavor(reservation['flavor_id']))
+        self.assertIsNone(self.group(reservation['server_group_id']))
+
+    def test_without_affinity_there_is_a_flavor_and_no_group(self):
+        lease = self.create_lease(self.capacity(affinity=None), start=(
+            dates.format_date(self.now + HOUR)))['lease']
+        [reservation] = lease['reservations']
+        self.assertIsNone(reservation['server_group_id'])
+        self.assertIsNotNone(self.flavor(reservation['flavor_id']))
+
+    def test_a_refused_booking_leaves_no_flavor_and_no_group(self):
+        groups = self.admin_api.api_get(
+            '/os-server-groups?all_projects=True').body['server_groups']
+        flavors = self.admin_api.api_get('/flavors?is_public=None').body[
+            'flavors']
+        self.create_lease(self.capacity(amount=17, affinity=True),
+                          expect=409)
+        self.assertEqual(groups, self.admin_api.api_get(
+            '/os-server-groups?all_projects=True').body['server_groups'])
+        self.assertEqual(flavors, self.admin_api.api_get(
+            '/flavors?is_public=None').body['flavors'])
+
+    def test_a_new_size_before_the_start_makes_the_flavor_anew(self):
+        lease = self.create_lease(self.capacity(amount=1), start=(
+            dates.format_date(self.now + HOUR)))['lease']
+        [reservation] = lease['reservations']
+        self.lease_api('PUT', '/leases/' + lease['id'], {'reservations': [
+            {'id': reservation['id'], 'vcpus': 2, 'memory_mb': 1024}]})
+        flavor = self.flavor(reservation['flavor_id'])
+        self.assertEqual((2, 1024), (flavor['vcpus'], flavor['ram']))
+        self.assertEqual(reservation['id'], self.admin_api.api_get(
+            '/flavors/%s/os-extra_specs' % reservation['flavor_id']).body[
+                'extra_specs']['reservation:id'])
+
+    def test_the_group_hint_of_blazar_users_works_for_the_leases_projects(
+            self):
+        lease = self.started(self.capacity(amount=2, affinity='True'),
+                             body_projects=[nova_base.OTHER])
+        [reservation] = lease['reservations']
+        group_id = reservation['server_group_id']
+        servers = [self.boot(reservation['flavor_id'], project=project,
+                             hints={'group': group_id})
+                   for project in (nova_base.OWNER, nova_base.OTHER)]
+        self.assertEqual({server['id'] for server in servers},
+                         set(self.group(group_id)['members']))
+        self.assertEqual(1, len({self.host_of(server)
+                                 for server in servers}))
+
+    def test_a_group_hint_naming_another_group_is_refused(self):
+        lease = self.started(self.capacity(amount=1, affinity='True'))
+        [reservation] = lease['reservations']
+        other = self.user_api(nova_base.OWNER).post_server_groups(
+            {'name': 'mine', 'policy': 'affinity'})
+        error = self.post(reservation['flavor_id'], expect=400,
+                          hints={'group': other['id']})
+        self.assertIn('group: a server booted with the flavor of '
+                      'reservation %s joins its server group %s' % (
+                          reservation['id'], reservation['server_group_id']),
+                      error)
+
+    def test_a_reservation_made_without_its_flavor_gets_it_at_the_start(
+            self):
+        # As one of an older release left it: it made them at the start.
+        lease = self.create_lease(self.capacity(amount=1, affinity='True'))[
+            'lease']
+        [reservation] = lease['reservations']
+        self.admin_api.api_delete('/flavors/%s' % reservation['flavor_id'])
+        self.admin_api.api_delete('/os-server-groups/%s'
+                                  % reservation['server_group_id'])
+        with db_api.writer(context.get_admin_context(),
+                           clock_mod.SYSTEM) as session:
+            store_instances.set_server_group(session, reservation['id'], None)
+        self.run_engine(at=clock_mod.SYSTEM.now() + SECOND)
+        [started] = self.lease_api('GET', '/leases/' + lease['id'])[
+            'lease']['reservations']
+        self.assertEqual('affinity', self.group(
+            started['server_group_id'])['policy'])
+        self.boot(started['flavor_id'])
 
     def test_bad_requests_name_the_field_and_create_nothing(self):
         for changes, field in (({'amount': ''}, 'amount'),

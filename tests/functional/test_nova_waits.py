@@ -15,7 +15,9 @@
 What ends a server's wait is read in one list of the servers that
 changed since the wait's ``since`` (Nova's ``updated`` of the server when
 the action looked at it): deleted servers are in it, servers that did not
-change since are not.
+change since are not. A later read lists only the changes since Nova's
+latest change in the earlier list, unless a wait it did not cover asks
+for an earlier start.
 """
 
 import time
@@ -72,7 +74,7 @@ class ServerWaitsTest(nova_base.NovaTestCase):
         found = self.statuses.read([_wait_for(server)])
         self.assertEqual({(deferral.SERVER, server['id']): 'ACTIVE'}, found)
         self.assertNotIn(before['id'], self.statuses.clients.nova
-                         .changed_servers(server['updated']))
+                         .changed_servers(server['updated'])[0])
 
     def test_a_start_run_after_its_wait_finds_its_server_active(self):
         server = self.boot()
@@ -87,3 +89,40 @@ class ServerWaitsTest(nova_base.NovaTestCase):
         self.assertEqual((deferral.SERVER, server['id'], server['updated']),
                          (wait.kind, wait.resource_id, wait.since))
         self.assertEqual(('SHELVED', 'ERROR'), wait.until)
+
+    def _listed_since(self):
+        """Record the ``since`` of each list of changes the reads ask for."""
+        nova = self.statuses.clients.nova
+        asked, real = [], nova.changed_servers
+
+        def changed_servers(since):
+            asked.append(since)
+            return real(since)
+
+        nova.changed_servers = changed_servers
+        return asked
+
+    def test_a_later_read_lists_only_the_changes_since_the_last_list(self):
+        gone = self.boot()
+        # Nova shows ``updated`` to the second: the two differ.
+        time.sleep(1.1)
+        stays = self.boot()
+        waits = [_wait_for(gone), _wait_for(stays)]
+        asked = self._listed_since()
+        self.assertEqual([], self._over(waits))
+        self._delete_server(gone)
+        self.assertEqual([gone['id']], self._over(waits))
+        self.assertEqual([gone['updated'], stays['updated']],
+                         [since.replace('+00:00', 'Z') for since in asked])
+
+    def test_a_wait_the_lists_did_not_cover_is_read_from_its_own_since(self):
+        shelved = self.boot()
+        wait = _wait_for(shelved, until=('SHELVED', 'SHELVED_OFFLOADED'))
+        self.api.post_server_action(shelved['id'], {'shelve': None})
+        self._wait_for_state_change(shelved, 'SHELVED_OFFLOADED')
+        # Later changes move the next list's start past the shelving.
+        time.sleep(1.1)
+        later = self.boot()
+        self.assertEqual([], self._over([_wait_for(later, ('SHELVED',))]))
+        self.assertEqual([shelved['id']], self._over(
+            [_wait_for(later, ('SHELVED',)), wait]))

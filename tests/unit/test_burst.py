@@ -117,6 +117,20 @@ class CallKeyTest(base.TestCase):
         self.assertEqual({'DELETE': T0}, first['host', 'old'])
         self.assertEqual({'add_host': joined.at}, first['host', 'new'])
 
+    def test_a_capacity_start_is_issued_when_its_event_finished(self):
+        # Its flavor and group were made when the lease was created.
+        lease = burst.Lease('capacity', 'start', 'c1')
+        lease.reservation_id = 'r1'
+        finished = T0 + datetime.timedelta(seconds=3)
+        self.assertEqual(finished, burst._issued(lease, {}, finished))
+
+    def test_a_server_start_is_issued_when_its_build_was_asked_for(self):
+        lease = burst.Lease('server', 'start', 's', resource_id='s1')
+        asked = T0 + datetime.timedelta(seconds=2)
+        first = {('server', 's1'): {'os-reservation-start': asked}}
+        self.assertEqual(asked, burst._issued(lease, first, T0))
+        self.assertIsNone(burst._issued(lease, {}, T0))
+
     def test_duplicate_creates(self):
         create = self.call('POST', '/v2.1/os-aggregates',
                            {'aggregate': {'name': 'r1'}})

@@ -19,11 +19,13 @@ from unittest import mock
 import fixtures as fixtures_lib
 
 from keystoneauth1 import exceptions as ks_exc
+from openstack.compute.v2 import server as sdk_server
 from openstack import exceptions as sdk_exc
 from oslo_config import cfg
 import requests
 
 from reservation_ext.clients import compute
+from reservation_ext.clients import deferral
 from reservation_ext.clients import plugin_clients
 from reservation_ext.clients import service_user
 from reservation_ext import clock
@@ -157,6 +159,23 @@ class NovaWaitTest(base.TestCase):
                                   'ACTIVE', 600, 1)
         self.assertEqual('Server s1 was not ACTIVE within 600 s (status '
                          'BUILD).', error.message)
+
+    def test_a_deferred_delete_asks_nova_only_for_servers_not_deleting(self):
+        servers = {
+            's1': sdk_server.Server(id='s1', task_state=None, updated_at='t1'),
+            's2': sdk_server.Server(id='s2', task_state='deleting',
+                                    updated_at='t2'),
+            's3': None}
+        self.client._compute.get_server.side_effect = servers.get
+        with deferral.deferring():
+            waiting = self.assertRaises(deferral.Waiting,
+                                        self.client.delete_servers,
+                                        ['s1', 's2', 's3'], 300)
+        self.client._compute.delete_server.assert_called_once_with('s1')
+        self.assertEqual([('s1', 't1'), ('s2', 't2')],
+                         [(wait.resource_id, wait.since)
+                          for wait in waiting.waits])
+        self.assertEqual(300, waiting.timeout)
 
     def test_servers_not_deleted_in_time_are_named(self):
         self.client._compute.wait_for_delete.side_effect = [

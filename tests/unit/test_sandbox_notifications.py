@@ -16,13 +16,9 @@ nova.conf (read by nova-api and the engine) and cinder.conf send the lease
 notifications to the URL; without it neither sends any.
 """
 
-import configparser
-
-import fixtures
-
-from reservation_ext.sandbox import config
 from reservation_ext.sandbox import main
 from tests import base
+from tests import sandbox_files
 
 URL = 'rabbit://guest:guest@localhost:5672/'
 
@@ -31,19 +27,8 @@ class SandboxNotificationsTest(base.TestCase):
 
     def write(self, *argv):
         args = main.parse_args(list(argv))
-        layout = config.Layout(
-            state_dir=self.useFixture(fixtures.TempDir()).path, hosts=1,
-            ports={name: 10000 + i for i, name in enumerate(
-                config.SERVICES)}, password='secret',
-            notify_url=args.notify_url)
-        config.write_nova_conf(layout)
-        config.write_cinder_conf(layout)
-        files = {}
-        for name in ('nova', 'cinder'):
-            # Keys repeat (available_filters): oslo.config reads them all.
-            files[name] = configparser.ConfigParser(strict=False)
-            files[name].read(layout.path(name + '.conf'))
-        return files
+        return sandbox_files.write(self, ('nova', 'cinder'),
+                                   notify_url=args.notify_url)
 
     def test_notify_url_sends_the_notifications_of_nova_cinder_and_engine(
             self):
