@@ -20,6 +20,8 @@ stopped by one command:
   the child processes and supervises them;
 * :mod:`.config` lays out the state directory, the ports and the
   configuration files;
+* :mod:`.overrides` checks the ``--config`` options against the
+  services' option lists and writes them into their files;
 * :mod:`.process` holds what the child processes share: their
   arguments, the readiness pipe, stopping;
 * :mod:`.wsgi_server` is the small threaded WSGI server of the

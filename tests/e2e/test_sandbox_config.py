@@ -47,8 +47,11 @@ class TestSandboxConfig(base.SandboxTestCase):
                       self.sandbox.env['demo']['SANDBOX_IMAGE'], '--nic',
                       'none', '--hint', 'reservation=' + reservation['id'],
                       '--poll', 'job'], user='demo')
+        job = self.run_json(['openstack', 'server', 'show', 'job'],
+                            user='demo')
+        # The host is shown to an administrator only.
         self.assertEqual('compute-2', self.run_json(
-            ['openstack', 'server', 'show', 'job'])[
+            ['openstack', 'server', 'show', job['id']])[
                 'OS-EXT-SRV-ATTR:hypervisor_hostname'])
 
         self.run_cli(['openstack', 'reservation', 'lease', 'delete',

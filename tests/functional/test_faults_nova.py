@@ -355,8 +355,9 @@ class NovaFaultsTest(FaultsTestCase):
             self.server_lease('vm-snapshot_delete', 'snapshot_delete'),
             self.server_lease('vm-shelve', 'shelve'))}
         # Each POST fails the first time: it times out after Nova acted
-        # (the server group, the server's start, its snapshot...), or
-        # Nova answers that the server is busy.
+        # (the server's start, its snapshot...), or Nova answers that the
+        # server is busy. (The capacity's flavor and group were made at
+        # its creation: its start only looks for the flavor.)
         timeouts = faults.FaultyTransport(
             SEED, rate=1.0, kinds=('timeout', '409'),
             where=faults.first_time(
@@ -370,7 +371,7 @@ class NovaFaultsTest(FaultsTestCase):
                          self.assertFinished(leases))
         self.addDetail('figures', content.text_content(json.dumps(
             timeouts.summary())))
-        self.assertGreater(timeouts.counts['timeout'], 3)
+        self.assertGreater(timeouts.counts['timeout'], 0)
         self.assertGreater(timeouts.counts['409'], 0)
         self.assertOneSnapshot(self.one_server(leases, 'snapshot_delete'))
         self.assertNothingOrphaned()

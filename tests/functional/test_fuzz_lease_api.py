@@ -17,10 +17,12 @@ with the real resource plugins on a SQLite leases DB with four reservable
 hosts, as in ``test_api_leases``; requests carry the headers
 keystonemiddleware sets, as an administrator or a member. Every endpoint
 but those that call Nova (a host's create and delete, a lease's delete,
-which ``test_fuzz_nova`` sends through Nova's harness) gets bodies and query
-strings from :mod:`tests.fuzz.strategies`. The state carries over from
-one request to the next (leases created, updated, deleted), so later
-requests meet full hosts and taken proposals.
+an instance-capacity reservation's create, which makes its flavor and
+server group: ``test_fuzz_nova`` sends those through Nova's harness)
+gets bodies and query strings from :mod:`tests.fuzz.strategies`. The
+state carries over from one request to the next (leases created,
+updated, deleted), so later requests meet full hosts and taken
+proposals.
 
 Every answer is checked by :mod:`tests.fuzz.checks`; after the run, the
 leases DB holds exactly the leases that were answered 201 and not
@@ -61,8 +63,10 @@ NOW = datetime.datetime(2027, 1, 10, 9, 0, 0)
 ADMIN = ('admin', 'admin,member,reader')
 MEMBER = ('p1', 'member,reader')
 PLUGIN_SCHEMAS = {'physical:host': physical_host.SCHEMA,
-                  'virtual:instance': instance_capacity.SCHEMA,
                   'virtual:volume': virtual_volume.SCHEMA}
+# A proposal makes nothing in Nova: every kind is asked for.
+PROPOSAL_SCHEMAS = dict(PLUGIN_SCHEMAS, **{
+    'virtual:instance': instance_capacity.SCHEMA})
 # Requests per CI run (times RESERVATION_FUZZ_SCALE).
 EXAMPLES = 8800
 # Reservable hosts: some with a gpu, enough for a few hundred leases.
@@ -99,7 +103,7 @@ def _lease_requests():
                           fz.dates(NOW)), st.just(fz.NO_BODY))),
         (2, st.builds(fz.Request, st.just('POST'),
                       st.just(('leases', 'proposals')), st.just([]),
-                      fz.bodies(fz.proposal_bodies(NOW, PLUGIN_SCHEMAS),
+                      fz.bodies(fz.proposal_bodies(NOW, PROPOSAL_SCHEMAS),
                                 lease_schemas.PROPOSE))),
         (1, st.builds(fz.Request, st.just('GET'), st.just(('availability',)),
                       _availability_queries(), st.just(fz.NO_BODY))),
@@ -167,8 +171,7 @@ def _host_requests():
 SEEDS = ({'resource_type': 'physical:host', 'min': 1, 'max': 1},
          {'resource_type': 'physical:host', 'min': 1, 'max': 2,
           'resource_properties': '["=", "$gpu", "true"]'},
-         {'resource_type': 'virtual:instance', 'amount': 1, 'vcpus': 1,
-          'memory_mb': 512, 'disk_gb': 1})
+         {'resource_type': 'physical:host', 'min': 2, 'max': 2})
 
 # Members' requests of the leases, more of them than administrators';
 # the hosts' mostly as an administrator (a member's are 403).

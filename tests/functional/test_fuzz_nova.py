@@ -21,13 +21,15 @@ scheduler hints from :func:`tests.fuzz.strategies.reservation_hints`
 ``preemptible``), and now and then a body that is hardly one; the lease
 API gets what needs Nova: a host's create (names Nova's own check
 refuses, names of no host, hosts already reservable), a host's delete and
-show by odd ids, a lease's delete.
+show by odd ids, a lease's delete, an instance-capacity lease's create
+(its flavor and server group are made in Nova).
 
 Every answer is checked by :mod:`tests.fuzz.checks` (Nova's fault body
 on ``/servers``, Blazar's on the lease API). After the run nothing is
 half-made: the servers Nova has are exactly those answered 202, less
 those whose lease was deleted; every reserved one has its lease; every
-lease of a server names a server that exists.
+lease of a server names a server that exists; the reservations' flavors
+in Nova are exactly those of the capacity reservations there are.
 """
 
 import datetime
@@ -42,6 +44,8 @@ import testtools.content
 from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext.hosts import schemas as host_schemas
+from reservation_ext.leases import schemas as lease_schemas
+from reservation_ext.plugins import instance_capacity
 from tests.functional import nova_base
 from tests.fuzz import checks
 from tests.fuzz import strategies as fz
@@ -80,10 +84,17 @@ def _lease_api_requests():
     create = st.builds(lambda name, caps: dict(caps, name=name), names,
                        st.dictionaries(st.sampled_from(('gpu', 'rack')),
                                        fz.scalars(), max_size=1))
+    capacity = st.builds(
+        fz.Request, st.just('POST'),
+        st.just(('reservation', 'v1', 'leases')), st.just([]),
+        fz.bodies(fz.lease_bodies(NOW, {
+            'virtual:instance': instance_capacity.SCHEMA}),
+            lease_schemas.CREATE))
     return fz.weighted(
         (4, st.builds(fz.Request, st.just('POST'),
                       st.just(('reservation', 'v1', 'os-hosts')), st.just([]),
                       fz.bodies(create, host_schemas.CREATE))),
+        (2, capacity),
         (2, st.builds(fz.Request, st.sampled_from(('GET', 'DELETE')),
                       st.tuples(st.just('reservation'), st.just('v1'),
                                 st.just('os-hosts'), hosts), st.just([]),
@@ -224,3 +235,17 @@ class NovaFuzzTest(nova_base.NovaTestCase):
              if lease}, {server: leased.get(server)
                          for server, lease in self.servers.items() if lease},
             'reserved servers without their lease')
+        self._check_flavors()
+
+    def _check_flavors(self):
+        """Nova has the flavor of each capacity reservation, and no other."""
+        instances = models.InstanceReservation.__table__
+        with self.database.engine.connect() as conn:
+            capacity = set(conn.scalars(sa.select(
+                instances.c.reservation_id).where(
+                    instances.c.server_id.is_(None))))
+        flavors = {flavor['id'] for flavor in self.admin_api.api_get(
+            '/flavors?is_public=None').body['flavors']
+            if flavor['name'].startswith('reservation-')}
+        self.assertEqual(capacity, flavors,
+                         'capacity reservations and their flavors differ')

@@ -21,6 +21,7 @@ import datetime
 import threading
 
 from reservation_ext.clients import block_storage_quotas
+from reservation_ext.clients import plugin_clients
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.enforcement import enforcer
@@ -28,6 +29,7 @@ from reservation_ext.enforcement import window_quotas
 from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.leases import service as lease_service
+from reservation_ext import plugins as plugins_mod
 from tests import base
 from tests.functional import test_enforcement as enforcement_tests
 
@@ -51,6 +53,35 @@ class GivenNovaQuotas:
         return dict(self.limits), dict(self.usage), dict(self.counted)
 
 
+class Flavors:
+    """Nova's part of a capacity lease's create, answered from memory.
+
+    The window's sweep is what these tests are about; real Nova makes the
+    flavors in ``test_nova_window_quotas.py`` and
+    ``test_nova_instance_capacity.py``.
+    """
+
+    def __init__(self):
+        self.made = set()
+
+    def ensure_private_flavor(self, flavor, extra_specs, projects):
+        self.made.add(flavor['id'])
+
+    def delete_flavor(self, flavor_id):
+        self.made.discard(flavor_id)
+
+
+class _WithFlavors:
+    """The plugins over :class:`Flavors`: capacity leases need no Nova."""
+
+    def setUp(self):
+        super().setUp()
+        self.flavors = Flavors()
+        self.plugins = plugins_mod.load_plugins(
+            self.conf, self.clock, plugin_clients.PluginClients(
+                self.conf, nova=self.flavors))
+
+
 def capacity_lease(name, amount, vcpus=1, start=NOW + HOUR, hours=2):
     return {'name': name, 'start_date': date(start),
             'end_date': date(start + hours * HOUR),
@@ -61,7 +92,8 @@ def capacity_lease(name, amount, vcpus=1, start=NOW + HOUR, hours=2):
                               'resource_properties': ''}]}
 
 
-class _WindowQuotaTests(enforcement_tests._EnforcementAPITests):
+class _WindowQuotaTests(_WithFlavors,
+                        enforcement_tests._EnforcementAPITests):
     """The sweep over the window and the refusals, in Blazar's body."""
 
     def set_quotas(self, limits, usage=None, counted=None):
@@ -76,14 +108,14 @@ class _WindowQuotaTests(enforcement_tests._EnforcementAPITests):
         self.set_quotas({'instances': 5, 'cores': -1, 'ram': -1})
         self.create(capacity_lease('early', 2, hours=2))
         self.create(capacity_lease('late', 2, start=NOW + 2 * HOUR))
-        before = self.rows()
+        before, flavors = self.rows(), set(self.flavors.made)
         refused = self.create(capacity_lease('over', 2, hours=3),
                               expected=403)
         self.assertEqual({
             'error_code': 403, 'error_name': 'ComputeQuotaExceeded',
             'error_message': 'Quota exceeded for instances: Requested 2, '
             'but already used 4 of 5 instances'}, refused)
-        self.assertEqual(before, self.rows())
+        self.assertEqual((before, flavors), (self.rows(), self.flavors.made))
         # After the first ends, only the second counts.
         self.create(capacity_lease('after', 3, start=NOW + 3 * HOUR))
 
@@ -199,7 +231,8 @@ class MeetingPlugin:
         return found
 
 
-class _ConcurrentWindowQuotaTests(enforcement_tests._EnforcementAPITests):
+class _ConcurrentWindowQuotaTests(_WithFlavors,
+                                  enforcement_tests._EnforcementAPITests):
     """Two boots at once cannot both slip under a limit.
 
     (SQLite serializes its writers whole: see ``db.api.writer``.)

@@ -369,7 +369,10 @@ QUERIES = st.sampled_from((
 
 
 def reservations(plugin_schemas):
-    """Reservations: sensible ones, and drawn from the plugins' schemas."""
+    """Reservations: sensible ones, and drawn from the plugins' schemas.
+
+    Only of the resource types ``plugin_schemas`` names.
+    """
     host = st.fixed_dictionaries(
         {'resource_type': st.just('physical:host'),
          'min': st.sampled_from((1, '1', 2, '2')),
@@ -396,12 +399,21 @@ def reservations(plugin_schemas):
          'size_gb': st.sampled_from((1, '2', 10 ** 6))})
     shaped = [schema_bodies(_with_type(resource_type, schema))
               for resource_type, schema in plugin_schemas.items()]
-    good = st.sampled_from(GOOD_RESERVATIONS)
-    return weighted((4, good), (1, host), (1, capacity), (1, volume),
+    sensible = [(1, strategy) for resource_type, strategy in (
+        ('physical:host', host), ('virtual:instance', capacity),
+        ('virtual:volume', volume)) if resource_type in plugin_schemas]
+    return weighted((4, _good(plugin_schemas)), *sensible,
                     *[(1, strategy) for strategy in shaped])
 
 
-# Reservations the in-process lease API accepts (when there is room).
+def _good(plugin_schemas):
+    """The :data:`GOOD_RESERVATIONS` of the types ``plugin_schemas`` names."""
+    return st.sampled_from([
+        reservation for reservation in GOOD_RESERVATIONS
+        if reservation['resource_type'] in plugin_schemas])
+
+
+# Reservations the lease API accepts (when there is room).
 GOOD_RESERVATIONS = (
     {'resource_type': 'physical:host', 'min': 1, 'max': 1},
     {'resource_type': 'physical:host', 'min': '1', 'max': '2',
@@ -447,8 +459,7 @@ def lease_bodies(now, plugin_schemas):
             window, name=name, reservations=reservations, events=[]),
         # Names are unique in a project: most good leases have their own.
         _ordered(now), weighted((3, st.just(UNIQUE_NAME)), (1, NAMES)),
-        st.lists(st.sampled_from(GOOD_RESERVATIONS), min_size=1,
-                 max_size=2))
+        st.lists(_good(plugin_schemas), min_size=1, max_size=2))
     odd = st.builds(lambda window, rest: dict(rest, **window), windows(now),
                     _lease_rest(now, plugin_schemas))
     return weighted((1, good), (2, odd))
