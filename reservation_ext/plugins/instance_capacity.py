@@ -169,7 +169,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
         self._unmake(dict(values, id=reservation_id))
 
     def _make(self, reservation, projects, auth=None):
-        """Make the flavor and group; return the group's id (or None).
+        """Make the group and flavor; return the group's id (or None).
 
         ``auth``: the caller's auth plugin, whose project gets the group
         (by default the service user's).
@@ -177,13 +177,16 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
         policy = _POLICIES.get(reservation['affinity'])
         group_id = policy and self.nova.ensure_server_group(
             'reservation-%s' % reservation['id'], policy, auth)
+        self._make_flavor(reservation, projects)
+        return group_id
+
+    def _make_flavor(self, reservation, projects):
         source = json.loads(reservation.get('source_flavor') or '{}')
         self.nova.ensure_private_flavor(
             _flavor(reservation, source),
             dict(source.get('extra_specs', {}),
                  **{seats.FLAVOR_SPEC: reservation['id']}),
             projects)
-        return group_id
 
     def _unmake(self, reservation):
         self.nova.delete_flavor(reservation['id'])
@@ -252,7 +255,7 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
 
     def _remake_flavor(self, projects, reservation, ctx):
         self.nova.delete_flavor(reservation['id'])
-        self._make(dict(reservation, source_flavor=None), projects)
+        self._make_flavor(dict(reservation, source_flavor=None), projects)
 
     def _move(self, session, lease, reservation):
         busy = self.busy(ignore_reservation=reservation['id'])
@@ -292,6 +295,10 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
                 sa.select(INSTANCE_RESERVATIONS.c.source_flavor).where(
                     INSTANCE_RESERVATIONS.c.reservation_id ==
                     reservation['id']))
+        if reservation.get('server_group_id'):
+            self._make_flavor(dict(reservation, source_flavor=source),
+                              _projects(lease))
+            return
         group_id = self._make(dict(reservation, source_flavor=source),
                               _projects(lease))
         if group_id is not None:

@@ -169,6 +169,11 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
             {'id': reservation['id'], 'vcpus': 2, 'memory_mb': 1024}]})
         flavor = self.flavor(reservation['flavor_id'])
         self.assertEqual((2, 1024), (flavor['vcpus'], flavor['ram']))
+        # The group stays the one made at the creation.
+        groups = self.admin_api.api_get(
+            '/os-server-groups?all_projects=True').body['server_groups']
+        self.assertEqual([reservation['server_group_id']],
+                         [group['id'] for group in groups])
         self.assertEqual(reservation['id'], self.admin_api.api_get(
             '/flavors/%s/os-extra_specs' % reservation['flavor_id']).body[
                 'extra_specs']['reservation:id'])
