@@ -344,17 +344,15 @@ class NovaClient:
             project the group is (the request's caller); by default the
             service user's.
         """
-        as_user = {} if auth is None else {'auth': auth}
-
         def find():
-            found = self._call('GET', '/os-server-groups', **as_user)
+            found = self._call('GET', '/os-server-groups', auth=auth)
             return next((group['id'] for group in found['server_groups']
                          if group['name'] == name), None)
 
         return self._ensure(find, lambda: self._call(
             'POST', '/os-server-groups', once=True, json={
                 'server_group': {'name': name, 'policy': policy}},
-            **as_user)['server_group']['id'])
+            auth=auth)['server_group']['id'])
 
     def delete_server_group(self, group_id):
         """Delete a server group (one that is gone is fine)."""

@@ -110,7 +110,8 @@ class LeaseService:
             with _unique_name(request['name']):
                 view = self._insert(ctx, request, quota)
         except Exception:
-            self._undo_prepared(ctx, request)
+            self._undo_prepared(ctx, request['reservation_ids'],
+                                request['reservations'])
             raise
         self._notify(ctx, notifications.LEASE_CREATE, self._payload(ctx, view))
         return view
@@ -136,15 +137,14 @@ class LeaseService:
                         resource_type].prepare_create(ctx, ids[-1], values,
                                                       projects))
         except Exception:
-            self._undo_prepared(ctx, dict(request, reservation_ids=ids,
-                                          reservations=prepared))
+            self._undo_prepared(ctx, ids, prepared)
             raise
         return dict(request, reservations=prepared, reservation_ids=ids)
 
-    def _undo_prepared(self, ctx, request):
+    def _undo_prepared(self, ctx, reservation_ids, reservations):
         """Undo the plugins' prepare_create of a create that failed."""
-        for reservation_id, (resource_type, values) in zip(
-                request['reservation_ids'], request['reservations']):
+        for reservation_id, (resource_type, values) in zip(reservation_ids,
+                                                           reservations):
             try:
                 self.plugins[resource_type].undo_create(
                     ctx, reservation_id, values)
