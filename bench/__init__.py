@@ -24,6 +24,10 @@ side is ``peer_proposals``, run in Blazar's venv) and ``engine`` (event
 throughput). Also ``instance_leases`` (reserved server boots), the
 simulations ``utilization`` and ``energy``, and the soaks
 ``api_concurrency`` and ``engine_ha``, and ``burst`` (lease starts and
-ends all at one instant, with poisoned actions); ``common`` holds what
-they share.
+ends all at one instant, with poisoned actions), and ``import_blazar``
+(the import of a big Blazar database, which ``blazar_import_peer``
+writes in Blazar's venv), and ``floating_ips`` (floating IP lease
+creates at 1,000 addresses and 10,000 leases, beside Blazar's timed by
+``peer_floating_ips`` in Blazar's venv; both load the rows of
+``floating_ips_workload``); ``common`` holds what they share.
 """

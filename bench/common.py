@@ -40,7 +40,8 @@ from reservation_ext.store import hosts as store_hosts
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_SHARED = os.path.join(os.path.dirname(TOP), 'shared')
 PEER_VENV = os.path.join(TOP, '.peer-venv')
-PEER_PACKAGES = ['blazar==18.0.0', 'blazar-nova==10.0.0', 'nova==34.0.0']
+# Creates PEER_VENV with Blazar 18 when it is missing (as .ci/run does).
+PEER_VENV_SCRIPT = os.path.join(TOP, 'tools', 'peer-venv.sh')
 
 # "Now" in the workloads of blazar_alloc.py, whose leases start from
 # 2030-01-01: the time the peer's rows were written.
@@ -74,12 +75,8 @@ def workload_parser(description):
 
 def peer_python():
     """The peer virtualenv's python, creating the venv when it is missing."""
-    python = os.path.join(PEER_VENV, 'bin', 'python')
-    if not os.path.exists(python):
-        subprocess.run([sys.executable, '-m', 'venv', PEER_VENV], check=True)
-        subprocess.run([python, '-m', 'pip', 'install'] + PEER_PACKAGES,
-                       check=True)
-    return python
+    return subprocess.run([PEER_VENV_SCRIPT, sys.executable], check=True,
+                          stdout=subprocess.PIPE, text=True).stdout.strip()
 
 
 def run_peer(script, arguments):

@@ -306,9 +306,15 @@ def boot_pairs(compute, windows, prefix):
                 result['builds'][build_then_delete(
                     compute, server['id'])] += 1
             else:
-                result['lease_ids'].append(
-                    server.get('reservation:lease_id'))
+                result['lease_ids'].append(lease_id_of(compute,
+                                                       server['id']))
     return results
+
+
+def lease_id_of(compute, server_id):
+    """The lease of a server, from its view's metadata (not timed)."""
+    return compute.get('/servers/%s' % server_id).json()['server'][
+        'metadata'].get('reservation:lease_id')
 
 
 def passed_over(layout, lease_ids, host_ids):

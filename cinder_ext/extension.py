@@ -23,12 +23,14 @@ A volume create with the hints ``reserved`` and ``lease_params`` (see
 instead of Cinder's create; bad hints are a 400, an unfit window a
 409, and a window in which the project would go over its Cinder quotas
 Cinder's own 413 (:mod:`.volume_quotas`), with nothing created. Every
-volume view of a leased volume carries ``reservation:lease_id``, and its
-``metadata`` (``openstack volume show``'s ``properties``) also
-``reservation:end``, for who may show the lease (see
-:mod:`reservation_ext.leases.metadata`); a create, update or metadata
-call that would set or delete either key is a 400 naming it. Deleting a
-leased volume deletes its lease.
+volume view with ``metadata`` (``openstack volume show``'s
+``properties``) of a leased volume shows its lease there, and only
+there: ``reservation:lease_id`` and ``reservation:end``, for who may
+show the lease (see :mod:`reservation_ext.leases.metadata`); no key is
+added outside Cinder's documented response schemas, which strict
+clients (tempest) check with ``additionalProperties: false``. A create,
+update or metadata call that would set or delete either key is a 400
+naming it. Deleting a leased volume deletes its lease.
 Cinder's own actions on a reserved volume are 409 (after Cinder's 404
 for a project that does not see it and Cinder's rule of the action: 403
 for a reader); it can be shown, updated and deleted.
@@ -84,7 +86,6 @@ from reservation_ext.plugins import virtual_volume
 from reservation_ext import policy
 
 LOG = logging.getLogger(__name__)
-LEASE_KEY = lease_metadata.LEASE_ID
 HINTS_KEY = 'OS-SCH-HNT:scheduler_hints'
 # Sources of a volume's data; a reserved volume starts empty.
 _SOURCES = ('snapshot_id', 'source_volid', 'imageRef', 'image_id',
@@ -566,8 +567,6 @@ def _show_leases(req, volumes):
     for volume in volumes:
         lease = leases.get(volume['id'])
         lease = lease if viewer.sees(lease) else None
-        if lease is not None:
-            volume[LEASE_KEY] = lease.id
         if 'metadata' in volume:
             volume['metadata'] = lease_metadata.shown(volume['metadata'],
                                                       lease)

@@ -163,6 +163,16 @@ def _lock_pool_state(session):
         .with_for_update()).first()
 
 
+def note_pools_changed(session):
+    """Have a writer's commit bump the pool generation.
+
+    For a write that changes a pool but that :data:`db.models.POOL_WRITES`
+    does not see as one: inserted rows that are already started (the
+    leases an import brings over).
+    """
+    session.info[_POOLS_CHANGED] = True
+
+
 def _note_pool_write(orm_execute_state):
     """Remember that the session changed a pool (a do_orm_execute hook)."""
     if _writes_pool(orm_execute_state):

@@ -542,5 +542,155 @@ class EngineHeartbeat(Base):
     last_poll_at = sa.Column(DateTime, nullable=True)
 
 
+class FloatingIP(TimestampMixin, Base):
+    """A reservable floating IP address of an external Neutron network."""
+
+    __tablename__ = 'floatingips'
+    __table_args__ = (
+        sa.UniqueConstraint('floating_network_id', 'floating_ip_address',
+                            name='uniq_floatingips0network0address'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    floating_network_id = sa.Column(sa.String(255), nullable=False)
+    subnet_id = sa.Column(sa.String(255), nullable=False)
+    floating_ip_address = sa.Column(sa.String(64), nullable=False)
+    reservable = sa.Column(sa.Boolean, nullable=False, default=True)
+    # Bumped by every booking of the address, as computehosts.generation:
+    # a writer commits its booking only if the address is still at the
+    # generation it read, so no address is in two overlapping leases.
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+
+
+class FloatingIPReservation(Base):
+    """The request of a virtual:floatingip reservation."""
+
+    __tablename__ = 'floatingip_reservations'
+
+    id = sa.Column(ID, primary_key=True)
+    reservation_id = _reservation_fk()
+    network_id = sa.Column(sa.String(255), nullable=False)
+    amount = sa.Column(sa.Integer, nullable=False)
+    # The addresses asked for by name (a JSON list), NULL for none.
+    required_floatingips = sa.Column(sa.Text, nullable=True)
+
+
+class FloatingIPAllocation(Base):
+    """A floating IP booked for a window, or held by a schedule proposal.
+
+    Exactly one of ``reservation_id`` and ``proposal_id`` is set; a hold
+    counts until ``expires_at``.
+    """
+
+    __tablename__ = 'floatingip_allocations'
+    __table_args__ = (
+        sa.Index('floatingip_allocations_window_idx', 'floatingip_id',
+                 'start_date', 'end_date', 'expires_at'),
+        sa.Index('floatingip_allocations_reservation_id_idx',
+                 'reservation_id'),
+        sa.Index('floatingip_allocations_proposal_id_idx', 'proposal_id'),
+        sa.CheckConstraint(
+            '(reservation_id IS NULL) <> (proposal_id IS NULL)',
+            name='ck_floatingip_allocations_owner'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    floatingip_id = sa.Column(ID, sa.ForeignKey('floatingips.id'),
+                              nullable=False)
+    reservation_id = sa.Column(
+        ID, sa.ForeignKey('reservations.id', ondelete='CASCADE'),
+        nullable=True)
+    proposal_id = sa.Column(
+        ID, sa.ForeignKey('proposals.id', ondelete='CASCADE'),
+        nullable=True)
+    # Which of the proposal's reservations the hold is for.
+    proposal_item = sa.Column(sa.Integer, nullable=True)
+    expires_at = sa.Column(DateTime, nullable=True)
+    start_date = sa.Column(DateTime, nullable=False)
+    end_date = sa.Column(DateTime, nullable=False)
+
+
+class NetworkSegment(TimestampMixin, Base):
+    """A reservable VLAN or VXLAN segment (Chameleon's Blazar networks).
+
+    ``physical_network`` is NULL for VXLAN (its VNIs are global); a VLAN
+    id is unique per physical network. The inventory checks the VXLAN
+    case, which the unique constraint (NULLs differ) does not cover.
+    """
+
+    __tablename__ = 'network_segments'
+    __table_args__ = (
+        sa.UniqueConstraint('network_type', 'physical_network', 'segment_id',
+                            name='uniq_network_segments0segment'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    network_type = sa.Column(sa.String(16), nullable=False)
+    physical_network = sa.Column(sa.String(255), nullable=True)
+    segment_id = sa.Column(sa.Integer, nullable=False)
+    # Bumped by every booking of the segment, as computehosts.generation.
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+
+
+class NetworkExtraCapability(Base):
+    """An extra capability of a network segment (name -> value)."""
+
+    __tablename__ = 'network_extra_capabilities'
+    __table_args__ = (
+        sa.UniqueConstraint('network_id', 'name',
+                            name='uniq_network_extra_capabilities0name'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    network_id = sa.Column(
+        ID, sa.ForeignKey('network_segments.id', ondelete='CASCADE'),
+        nullable=False)
+    name = sa.Column(sa.String(64), nullable=False)
+    value = sa.Column(sa.String(255), nullable=False)
+    # The value as a number when it is one (numeric capability queries).
+    num_value = sa.Column(Float, nullable=True)
+
+
+class NetworkReservation(Base):
+    """The request of a ``network`` reservation, and what its start made.
+
+    ``network_id`` is the Neutron network made at the start (NULL
+    before).
+    """
+
+    __tablename__ = 'network_reservations'
+
+    id = sa.Column(ID, primary_key=True)
+    reservation_id = _reservation_fk()
+    network_name = sa.Column(sa.String(255), nullable=False)
+    network_description = sa.Column(sa.String(255), nullable=True)
+    network_properties = sa.Column(sa.Text, nullable=True)
+    resource_properties = sa.Column(sa.Text, nullable=True)
+    subnet_cidr = sa.Column(sa.String(64), nullable=True)
+    router_external_network = sa.Column(sa.String(255), nullable=True)
+    network_id = sa.Column(sa.String(36), nullable=True)
+
+
+class NetworkAllocation(Base):
+    """A network segment booked for a reservation's window."""
+
+    __tablename__ = 'network_allocations'
+    __table_args__ = (
+        sa.Index('network_allocations_window_idx', 'network_id',
+                 'start_date', 'end_date'),
+        sa.Index('network_allocations_reservation_id_idx',
+                 'reservation_id'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    network_id = sa.Column(ID, sa.ForeignKey('network_segments.id'),
+                           nullable=False)
+    reservation_id = sa.Column(
+        ID, sa.ForeignKey('reservations.id', ondelete='CASCADE'),
+        nullable=False)
+    start_date = sa.Column(DateTime, nullable=False)
+    end_date = sa.Column(DateTime, nullable=False)
+
+
 for _table in Base.metadata.tables.values():
     _table.kwargs.update(MYSQL_TABLE_OPTIONS)

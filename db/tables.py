@@ -45,6 +45,17 @@ MONITOR_STATE = models.HostMonitorState.__table__
 VOLUME_STATE = models.VolumeCapacityState.__table__
 # Each running engine and its last successful poll.
 ENGINE_HEARTBEATS = models.EngineHeartbeat.__table__
+# The reservable floating IPs, the virtual:floatingip requests and the
+# bookings (and proposal holds) of the addresses.
+FLOATINGIPS = models.FloatingIP.__table__
+FLOATINGIP_RESERVATIONS = models.FloatingIPReservation.__table__
+FLOATINGIP_ALLOCATIONS = models.FloatingIPAllocation.__table__
+# The reservable network segments, their extra capabilities, the network
+# requests and the bookings of the segments.
+NETWORK_SEGMENTS = models.NetworkSegment.__table__
+NETWORK_CAPABILITIES = models.NetworkExtraCapability.__table__
+NETWORK_RESERVATIONS = models.NetworkReservation.__table__
+NETWORK_ALLOCATIONS = models.NetworkAllocation.__table__
 
 # The one module that may write each table (by table name). A table
 # that several parts of the code change has a module of its own in
@@ -70,4 +81,11 @@ OWNERS = {
     MONITOR_STATE.name: 'reservation_ext.engine.host_monitor',
     VOLUME_STATE.name: 'reservation_ext.planning.volume_capacity',
     ENGINE_HEARTBEATS.name: 'reservation_ext.store.engines',
+    FLOATINGIPS.name: 'reservation_ext.store.floating_ips',
+    FLOATINGIP_RESERVATIONS.name: 'reservation_ext.store.floating_ips',
+    FLOATINGIP_ALLOCATIONS.name: 'reservation_ext.store.floating_ips',
+    NETWORK_SEGMENTS.name: 'reservation_ext.store.network_segments',
+    NETWORK_CAPABILITIES.name: 'reservation_ext.store.network_segments',
+    NETWORK_RESERVATIONS.name: 'reservation_ext.store.network_segments',
+    NETWORK_ALLOCATIONS.name: 'reservation_ext.store.network_segments',
 }

@@ -20,5 +20,6 @@ tests. :mod:`.sandbox` starts and stops a ``reservation-sandbox``;
 clients against lease API workers and checks the outcome; :mod:`.burst`
 starts and ends many leases at one instant, with the engines' calls
 going through :mod:`.fault_proxy`, which records them and injects
-faults.
+faults; :mod:`.blazar_suite` runs Blazar's own tempest tests against a
+sandbox, behind DevStack's paths served by the same proxy.
 """

@@ -87,8 +87,8 @@ class FaultProxy:
     """
 
     def __init__(self, backends, faults=None, stuck_image_prefix=None,
-                 seed=0):
-        """Start serving at once (see the class doc)."""
+                 seed=0, port=0):
+        """Start serving at once (see the class doc); port 0: a free one."""
         self.backends = dict(backends)
         self.faults = dict(faults or {})
         self.stuck_image_prefix = stuck_image_prefix
@@ -96,7 +96,7 @@ class FaultProxy:
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._server = http.server.ThreadingHTTPServer(
-            (HOST, 0), _handler_class(self))
+            (HOST, port), _handler_class(self))
         self._server.daemon_threads = True
         self.url = 'http://%s:%d' % (HOST, self._server.server_address[1])
         self._thread = threading.Thread(target=self._server.serve_forever,

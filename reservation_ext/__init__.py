@@ -24,10 +24,11 @@ code to it):
   filter in ``nova_api/`` (beside them, outside this package, the Cinder
   extension in ``cinder_ext/`` and the scheduler filter in
   ``nova_filters/``);
-* ``engine/``, what ``reservation-engine`` runs; ``plugins/``, one per
-  resource type;
+* ``engine/``, what ``reservation-engine`` runs; ``blazar_import/``,
+  the import of a Blazar database (``reservation-db-manage
+  import-blazar``); ``plugins/``, one per resource type;
 * the services: ``leases/``, usage ``enforcement/`` of lease changes,
-  the reservable ``hosts/``;
+  the reservable ``hosts/``, ``floatingips/`` and ``network_segments/``;
 * ``planning/``, free capacity and bookings in SQL; ``power/``, the
   power policy and drivers of the reservable hosts; ``clients/``, the
   calls to other services; ``store/``, the one writer of each shared

@@ -34,12 +34,16 @@ PROJECT_READER_OR_ADMIN = 'rule:project_reader_or_admin'
 SERVICE_OR_ADMIN = 'rule:service_or_admin'
 LEASES = 'reservation:leases:%s'
 HOSTS = 'reservation:hosts:%s'
+FLOATINGIPS = 'reservation:floatingips:%s'
+NETWORKS = 'reservation:networks:%s'
 SERVERS = 'reservation:servers:%s'
 VOLUMES = 'reservation:volumes:%s'
 AVAILABILITY = 'reservation:availability:%s'
 PLUGINS = 'reservation:plugins:%s'
 _PATH = '/reservation/v1/leases'
 _HOSTS_PATH = '/reservation/v1/os-hosts'
+_FLOATINGIPS_PATH = '/reservation/v1/floatingips'
+_NETWORKS_PATH = '/reservation/v1/networks'
 # Only the project-scoped tokens of Nova's and Placement's personas: a
 # system-scoped token reaches none of these APIs.
 _SCOPE = ['project']
@@ -185,6 +189,39 @@ _host_rules = [
                '/properties/{property_name}'),
 ]
 
+
+def _network_rule(action, description, method, path=''):
+    return _rule(NETWORKS % action, ADMIN, description, method,
+                 _NETWORKS_PATH + path)
+
+
+_network_rules = [
+    _network_rule('create', 'Register a reservable network segment (VLAN '
+                  'or VXLAN).', 'POST'),
+    _network_rule('get', 'Show a reservable network segment.', 'GET',
+                  '/{network_id}'),
+    _network_rule('list', 'List the reservable network segments.', 'GET'),
+    _network_rule('update', "Update a network segment's extra "
+                  'capabilities.', 'PUT', '/{network_id}'),
+    _network_rule('delete', 'Remove a reservable network segment.',
+                  'DELETE', '/{network_id}'),
+    _network_rule('get_allocations', 'Show the reservations of network '
+                  'segments.', 'GET', '/allocations'),
+]
+
+_floatingip_rules = [
+    _rule(FLOATINGIPS % 'create', ADMIN,
+          'Register a reservable floating IP of an external network.',
+          'POST', _FLOATINGIPS_PATH),
+    _rule(FLOATINGIPS % 'get', ADMIN, 'Show a reservable floating IP.',
+          'GET', _FLOATINGIPS_PATH + '/{floatingip_id}'),
+    _rule(FLOATINGIPS % 'list', ADMIN, 'List the reservable floating IPs.',
+          'GET', _FLOATINGIPS_PATH),
+    _rule(FLOATINGIPS % 'delete', ADMIN,
+          'Remove a floating IP from the reservable ones.', 'DELETE',
+          _FLOATINGIPS_PATH + '/{floatingip_id}'),
+]
+
 # The actions the engine calls on Nova's and Cinder's APIs.
 _engine_rules = [
     _rule(SERVERS % 'start', SERVICE_OR_ADMIN,
@@ -208,7 +245,8 @@ def list_rules():
     The entry point is ``oslo.policy.policies``.
     """
     return (_base_rules + _lease_rules + _availability_rules +
-            _plugin_rules + _host_rules + _engine_rules)
+            _plugin_rules + _host_rules + _network_rules +
+            _floatingip_rules + _engine_rules)
 
 
 def get_enforcer(conf=None):
@@ -237,8 +275,9 @@ def allowed(ctx, action, project_id, rules=LEASES):
     """Return whether ``ctx`` may do ``action`` on a ``project_id`` object.
 
     ``rules`` names the family of the rule: :data:`LEASES`,
-    :data:`AVAILABILITY`, :data:`PLUGINS`, :data:`HOSTS`, :data:`SERVERS`
-    or :data:`VOLUMES`. ``ctx`` is any
+    :data:`AVAILABILITY`, :data:`PLUGINS`, :data:`HOSTS`,
+    :data:`NETWORKS`, :data:`FLOATINGIPS`, :data:`SERVERS` or
+    :data:`VOLUMES`. ``ctx`` is any
     oslo.context request context: ours, or Nova's or Cinder's.
     """
     return get_enforcer().authorize(rules % action,

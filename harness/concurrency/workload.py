@@ -62,6 +62,10 @@ _PROPOSAL_ROWS = checker.plain_sql(
     'SELECT a.host_id, a.start_date, a.end_date, a.whole_host, a.vcpus, '
     'a.memory_mb, a.disk_gb FROM host_allocations a '
     'WHERE a.proposal_id = :proposal_id')
+# The lease a server create made: Nova's create answer does not name it.
+_SERVER_LEASE = checker.plain_sql(
+    'SELECT r.lease_id FROM instance_reservations i JOIN reservations r '
+    'ON i.reservation_id = r.id WHERE i.server_id = :server_id')
 _PROPOSAL = checker.plain_sql(
     'SELECT start_date, end_date, volume_gb, expires_at FROM proposals '
     'WHERE id = :proposal_id')
@@ -306,7 +310,12 @@ class Client:
             request_size={'vcpus': flavor['vcpus'],
                           'memory_mb': flavor['ram'],
                           'disk_gb': flavor['disk']})
-        return self._created(record, 'server')
+        if record.status == ACCEPTED:
+            record.resource = record.response['server']['id']
+            with self.engine.connect() as conn:
+                record.lease = conn.execute(_SERVER_LEASE, {
+                    'server_id': record.resource}).scalar_one()
+        return record
 
     def _create_volume(self, name, start, end):
         """``cinder create`` of a volume reserved for the window."""
@@ -316,13 +325,10 @@ class Client:
         record = self.request(
             'create', 'volume', 'POST', self.cloud.volume + '/volumes', body,
             window=(start, end), request_size={'size_gb': size})
-        return self._created(record, 'volume')
-
-    @staticmethod
-    def _created(record, key):
         if record.status == ACCEPTED:
-            record.resource = record.response[key]['id']
-            record.lease = record.response[key]['reservation:lease_id']
+            volume = record.response['volume']
+            record.resource = volume['id']
+            record.lease = volume['metadata']['reservation:lease_id']
         return record
 
     def update(self, lease_id):

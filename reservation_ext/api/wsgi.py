@@ -34,20 +34,25 @@ import webob
 import webob.dec
 
 from db import api as db_api
+from reservation_ext.api.handlers import floatingips as fip_handlers
 from reservation_ext.api.handlers import hosts as host_handlers
 from reservation_ext.api.handlers import leases as lease_handlers
+from reservation_ext.api.handlers import networks as network_handlers
 from reservation_ext.clients import block_storage_quotas
 from reservation_ext.clients import compute as compute_client
+from reservation_ext.clients import plugin_clients
 from reservation_ext import clock
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from reservation_ext.enforcement import enforcer
 from reservation_ext import exceptions
+from reservation_ext.floatingips import inventory as fip_inventory
 from reservation_ext.hosts import inventory
 from reservation_ext.leases import availability
 from reservation_ext.leases import notifications
 from reservation_ext.leases import proposals
 from reservation_ext.leases import service as lease_service
+from reservation_ext.network_segments import inventory as network_inventory
 from reservation_ext.nova_api import nova_quotas
 from reservation_ext import plugins
 from reservation_ext import validation
@@ -99,6 +104,29 @@ ROUTE_DECLARATIONS = [
     }),
     ('/v1/os-hosts/{host_id}/allocation', 'hosts', {
         'GET': host_handlers.show_allocation,
+    }),
+    ('/v1/floatingips', 'floatingips', {
+        'GET': fip_handlers.list_floatingips,
+        'POST': fip_handlers.create_floatingip,
+    }),
+    ('/v1/floatingips/{floatingip_id}', 'floatingips', {
+        'GET': fip_handlers.show_floatingip,
+        'DELETE': fip_handlers.delete_floatingip,
+    }),
+    ('/v1/networks', 'networks', {
+        'GET': network_handlers.list_networks,
+        'POST': network_handlers.create_network,
+    }),
+    ('/v1/networks/allocations', 'networks', {
+        'GET': network_handlers.list_allocations,
+    }),
+    ('/v1/networks/{network_id}', 'networks', {
+        'GET': network_handlers.show_network,
+        'PUT': network_handlers.update_network,
+        'DELETE': network_handlers.delete_network,
+    }),
+    ('/v1/networks/{network_id}/allocation', 'networks', {
+        'GET': network_handlers.show_allocation,
     }),
 ]
 
@@ -156,13 +184,19 @@ class App:
     ``proposals`` a
     :class:`~reservation_ext.leases.proposals.ProposalService` and
     ``availability`` an
-    :class:`~reservation_ext.leases.availability.AvailabilityService`.
+    :class:`~reservation_ext.leases.availability.AvailabilityService`;
+    ``networks`` a :class:`~reservation_ext.network_segments.inventory.
+    NetworkInventory`; ``floatingips`` a
+    :class:`~reservation_ext.floatingips.inventory.FloatingIPInventory`.
     """
 
-    def __init__(self, leases, hosts, proposals, availability):
+    def __init__(self, leases, hosts, proposals, availability,
+                 networks=None, floatingips=None):
         self._services = {'leases': leases, 'hosts': hosts,
                           'proposals': proposals,
-                          'availability': availability}
+                          'availability': availability,
+                          'networks': networks,
+                          'floatingips': floatingips}
         self._map = make_map(ROUTE_DECLARATIONS)
 
     @webob.dec.wsgify(RequestClass=Request)
@@ -252,7 +286,7 @@ def app_factory(global_conf, **local_conf):
 
 
 def build_app(conf, clock, loaded_plugins, notifier, nova,
-              enforcement=None):
+              enforcement=None, neutron=None):
     """Build the lease API's services; return the :class:`App` over them.
 
     :param loaded_plugins: ``{resource_type: ResourcePlugin}``.
@@ -260,10 +294,15 @@ def build_app(conf, clock, loaded_plugins, notifier, nova,
     :param enforcement: the lease service's
         :class:`~reservation_ext.enforcement.enforcer.Enforcement` (by
         default none).
+    :param neutron: the Neutron client of the floating IP inventory (by
+        default the service user's, made at first use).
     """
     return App(
         lease_service.LeaseService(conf, clock, loaded_plugins, notifier,
                                    enforcement),
         inventory.HostInventory(conf.reservation, clock, nova),
         proposals.ProposalService(conf, clock, loaded_plugins),
-        availability.AvailabilityService(conf, clock, loaded_plugins))
+        availability.AvailabilityService(conf, clock, loaded_plugins),
+        networks=network_inventory.NetworkInventory(clock),
+        floatingips=fip_inventory.FloatingIPInventory(
+            clock, plugin_clients.PluginClients(conf, network=neutron)))

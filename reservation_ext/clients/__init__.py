@@ -21,6 +21,7 @@ Each client speaks to one service, as the reservation service user of
 * :mod:`.block_storage` calls Cinder, and :mod:`.block_storage_quotas`
   reads Cinder's quotas with it for the lease API;
 * :mod:`.image` calls the image API (Glance v2);
+* :mod:`.network` calls Neutron (reserved floating IPs);
 * :mod:`.plugin_clients` gives a resource plugin its Nova and Cinder
   clients: the service user's, or the in-process ones of nova-api and
   cinder-api;

@@ -10,13 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The Nova and Cinder clients a resource plugin acts through.
+"""The Nova, Cinder and Neutron clients a resource plugin acts through.
 
 The engine and the lease API give the plugins the service user's clients
-(:mod:`.compute`, :mod:`.block_storage`); nova-api and cinder-api give
-clients that act in process instead. A client that is not given is the
-service user's, made at first use: the lease API may never call Nova for
-a volume plugin, and makes no Keystone session for it.
+(:mod:`.compute`, :mod:`.block_storage`, :mod:`.network`); nova-api and
+cinder-api give clients that act in process instead. A client that is not
+given is the service user's, made at first use: the lease API may never
+call Nova for a volume plugin, and makes no Keystone session for it.
 
 The service user's clients send their requests through ``transport``
 (a ``requests.Session``) when one is given: the fault-injecting one of
@@ -27,18 +27,22 @@ import functools
 
 from reservation_ext.clients import block_storage
 from reservation_ext.clients import compute
+from reservation_ext.clients import network
 
 
 class PluginClients:
-    """``nova`` and ``cinder``: the given clients or the service user's."""
+    """``nova``, ``cinder``, ``network``: the given or the service user's."""
 
-    def __init__(self, conf, nova=None, cinder=None, transport=None):
+    def __init__(self, conf, nova=None, cinder=None, transport=None,
+                 network=None):
         self._conf = conf
         self._transport = transport
         if nova is not None:
             self.nova = nova
         if cinder is not None:
             self.cinder = cinder
+        if network is not None:
+            self.network = network
 
     @functools.cached_property
     def nova(self):
@@ -49,3 +53,8 @@ class PluginClients:
     def cinder(self):
         """Return the Cinder client (:class:`.block_storage.CinderClient`)."""
         return block_storage.CinderClient(self._conf, self._transport)
+
+    @functools.cached_property
+    def network(self):
+        """Return the Neutron client (:class:`.network.NeutronClient`)."""
+        return network.NeutronClient(self._conf, self._transport)

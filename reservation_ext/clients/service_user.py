@@ -48,6 +48,7 @@ from keystoneauth1 import loading as ks_loading
 from openstack.compute.v2 import _proxy as compute_proxy
 from openstack import connection as sdk_connection
 from openstack import exceptions as sdk_exc
+from openstack.network.v2 import _proxy as network_proxy
 from oslo_log import log as logging
 import tenacity
 
@@ -64,10 +65,14 @@ FIRST_DELAY = 0.5
 MAX_DELAY = 60.0
 # openstacksdk's name of a catalog service type, and the major API
 # version its proxy speaks.
-SDK_TYPES = {'compute': 'compute', 'baremetal': 'baremetal'}
-API_VERSIONS = {'compute': '2', 'baremetal': '1'}
+SDK_TYPES = {'compute': 'compute', 'baremetal': 'baremetal',
+             'network': 'network'}
+API_VERSIONS = {'compute': '2', 'baremetal': '1', 'network': '2'}
 # The proxy classes of catalog_proxy().
-_PROXIES = {'compute': compute_proxy.Proxy}
+_PROXIES = {'compute': compute_proxy.Proxy, 'network': network_proxy.Proxy}
+# The path of Neutron's API under its catalog endpoint, which is
+# unversioned (openstacksdk appends it only to endpoints it finds itself).
+NETWORK_PATH = 'v2.0'
 _RETRY_OPTIONS = ('connect_retries', 'status_code_retries',
                   'connect_retry_delay', 'status_code_retry_delay')
 
@@ -124,6 +129,9 @@ def connection(found, service):
         raise exceptions.PluginError('%s has no endpoint in the catalog.'
                                      % service)
     sdk_type = SDK_TYPES[found.service_type]
+    if sdk_type == 'network' and endpoint.rstrip('/').rsplit('/', 1)[
+            -1] != NETWORK_PATH:
+        endpoint = endpoint.rstrip('/') + '/' + NETWORK_PATH
     settings = dict(
         {option: getattr(found, option) for option in _RETRY_OPTIONS},
         endpoint_override=endpoint, api_version=API_VERSIONS[sdk_type],

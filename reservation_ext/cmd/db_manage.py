@@ -18,6 +18,7 @@ Works on the database named by ``[reservation_database] connection``::
     reservation-db-manage --config-file F downgrade REVISION
     reservation-db-manage --config-file F current
     reservation-db-manage --config-file F revision -m MESSAGE [--autogenerate]
+    reservation-db-manage --config-file F import-blazar --blazar-connection URL
 """
 
 import os
@@ -31,7 +32,11 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import migration
+from reservation_ext.blazar_import import blazar_schema
+from reservation_ext.blazar_import import importer
+from reservation_ext import clock
 from reservation_ext import conf as conf_mod
+from reservation_ext import context
 
 PROG = 'reservation-db-manage'
 
@@ -60,6 +65,30 @@ def _revision(conf, engine):
                        engine_or_url=engine)
 
 
+def _import_blazar(conf, engine):
+    """Import a Blazar database (reservation_ext.blazar_import); report."""
+    url = conf.command.blazar_connection
+    if migration.current(engine) != migration.head():
+        _fail('the leases DB is not at the latest revision: run "%s '
+              'upgrade" first' % PROG)
+    # The services' transaction context, on the same database.
+    db_api.configure(conf)
+    try:
+        report = importer.import_blazar(context.get_admin_context(),
+                                        clock.SYSTEM, conf, url)
+    except blazar_schema.BlazarDatabaseError as e:
+        _fail('the Blazar database %s: %s' % (_hidden(url), e))
+    print('\n'.join(report.lines()))
+
+
+def _hidden(url):
+    """The URL without its password (or as it is, if it is not one)."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return url
+
+
 def _add_command_parsers(subparsers):
     parser = subparsers.add_parser(
         'upgrade', help='Migrate the DB up to REVISION (default: head).')
@@ -82,6 +111,14 @@ def _add_command_parsers(subparsers):
                         help='Fill the script with the changes that bring '
                              'the DB (at head) to the models.')
     parser.set_defaults(func=_revision)
+
+    parser = subparsers.add_parser(
+        'import-blazar', help="Import a Blazar 18 database's hosts and "
+        'leases (see doc/source/admin/moving-from-blazar.rst).')
+    parser.add_argument('--blazar-connection', required=True,
+                        metavar='URL', help="the URL of Blazar's database "
+                        "(its [database] connection)")
+    parser.set_defaults(func=_import_blazar)
 
 
 _command_opt = cfg.SubCommandOpt('command', title='Commands',

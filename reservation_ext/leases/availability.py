@@ -42,7 +42,7 @@ HOSTS = tables.HOSTS
 
 # What the steps count, by resource type.
 UNITS = {'physical:host': 'hosts', 'virtual:instance': 'servers',
-         'virtual:volume': 'GB'}
+         'virtual:volume': 'GB', 'virtual:floatingip': 'floating IPs'}
 # Query parameters that may be given more than once, or as a list
 # separated by commas.
 _LISTS = ('hosts',)

@@ -12,11 +12,13 @@
 
 """The lease of a server or volume, shown in its metadata.
 
-OpenStackClient (openstacksdk) keeps only the fields it knows of a server
-or volume view, so the top-level ``reservation:lease_id`` of our views
-never reaches ``openstack server show`` or ``openstack volume show``. Both
-show the view's ``metadata`` (as ``properties``), so the views carry the
-lease there too, as two keys computed for each view from the leases DB:
+Nova's and Cinder's documented response schemas allow no key of ours at
+the top level of a server or volume (strict clients such as tempest
+validate them, with ``additionalProperties: false``); ``metadata`` is the
+one object whose keys are free, and what ``openstack server show`` and
+``openstack volume show`` print (as ``properties``). So the views show
+the lease there, and only there, as two keys computed for each view from
+the leases DB:
 
 ``reservation:lease_id``
     the lease's id;
@@ -30,10 +32,10 @@ Invariants:
   and a stored value (written before the extension was enabled) is never
   shown (:func:`shown`). The user's other metadata is the user's.
 * Only who may show the lease (rule ``reservation:leases:get``: a reader
-  of the lease's project, or an administrator) sees them, and the
-  top-level key; anyone else who sees the server or volume (a project a
-  capacity lease is shared with, one a volume was transferred to) learns
-  nothing of the lease (:class:`Viewer`).
+  of the lease's project, or an administrator) sees them; anyone else
+  who sees the server or volume (a project a capacity lease is shared
+  with, one a volume was transferred to) learns nothing of the lease
+  (:class:`Viewer`).
 """
 
 import collections

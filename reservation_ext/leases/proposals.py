@@ -50,10 +50,12 @@ from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.leases import parsing
 from reservation_ext.leases import schemas
+from reservation_ext.planning import floating_ips
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext import policy
 from reservation_ext.store import allocations as store_allocations
+from reservation_ext.store import floating_ips as store_floating_ips
 from reservation_ext import validation
 
 PROPOSALS = tables.PROPOSALS
@@ -149,11 +151,15 @@ class ProposalService:
             now = self.clock.now()
             purge_expired(session, now)
             found, searched = self._search(session, request, now)
-            rows, holds = self._proposals(ctx, request, found, searched, now)
+            rows, holds, address_holds = self._proposals(
+                ctx, request, found, searched, now)
             if rows:
                 session.execute(sa.insert(PROPOSALS), rows)
             if holds:
                 planner.write_holds(session, holds, _generations(searched))
+            if address_holds:
+                floating_ips.write_holds(session, address_holds,
+                                         _generations(searched))
             names = self._host_names(session, ctx, holds)
         return [_view(row, names.get(row['id'])) for row in rows]
 
@@ -189,13 +195,17 @@ class ProposalService:
                 session, values, span, busy, for_update=True)
 
     def _proposals(self, ctx, request, found, searched, now):
-        """Make the proposals rows and the host holds of the found windows."""
+        """Make the proposals rows and the holds of the found windows.
+
+        Holds of hosts, and of floating IPs (timelines that hold
+        addresses).
+        """
         expires_at = now + datetime.timedelta(
             seconds=self.conf.reservation.proposal_ttl)
         request_id = str(uuid.uuid4())
         given = json.dumps([given for _type, _values, given
                             in request['reservations']])
-        rows, holds = [], []
+        rows, holds, address_holds = [], [], []
         for start, taken in found:
             end = start + request['duration']
             row = {'id': str(uuid.uuid4()), 'request_id': request_id,
@@ -206,11 +216,15 @@ class ProposalService:
             for item, (timeline, took) in enumerate(zip(searched, taken)):
                 slices, amount = timeline.held(took)
                 owner = planner.Owner.hold(row['id'], item, expires_at)
+                if getattr(timeline, 'holds_addresses', False):
+                    address_holds.extend((owner, fip_id, start, end)
+                                         for fip_id, _size in slices)
+                    continue
                 holds.extend((owner, host, start, end, size)
                              for host, size in slices)
                 row['volume_gb'] += amount
             rows.append(row)
-        return rows, holds
+        return rows, holds, address_holds
 
     @staticmethod
     def _host_names(session, ctx, holds):
@@ -248,6 +262,7 @@ def purge_expired(session, now):
     """Delete the proposals that expired, and their holds with them.
 
     Their holds count for nothing already; no host generation moves.
+    Those of floating IPs go with their proposals (ON DELETE CASCADE).
     """
     store_allocations.drop_expired_holds(session, now)
     session.execute(sa.delete(PROPOSALS).where(
@@ -288,5 +303,6 @@ def release(session, request_id):
     proposal_ids = sa.select(PROPOSALS.c.id).where(
         PROPOSALS.c.request_id == request_id)
     store_allocations.drop_holds(session, proposal_ids)
+    store_floating_ips.drop_holds(session, proposal_ids)
     session.execute(sa.delete(PROPOSALS).where(
         PROPOSALS.c.request_id == request_id))

@@ -10,13 +10,15 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The ``openstack reservation`` commands of proposals and availability.
+"""The ``openstack reservation`` commands python-blazarclient lacks.
 
-``lease propose``, ``lease create-from-proposal`` and ``availability
-show``. Each command sends one request to the lease API through the reservation
-client of python-blazarclient (``client_manager.reservation``), whose
-errors (``ERROR: <field>: <reason>``) the commands let through as the
-other ``openstack reservation`` commands do.
+``lease propose``, ``lease create-from-proposal``, ``availability
+show``, and ``network create|list|show|delete`` (the network segments,
+as Chameleon's python-blazarclient has them). Each command sends one
+request to the lease API through the reservation client of
+python-blazarclient (``client_manager.reservation``), whose errors
+(``ERROR: <field>: <reason>``) the commands let through as the other
+``openstack reservation`` commands do.
 """
 
 import argparse
@@ -131,8 +133,9 @@ class ShowAvailability(command.Lister):
         parser.add_argument(
             '--resource-type', required=True,
             help='physical:host (hosts free), virtual:instance (servers '
-                 'of --vcpus, --memory-mb, --disk-gb that fit) or '
-                 'virtual:volume (GB free).')
+                 'of --vcpus, --memory-mb, --disk-gb that fit), '
+                 'virtual:volume (GB free) or virtual:floatingip '
+                 '(addresses of --field network_id=<id> free).')
         parser.add_argument('--start', default='now', metavar='<date>',
                             help='From (default: now).')
         parser.add_argument('--end', required=True, metavar='<date>',
@@ -169,6 +172,81 @@ class ShowAvailability(command.Lister):
         return ('start', 'end', 'free (%s)' % availability['unit']), [
             (step['start'], step['end'], step['amount'])
             for step in availability['free']]
+
+
+class CreateNetwork(command.ShowOne):
+    """Register a reservable network segment (VLAN or VXLAN; admin)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--network-type', required=True,
+                            choices=('vlan', 'vxlan'),
+                            help='The type of the segment.')
+        parser.add_argument('--physical-network', metavar='<name>',
+                            help='The physical network of a VLAN segment.')
+        parser.add_argument('--segment', required=True, dest='segment_id',
+                            metavar='<id>',
+                            help='The VLAN id, or the VXLAN VNI.')
+        parser.add_argument(
+            '--extra', metavar='<key=value>', action='append', default=[],
+            type=_field_argument,
+            help='An extra capability of the segment; repeat for several.')
+        return parser
+
+    def take_action(self, parsed_args):
+        body = dict(parsed_args.extra, network_type=parsed_args.network_type,
+                    physical_network=parsed_args.physical_network,
+                    segment_id=parsed_args.segment_id)
+        _resp, answer = _lease_api(self.app).post('/networks', body=body)
+        return _shown(answer['network'])
+
+
+class ListNetworks(command.Lister):
+    """List the reservable network segments (admin)."""
+
+    def take_action(self, parsed_args):
+        _resp, answer = _lease_api(self.app).get('/networks')
+        columns = ('id', 'network_type', 'physical_network', 'segment_id')
+        return columns, [tuple(network.get(column) for column in columns)
+                         for network in answer['networks']]
+
+
+class ShowNetwork(command.ShowOne):
+    """Show a reservable network segment (admin)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('network_id', metavar='<id>',
+                            help='The id of the segment.')
+        return parser
+
+    def take_action(self, parsed_args):
+        _resp, answer = _lease_api(self.app).get(
+            '/networks/%s' % urllib.parse.quote(parsed_args.network_id,
+                                                safe=''))
+        return _shown(answer['network'])
+
+
+class DeleteNetwork(command.Command):
+    """Remove a reservable network segment no lease holds (admin)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('network_id', metavar='<id>',
+                            help='The id of the segment.')
+        return parser
+
+    def take_action(self, parsed_args):
+        _lease_api(self.app).delete(
+            '/networks/%s' % urllib.parse.quote(parsed_args.network_id,
+                                                safe=''))
+        self.app.stdout.write('Deleted network segment %s\n'
+                              % parsed_args.network_id)
+
+
+def _shown(view):
+    columns = sorted(view)
+    return columns, [_cell(view[column]) for column in columns]
 
 
 def _reservation_argument(text):

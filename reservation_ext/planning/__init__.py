@@ -22,6 +22,10 @@
 * :mod:`.seats` claims and binds the seats (slices) of instance-capacity
   reservations, one per server;
 * :mod:`.volume_capacity` books reservable block storage GB;
+* :mod:`.floating_ips` finds free reservable floating IPs and books
+  them, with the same generation checks;
+* :mod:`.network_segments` finds free network segments and books them,
+  with the same generation checks;
 * :mod:`.timelines` holds the schedule of a request's capacity in
   memory, to find where proposals and availability windows may start;
 * :mod:`.healing` moves bookings off failed hosts to free replacements;

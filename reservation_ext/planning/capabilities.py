@@ -41,10 +41,15 @@ explicit ``["not", ...]`` selects it. A secret capability
 
 :func:`compile` turns a query into one SQL boolean expression over
 computehosts, so that the planner filters hosts in the same statement as
-it checks their allocations. Strings compare bytewise and substrings are
+it checks their allocations. The same queries select network segments
+(:data:`NETWORK_SEGMENTS`: ``$network_type``, ``$physical_network`` and
+``$segment_id`` are the segment's columns, any other name one of its
+extra capabilities), as Chameleon's Blazar does for ``network_properties``
+and ``resource_properties``. Strings compare bytewise and substrings are
 case-sensitive on every backend.
 """
 
+import dataclasses
 import json
 import operator
 
@@ -65,6 +70,56 @@ CAPABILITIES = tables.CAPABILITIES
 COLUMNS = frozenset(('vcpus', 'memory_mb', 'local_gb', 'hypervisor_type',
                      'hypervisor_version', 'hypervisor_hostname',
                      'service_name', 'availability_zone', 'cpu_info'))
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """What a query selects: rows of ``table``, by columns or capabilities.
+
+    ``capabilities`` holds the extra capabilities (``name``, ``value``,
+    ``num_value``), ``owner`` its column naming the row of ``table``.
+    """
+
+    table: sa.Table
+    columns: frozenset
+    capabilities: sa.Table
+    owner: sa.Column
+
+    def is_numeric(self, name):
+        """Return whether ``name`` may hold numbers.
+
+        Capabilities may (num_value); columns must be numeric.
+        """
+        return name not in self.columns or isinstance(
+            self.table.c[name].type, sa.Integer)
+
+    def where(self, name, condition, numeric=False):
+        """Return ``condition(value column)`` of a column or capability.
+
+        Never NULL, so that ``not`` is the exact complement. A secret
+        capability (a BMC password) selects nothing: whether a lease is
+        granted must not tell its value.
+        """
+        if credentials.is_secret(name):
+            return sa.false()
+        if name in self.columns:
+            column = self.table.c[name]
+            if not column.nullable:
+                return condition(column)
+            return sa.and_(column.is_not(None), condition(column))
+        caps = self.capabilities
+        value = caps.c.num_value if numeric else caps.c.value
+        key, = self.table.primary_key.columns
+        return sa.exists().where(self.owner == key, caps.c.name == name,
+                                 condition(value)).correlate(self.table)
+
+
+# The reservable hosts (the default target) and network segments.
+HOST_TARGET = Target(HOSTS, COLUMNS, CAPABILITIES, CAPABILITIES.c.host_id)
+NETWORK_SEGMENTS = Target(
+    tables.NETWORK_SEGMENTS,
+    frozenset(('network_type', 'physical_network', 'segment_id')),
+    tables.NETWORK_CAPABILITIES, tables.NETWORK_CAPABILITIES.c.network_id)
 
 _NUMERIC = {'==': operator.eq, '!=': operator.ne, '>=': operator.ge,
             '<=': operator.le, '=': operator.ge}
@@ -133,13 +188,15 @@ def _position_sqlite(element, compiler_, **kw):
         compiler_.process(element.needle, **kw))
 
 
-def compile(query, field):
+def compile(query, field, target=HOST_TARGET):
     """Compile a capability query to a boolean SQL expression.
 
     :param query: JSON text, or the decoded list or dict; ``None``, ``''``,
         ``[]`` and ``{}`` mean no constraint.
     :param field: the request field the query came from, named in errors.
-    :returns: an expression over ``computehosts`` for a WHERE clause.
+    :param target: what is selected (a :class:`Target`): hosts by default.
+    :returns: an expression over ``computehosts`` (the target's table) for
+        a WHERE clause.
     :raises InvalidInput: the query is malformed.
     """
     if isinstance(query, str):
@@ -149,9 +206,9 @@ def compile(query, field):
     if not query:
         return sa.true()
     if isinstance(query, list):
-        return _Compiler(field).json_filter(query)
+        return _Compiler(field, target).json_filter(query)
     if isinstance(query, dict):
-        return _Compiler(field).extra_specs(query)
+        return _Compiler(field, target).extra_specs(query)
     raise exceptions.InvalidInput(
         field, 'must be a JSON list (filter) or object (capabilities)')
 
@@ -159,8 +216,9 @@ def compile(query, field):
 class _Compiler:
     """Compiles the two query forms, naming ``field`` in every error."""
 
-    def __init__(self, field):
+    def __init__(self, field, target=HOST_TARGET):
         self.field = field
+        self.target = target
 
     def error(self, reason, *args):
         """Return the InvalidInput naming the field, with ``reason``."""
@@ -243,17 +301,18 @@ class _Compiler:
 
     def _json_compare(self, name, compare, value):
         return self._compare(name, compare, value,
-                             _numeric_operands(name, [value]))
+                             self._numeric_operands(name, [value]))
 
     def _json_one_of(self, name, values):
-        if not _numeric_operands(name, values):
+        if not self._numeric_operands(name, values):
             return self._one_of(name, values)
         numbers = [store_hosts.as_number(value) for value in values]
-        return _where(name, lambda col: col.in_(numbers), numeric=True)
+        return self.target.where(name, lambda col: col.in_(numbers),
+                                 numeric=True)
 
     def _capability_op(self, name, op, value):
         if op == '<in>':
-            return _where(name, lambda col: _Position(
+            return self.target.where(name, lambda col: _Position(
                 _as_string(col), _literal(value)) > 0)
         if op in _STRING:
             return self._compare(name, _STRING[op], value, numeric=False)
@@ -264,32 +323,24 @@ class _Compiler:
             number = store_hosts.as_number(value)
             if number is None:
                 raise self.error('%s: %r is not a number', name, value)
-            if not _is_numeric(name):
+            if not self.target.is_numeric(name):
                 raise self.error('%s is not numeric', name)
-            return _where(name, lambda col: compare(col, number),
-                          numeric=True)
+            return self.target.where(name, lambda col: compare(col, number),
+                                     numeric=True)
         if compare in (operator.eq, operator.ne):
-            return _where(name, lambda col: compare(_as_string(col), value))
-        return _where(name, lambda col: compare(
+            return self.target.where(
+                name, lambda col: compare(_as_string(col), value))
+        return self.target.where(name, lambda col: compare(
             _Bytewise(_as_string(col)), _Bytewise(_literal(value))))
 
     def _one_of(self, name, values):
-        return _where(name, lambda col: _as_string(col).in_(values))
+        return self.target.where(
+            name, lambda col: _as_string(col).in_(values))
 
-
-def _numeric_operands(name, values):
-    """Return whether JsonFilter operators compare ``values`` as numbers."""
-    return _is_numeric(name) and all(
-        store_hosts.as_number(value) is not None for value in values)
-
-
-def _is_numeric(name):
-    """Return whether ``name`` may hold numbers.
-
-    Capabilities may (num_value); columns must be numeric.
-    """
-    return name not in COLUMNS or isinstance(HOSTS.c[name].type,
-                                             sa.Integer)
+    def _numeric_operands(self, name, values):
+        """Return whether JsonFilter compares ``values`` as numbers."""
+        return self.target.is_numeric(name) and all(
+            store_hosts.as_number(value) is not None for value in values)
 
 
 def _literal(value):
@@ -300,23 +351,3 @@ def _as_string(column):
     if isinstance(column.type, sa.Integer):
         return sa.cast(column, sa.String)
     return column
-
-
-def _where(name, condition, numeric=False):
-    """Return ``condition(value column)`` of a host column or capability.
-
-    Never NULL, so that ``not`` is the exact complement. A secret
-    capability (a BMC password) selects no host: whether a lease is
-    granted must not tell its value.
-    """
-    if credentials.is_secret(name):
-        return sa.false()
-    if name in COLUMNS:
-        column = HOSTS.c[name]
-        if not column.nullable:
-            return condition(column)
-        return sa.and_(column.is_not(None), condition(column))
-    value = CAPABILITIES.c.num_value if numeric else CAPABILITIES.c.value
-    return sa.exists().where(CAPABILITIES.c.host_id == HOSTS.c.id,
-                             CAPABILITIES.c.name == name,
-                             condition(value)).correlate(HOSTS)

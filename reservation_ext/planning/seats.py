@@ -52,6 +52,9 @@ LEASES = tables.LEASES
 LEASE_PROJECTS = tables.LEASE_PROJECTS
 # The extra spec of a reservation's private flavor: the reservation id.
 FLAVOR_SPEC = 'reservation:id'
+# Blazar 18's, on the flavors of the reservations imported from Blazar
+# once started, which keep Blazar's flavor until they end.
+BLAZAR_FLAVOR_SPEC = 'aggregate_instance_extra_specs:reservation'
 # The scheduler hint nova-api sets on the builds of one boot: the seats
 # they took (the scheduler passes their hosts).
 HINT = 'reservation_seats'

@@ -27,7 +27,11 @@ namespace; the entry point name is the resource type:
 * :mod:`.instance_capacity` is ``flavor:instance`` and that ``amount``
   form: ``amount`` servers of one size, on seats;
 * :mod:`.virtual_volume` is ``virtual:volume``: a Cinder volume for a
-  lease.
+  lease;
+* :mod:`.floating_ip` is ``virtual:floatingip``: floating IPs of an
+  external Neutron network for a lease;
+* :mod:`.network_segment` is ``network``: a VLAN or VXLAN segment for a
+  lease, made a Neutron provider network at its start.
 
 This module loads them (:func:`load_plugins`).
 """

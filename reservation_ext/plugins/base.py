@@ -32,7 +32,8 @@ columns (dates as naive UTC datetimes) plus ``projects`` (and in
 request); a reservation view with the type's fields from
 :meth:`get_details` merged in.
 
-Plugins act on Nova and Cinder through the clients they are built with
+Plugins act on Nova, Cinder and Neutron through the clients they are
+built with
 (:class:`reservation_ext.clients.plugin_clients.PluginClients`).
 """
 

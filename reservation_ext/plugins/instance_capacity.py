@@ -86,6 +86,8 @@ FLAVOR_RESOURCE_TYPE = 'flavor:instance'
 INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
 SIZE_KEYS = ('vcpus', 'memory_mb', 'disk_gb')
 ON_END = ('delete', 'snapshot_delete', 'shelve')
+# The name of the private flavor that Blazar 18 made for a reservation.
+BLAZAR_FLAVOR_NAME = 'reservation:%s'
 _AFFINITY = {'true': True, 'false': False, 'none': None, 'null': None}
 _POLICIES = {True: 'affinity', False: 'anti-affinity'}
 _COMMON = {
@@ -288,8 +290,16 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
         """See :meth:`ResourcePlugin.on_start`."""
         # Made at the creation; a reservation of an older release, which
         # made them at the start, gets them now.
-        if self.nova.flavor(reservation['id']) is not None:
+        flavor = self.nova.flavor(reservation['id'])
+        if flavor is not None and flavor['name'] != BLAZAR_FLAVOR_NAME % (
+                reservation['id']):
             return
+        if flavor is not None:
+            # Blazar's, of a reservation imported from Blazar before its
+            # start: its extra specs ask Placement for Blazar's own
+            # resource class, which nobody makes now. Ours replaces it,
+            # under the same id, before any server could use it.
+            self.nova.delete_flavor(reservation['id'])
         with db_api.context_manager.reader.using(ctx) as session:
             source = session.scalar(
                 sa.select(INSTANCE_RESERVATIONS.c.source_flavor).where(

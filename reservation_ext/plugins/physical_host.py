@@ -414,6 +414,15 @@ class PhysicalHostPlugin(base.ResourcePlugin):
         return resources
 
 
+def import_requests(session, rows):
+    """Record what imported host reservations asked for (one INSERT).
+
+    :param rows: host_reservations rows, each with the same keys.
+    """
+    if rows:
+        session.execute(sa.insert(HOST_RESERVATIONS), rows)
+
+
 class _EndPhases:
     """Write the end phase of host reservations for the end policies.
 

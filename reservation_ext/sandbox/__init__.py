@@ -13,7 +13,7 @@
 """reservation-sandbox: an all-in-one cloud for trying reservation-ext.
 
 Keystone, Nova (with the lease API and ReservationFilter), Placement, an
-image API, Cinder and the reservation engine on 127.0.0.1, started and
+image API, Cinder, Neutron and the reservation engine on 127.0.0.1, started and
 stopped by one command:
 
 * :mod:`.main` is ``reservation-sandbox``: it writes the layout, starts
@@ -29,7 +29,8 @@ stopped by one command:
 * :mod:`.keystone` is the Keystone child process;
 * :mod:`.image_api` serves Glance's v2 image API over Nova's in-process
   images;
-* :mod:`.nova` (Nova, Placement), :mod:`.cinder` (Cinder) and
-  :mod:`.dashboard` (Horizon with blazar-dashboard) are the packages of
-  the other child processes.
+* :mod:`.nova` (Nova, Placement), :mod:`.cinder` (Cinder),
+  :mod:`.neutron` (Neutron, with its networks) and :mod:`.dashboard`
+  (Horizon with blazar-dashboard) are the packages of the other child
+  processes.
 """

@@ -20,6 +20,7 @@ Everything lives in the state directory (default ``./.sandbox``)::
                          in a deployment where nova.conf carries the
                          [reservation] options)
     cinder.conf          Cinder with the reservation extension
+    neutron.conf, neutron-api-paste.ini  Neutron's API (:mod:`.neutron`)
     placement.conf       Placement
     openrc, openrc-demo  credentials of the admin and the demo user
     redfish.conf         (--power) sushy-emulator's: a fake Redfish system
@@ -31,8 +32,8 @@ Everything lives in the state directory (default ``./.sandbox``)::
     logs/*.log           one log per process
 
 The directory is reset at every start: the fake compute hosts and the
-in-memory image and network fakes do not survive a restart, so state kept
-from an earlier run would not match them.
+in-memory image fake do not survive a restart, so state kept from an
+earlier run would not match them.
 
 nova-api loads the project's ``api-paste.ini`` (Nova's stock file plus the
 lease API at ``/reservation``), cinder-api the project's copies of
@@ -55,6 +56,7 @@ from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 import yaml
 
+from reservation_ext.sandbox.neutron import settings as neutron_settings
 from reservation_ext.sandbox import overrides
 
 PACKAGE_TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -69,7 +71,7 @@ DOMAIN = 'Default'
 DOMAIN_ID = 'default'
 # The HTTP services, each on its own port; the dashboard's only with
 # --dashboard.
-SERVICES = ('keystone', 'nova', 'placement', 'image', 'cinder')
+SERVICES = ('keystone', 'nova', 'placement', 'image', 'cinder', 'neutron')
 DASHBOARD = 'dashboard'
 # sushy-emulator's port, with --power. The emulator binds it itself.
 REDFISH = 'redfish'
@@ -83,6 +85,8 @@ REDFISH_SYSTEM_NAMESPACE = uuid.UUID('a3c1f2e4-5b6d-4e7f-8a9b-0c1d2e3f4a5b')
 POWER_OPTIONS = (('min_off_time', 60), ('power_on_lead_time', 30),
                  ('power_on_timeout', 60), ('spare_hosts', 1))
 USERS = {'admin': 'admin', 'demo': 'member'}
+# The project that owns shared infrastructure (Neutron's external network).
+SERVICE_PROJECT = 'service'
 # The scheduler filters: Nova's defaults, then ours.
 ENABLED_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
                    'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
@@ -212,10 +216,11 @@ class Layout:
             'placement': ('placement', self.url('placement')),
             'image': ('glance', self.url('image')),
             'volumev3': ('cinderv3', self.url('cinder') + '/v3'),
+            'network': ('neutron', self.url('neutron')),
         }
 
 
-def _ini(sections):
+def ini_text(sections):
     """INI text from ``{section: [(key, value), ...]}``; keys may repeat."""
     lines = []
     for section, items in sections.items():
@@ -227,7 +232,7 @@ def _ini(sections):
 
 def _conf(layout, name, sections):
     """The text of config file ``name``, with the ``--config`` overrides."""
-    return _ini(overrides.apply(sections, layout.overrides.get(name, ())))
+    return ini_text(overrides.apply(sections, layout.overrides.get(name, ())))
 
 
 def write_file(path, text, mode=0o600):
@@ -294,6 +299,14 @@ def write_nova_conf(layout):
         'wsgi': [('api_paste_config', api_paste_path())],
         'keystone_authtoken': _authtoken(layout),
         'placement': _client(layout),
+        # The sandbox's Neutron, found in the catalog; the admin user for
+        # what Nova does as a service (port bindings).
+        'neutron': _client(layout),
+        # Nova sends a service token beside the user's, as Neutron's
+        # policies require for what Nova does to its servers' ports
+        # (e.g. delete them); the admin user has the service role.
+        'service_user': _service_user(layout) + [
+            ('send_service_user_token', 'true')],
         'filter_scheduler': [
             ('available_filters', 'nova.scheduler.filters.all_filters'),
             ('available_filters', RESERVATION_FILTER),
@@ -440,6 +453,22 @@ def write_cinder_conf(layout):
         'enforcement': _enforcement(layout),
         'oslo_limit': _oslo_limit(layout),
     }))
+
+
+def write_neutron_conf(layout):
+    """neutron.conf and its api-paste.ini (:mod:`.neutron.settings`).
+
+    Neutron authenticates with Keystone and tells Nova of port events
+    as the admin user.
+    """
+    sections = neutron_settings.sections(
+        layout.state_dir, layout.sqlite_url('neutron'),
+        keystone=_authtoken(layout), nova=_client(layout))
+    os.makedirs(layout.path('neutron', 'locks'), exist_ok=True)
+    write_file(layout.path(neutron_settings.CONF_FILE),
+               _conf(layout, 'neutron', sections))
+    write_file(layout.path(neutron_settings.PASTE_FILE),
+               neutron_settings.paste_text())
 
 
 def write_placement_conf(layout):

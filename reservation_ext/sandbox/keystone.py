@@ -17,10 +17,10 @@
 
 Sets Keystone up as an operator would, with ``keystone-manage`` (SQLite,
 fernet tokens, ``bootstrap`` of the ``admin`` project, user and role),
-serves it, and then, through its own API, adds the ``demo`` project and
-user (role ``member``) and the catalog of the sandbox's services in
-region RegionOne. Keystone has its own global configuration, hence its own
-process.
+serves it, and then, through its own API, adds the ``service`` project,
+the ``demo`` project and user (role ``member``) and the catalog of the
+sandbox's services in region RegionOne. Keystone has its own global
+configuration, hence its own process.
 """
 
 import os
@@ -65,12 +65,21 @@ def set_up(layout):
 def register(layout):
     """Add the demo project and user and the catalog, as admin."""
     keystone = ks_client.Client(session=config.session(layout))
+    # The owner of shared infrastructure, as in a deployment: Neutron's
+    # external network (sandbox.neutron.topology).
+    keystone.projects.create(config.SERVICE_PROJECT, config.DOMAIN_ID)
     project = keystone.projects.create('demo', config.DOMAIN_ID)
     user = keystone.users.create('demo', domain=config.DOMAIN_ID,
                                  password=layout.password,
                                  default_project=project)
     member = keystone.roles.find(name=config.USERS['demo'])
     keystone.roles.grant(member, user=user, project=project)
+    # The services' user (admin) sends service tokens with the users'
+    # (keystonemiddleware does, e.g. Nova's calls to Neutron), which the
+    # receiving service accepts only from a user with the service role.
+    keystone.roles.grant(keystone.roles.find(name='service'),
+                         user=keystone.users.find(name='admin'),
+                         project=keystone.projects.find(name='admin'))
     for service_type, (name, url) in layout.endpoints.items():
         service = keystone.services.create(name, service_type)
         keystone.endpoints.create(service, url, interface='public',

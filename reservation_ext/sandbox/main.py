@@ -17,7 +17,7 @@
                         [--power] [--config SECTION.OPTION=VALUE ...]
 
 Starts on 127.0.0.1, with SQLite and without a message broker, and
-supervises four child processes (each logs to ``DIR/logs/<name>.log``):
+supervises five child processes (each logs to ``DIR/logs/<name>.log``):
 
 - ``keystone`` (:mod:`reservation_ext.sandbox.keystone`): a real
   Keystone, with the admin and demo users and the catalog;
@@ -26,6 +26,9 @@ supervises four child processes (each logs to ``DIR/logs/<name>.log``):
   ReservationFilter and N fake compute hosts;
 - ``cinder`` (:mod:`reservation_ext.sandbox.cinder`): cinder-api with the
   reservation extension, scheduler and volume service with a fake driver;
+- ``neutron`` (:mod:`reservation_ext.sandbox.neutron`): Neutron's API
+  (ML2, routers, no agents), with the external network ``public`` and a
+  network and router for the admin and demo projects, which Nova uses;
 - ``engine``: ``reservation-engine`` polling every second (``--engines``
   N runs N of them, ``engine-1`` ... ``engine-N``; 0 runs none, for tests
   that run their own engines with ``DIR/nova.conf``);
@@ -298,6 +301,10 @@ class Sandbox:
         cinder = self._start(ServiceChild(
             self.layout, 'cinder', 'reservation_ext.sandbox.cinder',
             {'cinder': self.sockets['cinder']}))
+        # Makes its database beside the others; its networks after go.
+        neutron = self._start(ServiceChild(
+            self.layout, 'neutron', 'reservation_ext.sandbox.neutron',
+            {'neutron': self.sockets['neutron']}, go=True))
         if config.DASHBOARD in self.sockets:
             self._start(ServiceChild(
                 self.layout, config.DASHBOARD,
@@ -305,15 +312,16 @@ class Sandbox:
                 {config.DASHBOARD: self.sockets[config.DASHBOARD]}))
         for sock in self.sockets.values():
             sock.close()
-        keystone.wait_ready(deadline, others=[nova, cinder])
+        keystone.wait_ready(deadline, others=[nova, cinder, neutron])
         nova.go()
+        neutron.go()
         for number in range(1, self.engines + 1):
             self._start(Child(
                 self.layout, 'engine' if self.engines == 1 else
                 'engine-%d' % number,
                 [sys.executable, '-m', 'reservation_ext.cmd.engine',
                  '--config-file', self.layout.path('nova.conf')]))
-        for child in (nova, cinder) + tuple(
+        for child in (nova, cinder, neutron) + tuple(
                 child for child in self.children
                 if child.name == config.DASHBOARD):
             child.wait_ready(deadline, others=self.children)
@@ -388,7 +396,7 @@ def check_apis(layout):
     session.get_token()
     calls = (('compute', '/os-hypervisors'), ('reservation', '/leases'),
              ('placement', '/'), ('image', '/v2/images'),
-             ('volumev3', '/volumes'))
+             ('volumev3', '/volumes'), ('network', '/v2.0/networks'))
     for service_type, path in calls:
         response = session.get(path, raise_exc=False, endpoint_filter={
             'service_type': service_type, 'interface': 'public'})
@@ -430,6 +438,7 @@ def prepare(args):
     config.write_nova_conf(layout)
     config.write_placement_conf(layout)
     config.write_cinder_conf(layout)
+    config.write_neutron_conf(layout)
     if args.dashboard:
         dashboard_settings.write(layout)
     if args.power:

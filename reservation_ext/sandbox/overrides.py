@@ -17,7 +17,8 @@ service knows the option, so that every process that reads the section
 reads the value: ``reservation.host_on_end`` into nova.conf (nova-api,
 the scheduler, the engines) and cinder.conf (cinder-api),
 ``filter_scheduler.enabled_filters`` into nova.conf alone,
-``DEFAULT.debug`` into all of them. What a service knows is what its
+``ml2.mechanism_drivers`` into neutron.conf alone, ``DEFAULT.debug``
+into all of them. What a service knows is what its
 oslo.config namespaces list (``oslo.config.opts`` entry points, as
 oslo-config-generator reads them). An option no service knows, or a
 value its type refuses, is an error naming it; nothing starts.
@@ -46,6 +47,9 @@ NAMESPACES = {
     'cinder': ('reservation_ext', 'keystonemiddleware.auth_token',
                'oslo.messaging', 'oslo.concurrency', 'oslo.db', 'oslo.limit',
                'os_brick') + _COMMON,
+    'neutron': ('neutron', 'neutron.ml2', 'neutron.db', 'neutron.extensions',
+                'nova.auth', 'keystonemiddleware.auth_token',
+                'oslo.messaging', 'oslo.concurrency', 'oslo.db') + _COMMON,
 }
 MODULES = {'cinder': ('cinder.objects', 'reservation_ext.sandbox.cinder.cloud',
                       'cinder.volume.manager')}
@@ -112,6 +116,8 @@ def check(name, items):
         # Cinder's modules use its versioned objects when imported.
         getattr(imported, 'register_all', lambda: None)()
     for group, opts in _options(NAMESPACES[name]):
+        # Some namespaces (Neutron's) name the default group 'DEFAULT'.
+        group = None if group == 'DEFAULT' else group
         for opt in opts:
             try:
                 conf.register_opt(opt, group)

@@ -28,6 +28,10 @@ The callers keep their transactions, their reads and their decisions.
     reclaims.
 :mod:`.engines`
     ``engine_heartbeats``: each running engine's last successful poll.
+:mod:`.floating_ips`
+    ``floatingips``, ``floatingip_reservations`` and
+    ``floatingip_allocations``: the reservable addresses, the
+    ``virtual:floatingip`` requests and the addresses' bookings.
 :mod:`.hosts`
     ``computehosts``, ``host_capabilities`` and ``host_properties``: the
     inventory, generations, failures and power transitions.
@@ -36,4 +40,8 @@ The callers keep their transactions, their reads and their decisions.
     and a deferred build's arguments.
 :mod:`.leases`
     ``leases``, ``lease_projects``, ``reservations`` and ``events``.
+:mod:`.network_segments`
+    ``network_segments``, ``network_extra_capabilities``,
+    ``network_reservations`` and ``network_allocations``: the reservable
+    segments, the ``network`` requests and the segments' bookings.
 """

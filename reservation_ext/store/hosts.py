@@ -82,6 +82,27 @@ def bulk_load(connection, hosts):
     return ids
 
 
+def import_hosts(session, hosts):
+    """Bring hosts of another database (Blazar's) over; return their ids.
+
+    One INSERT of every host and one of every capability, in the order
+    given; the pool generation moves at commit, as for any new host.
+
+    :param hosts: ``(values, capabilities)`` pairs as for :func:`add_host`,
+        every ``values`` with the same keys.
+    """
+    if not hosts:
+        return []
+    ids = session.execute(
+        sa.insert(HOSTS).returning(HOSTS.c.id, sort_by_parameter_order=True),
+        [values for values, _caps in hosts]).scalars().all()
+    rows = [row for host_id, (_values, caps) in zip(ids, hosts)
+            for row in capability_rows(host_id, caps)]
+    if rows:
+        session.execute(sa.insert(CAPABILITIES), rows)
+    return ids
+
+
 def as_number(text):
     """Return ``text`` as a finite float, or None when it is not one.
 

@@ -39,6 +39,15 @@ def add(session, reservation_id, columns):
         id=reservation_id, reservation_id=reservation_id, **columns))
 
 
+def import_requests(session, rows):
+    """Record what imported instance reservations asked for (one INSERT).
+
+    :param rows: instance_reservations rows, each with the same keys.
+    """
+    if rows:
+        session.execute(sa.insert(INSTANCE_RESERVATIONS), rows)
+
+
 def change(session, reservation_id, columns):
     """Record what an updated instance reservation asks for now."""
     session.execute(sa.update(INSTANCE_RESERVATIONS).where(

@@ -83,6 +83,27 @@ def add_lease(session, values, now):
     return lease
 
 
+def import_leases(session, leases, reservations, events):
+    """Bring leases of another database (Blazar's) over, as they are there.
+
+    Their ids, statuses, dates and events are kept: each table in one
+    INSERT. Leases already started join their pools, so the writer's
+    commit moves the pool generation.
+
+    :param leases: leases rows (every column but ``status_reason``).
+    :param reservations: reservations rows.
+    :param events: events rows.
+    """
+    if leases:
+        session.execute(sa.insert(LEASES), leases)
+    if reservations:
+        session.execute(sa.insert(RESERVATIONS), reservations)
+    if events:
+        session.execute(sa.insert(LEASE_EVENTS), events)
+    if any(lease['status'] != LeaseStatus.PENDING for lease in leases):
+        db_api.note_pools_changed(session)
+
+
 def add_projects(session, lease_id, project_ids):
     """Share a lease with the projects ``project_ids`` (if there are any)."""
     if project_ids:

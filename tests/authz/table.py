@@ -248,6 +248,58 @@ HOST_ROWS = [
 ]
 
 
+def _networks(rule):
+    return 'reservation:networks:%s' % rule
+
+
+NETWORK_ROWS = [
+    Row('register a network segment', 'nova', LEASE_API,
+        lambda w, own: Call('POST', '/networks', w.segment_body(), None),
+        _answers(201, 403, 403, 403, 403), (_networks('create'),)),
+    Row('show a network segment', 'nova', LEASE_API,
+        lambda w, own: _on('GET', '/networks/%s', w.segment(False)),
+        _answers(*_ADMIN_ONLY), (_networks('get'),)),
+    Row('list the network segments', 'nova', LEASE_API,
+        lambda w, own: Call('GET', '/networks', None, None),
+        _answers(*_ADMIN_ONLY), (_networks('list'),)),
+    Row("set a network segment's capabilities", 'nova', LEASE_API,
+        lambda w, own: _on('PUT', '/networks/%s', w.segment(False),
+                           {'stitch': 'true'}),
+        _answers(*_ADMIN_ONLY), (_networks('update'),)),
+    Row('remove a network segment', 'nova', LEASE_API,
+        lambda w, own: _on('DELETE', '/networks/%s', w.segment(own)),
+        _answers(204, 403, 403, 403, 403), (_networks('delete'),)),
+    Row('list the allocations of network segments', 'nova', LEASE_API,
+        lambda w, own: Call('GET', '/networks/allocations', None, None),
+        _answers(*_ADMIN_ONLY), (_networks('get_allocations'),)),
+    Row("show a network segment's allocation", 'nova', LEASE_API,
+        lambda w, own: _on('GET', '/networks/%s/allocation',
+                           w.segment(False)),
+        _answers(*_ADMIN_ONLY), (_networks('get_allocations'),)),
+]
+
+
+def _floatingips(rule):
+    return 'reservation:floatingips:%s' % rule
+
+
+FLOATINGIP_ROWS = [
+    Row('register a reservable floating IP', 'nova', LEASE_API,
+        lambda w, own: Call('POST', '/floatingips', w.floatingip_body(),
+                            None),
+        _answers(201, 403, 403, 403, 403), (_floatingips('create'),)),
+    Row('show a reservable floating IP', 'nova', LEASE_API,
+        lambda w, own: _on('GET', '/floatingips/%s', w.floatingip(False)),
+        _answers(*_ADMIN_ONLY), (_floatingips('get'),)),
+    Row('list the reservable floating IPs', 'nova', LEASE_API,
+        lambda w, own: Call('GET', '/floatingips', None, None),
+        _answers(*_ADMIN_ONLY), (_floatingips('list'),)),
+    Row('remove a reservable floating IP', 'nova', LEASE_API,
+        lambda w, own: _on('DELETE', '/floatingips/%s', w.floatingip(own)),
+        _answers(204, 403, 403, 403, 403), (_floatingips('delete'),)),
+]
+
+
 def _reserved(method, sub, body, expect, rules=(), twin=None):
     name = '%s %s on a RESERVED server' % (
         method, next(iter(body)) if body and sub == '/action' else
@@ -362,8 +414,8 @@ VOLUME_ROWS = [
         _answers(404, 202, 403, 404, 404)),
 ]
 
-ROWS = (POLICY_ROWS + LEASE_ROWS + HOST_ROWS + SERVER_ROWS + BOOT_ROWS +
-        VOLUME_ROWS)
+ROWS = (POLICY_ROWS + LEASE_ROWS + HOST_ROWS + NETWORK_ROWS +
+        FLOATINGIP_ROWS + SERVER_ROWS + BOOT_ROWS + VOLUME_ROWS)
 
 
 def rows(harness):

@@ -72,7 +72,11 @@ class TestInstanceReservation(base.SandboxTestCase):
         out = self.nova('boot', '--flavor', '1', '--image', self.image,
                         '--hint', 'reserved=True', '--hint',
                         'lease_params=' + SEED_PARAMS, 'vm1')
-        self.assertRegex(out, r'\| reservation:lease_id +\| [0-9a-f-]{36} ')
+        # The lease is in the server's metadata, never beside it.
+        self.assertRegex(out, r'\| metadata +\| \{"reservation:lease_id": '
+                         r'"[0-9a-f-]{36}", "reservation:end": '
+                         r'"2027-12-01T16:07:00Z"\} ')
+        self.assertNotRegex(out, r'\| reservation:lease_id ')
         self.wait_for(lambda: self.statuses().get('vm1') == 'ACTIVE')
         lease = self.run_json(['openstack', 'reservation', 'lease', 'show',
                                'lease1'], user='demo')

@@ -24,7 +24,7 @@ class TestSandbox(base.SandboxTestCase):
         types = {entry['Type'] for entry in self.run_json(
             ['openstack', 'catalog', 'list'])}
         self.assertTrue({'identity', 'compute', 'placement', 'image',
-                         'reservation'} <= types, types)
+                         'reservation', 'network'} <= types, types)
 
     def test_hypervisors_of_different_sizes(self):
         out = self.run_cli(['nova', 'hypervisor-list'])

@@ -54,7 +54,11 @@ class TestVolumeReservation(base.SandboxTestCase):
                           now + datetime.timedelta(seconds=20)),
             '--name', 'scratch', '1', user='demo')
         self.assertRegex(out, r'\| status +\| reserved +\|')
-        self.assertRegex(out, r'\| reservation:lease_id +\| [0-9a-f-]{36} ')
+        # The lease is in the volume's metadata, never beside it.
+        self.assertRegex(out, r"\| metadata +\| \{'reservation:lease_id': "
+                         r"'[0-9a-f-]{36}', 'reservation:end': "
+                         r"'[0-9-]+T[0-9:]+Z'\} ")
+        self.assertNotRegex(out, r'\| reservation:lease_id ')
         self.assertEqual({'scratch': 'reserved'}, self.volumes())
         self.wait_for(lambda: self.volumes() == {'scratch': 'available'},
                       timeout=60, interval=0.5)

@@ -300,6 +300,7 @@ class _LeaseAPITests:
         plugins = response.json['plugins']
         self.assertEqual({'physical:host', 'virtual:instance',
                           'flavor:instance', 'virtual:volume',
+                          'virtual:floatingip', 'network',
                           test_plugins.RESOURCE_TYPE,
                           'test:broken'},
                          {plugin['resource_type'] for plugin in plugins})

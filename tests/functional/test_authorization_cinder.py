@@ -71,7 +71,8 @@ if IN_CINDER:
 
         def engine_call(self, action, own, **args):
             volume_id = self.reserved_volume(own)
-            lease_id = self.test.volume_view(volume_id)['reservation:lease_id']
+            lease_id = self.test.volume_view(volume_id)['metadata'][
+                'reservation:lease_id']
             return table.Call('POST', '/volumes/%s/action' % volume_id, {
                 action: dict(args, lease_id=lease_id)}, volume_id)
 

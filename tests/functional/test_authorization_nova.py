@@ -38,8 +38,10 @@ from wsgi_intercept import interceptor
 
 from reservation_ext import dates
 from reservation_ext import policy
+from reservation_ext.sandbox.neutron import topology
 from tests.authz import table
 from tests.functional import nova_base
+from tests import neutron_service
 
 # Taken before Nova's harness stubs it.
 REAL_AUTH_TOKEN = auth_token.filter_factory
@@ -63,6 +65,8 @@ class NovaWorld:
         self.test = test
         self.now = test.now
         self._windows = 0
+        self._segments = 0
+        self._floatingips = 0
         host_lease = test.owner_lease('hpc', test.start, test.end, {
             'min': 2, 'max': 2,
             'resource_properties': '["=", "$gpu", "true"]'},
@@ -130,6 +134,47 @@ class NovaWorld:
         if not reservable and host is not None:
             self.test.admin_lease_api('DELETE', '/os-hosts/%s' % host['id'])
         return host['id'] if reservable else 'compute-4'
+
+    # Network segments
+
+    def segment_body(self):
+        """A VXLAN segment not registered yet."""
+        self._segments += 1
+        return {'network_type': 'vxlan', 'segment_id': self._segments}
+
+    @functools.cached_property
+    def _segment(self):
+        return self._new_segment()
+
+    def segment(self, fresh):
+        """The id of the shared segment, or of a new one (``fresh``)."""
+        return self._new_segment() if fresh else self._segment
+
+    def _new_segment(self):
+        return self.test.admin_lease_api('POST', '/networks',
+                                         self.segment_body())['network']['id']
+
+    # Reservable floating IPs (of the real Neutron's network public)
+
+    def floatingip_body(self):
+        """An address of ``public`` not registered yet."""
+        self._floatingips += 1
+        return {'floating_network_id': self.test.neutron.public_network_id,
+                'floating_ip_address': topology.outside_pool(
+                    self._floatingips)}
+
+    @functools.cached_property
+    def _floatingip(self):
+        return self._new_floatingip()
+
+    def floatingip(self, fresh):
+        """The id of the shared floating IP, or of a new one (``fresh``)."""
+        return self._new_floatingip() if fresh else self._floatingip
+
+    def _new_floatingip(self):
+        return self.test.admin_lease_api(
+            'POST', '/floatingips', self.floatingip_body())['floatingip'][
+                'id']
 
     # Servers
 
@@ -201,6 +246,7 @@ class AuthorizationTest(nova_base.GpuHostsTestCase):
         # Every persona that may delete or start a server gets one.
         self.flags(instances=100, cores=200, ram=10 ** 6, group='quota')
         self.anonymous_app = self._load_with_real_keystonemiddleware()
+        self.neutron = self.useFixture(neutron_service.NeutronFixture())
         self.world = NovaWorld(self)
 
     def _load_with_real_keystonemiddleware(self):
@@ -305,7 +351,8 @@ class AuthorizationTest(nova_base.GpuHostsTestCase):
         return None
 
     def lease_of(self, server_id):
-        return self._server(server_id)['server']['reservation:lease_id']
+        return self._server(server_id)['server']['metadata'][
+            'reservation:lease_id']
 
     # The table
 

@@ -90,16 +90,18 @@ if IN_CINDER:
             volume = self.reserve(size=2)
             self.assertEqual('reserved', volume['status'])
             self.assertEqual(2, volume['size'])
-            lease_id = volume['reservation:lease_id']
+            lease_id = volume['metadata']['reservation:lease_id']
             shown = self.api.get_volume(volume['id'])
             self.assertEqual(('reserved', lease_id),
-                             (shown['status'], shown['reservation:lease_id']))
+                             (shown['status'],
+                              shown['metadata']['reservation:lease_id']))
             self.assertEqual(
-                [lease_id], [v.get('reservation:lease_id')
+                [lease_id], [v['metadata'].get('reservation:lease_id')
                              for v in self.cinder_volumes()])
+            # The list without details has no metadata, and no key of ours.
             self.assertEqual(
-                [lease_id], [v.get('reservation:lease_id')
-                             for v in self.api.get_volumes(detail=False)])
+                [{'id', 'name', 'links'}],
+                [set(v) for v in self.api.get_volumes(detail=False)])
             [request] = self.rows(models.VolumeReservation.__table__)
             self.assertEqual((2, volume['id'], 'delete'),
                              (request.size_gb, request.volume_id,
@@ -130,7 +132,7 @@ if IN_CINDER:
 
         def test_ordinary_create_is_cinders(self):
             volume = self.create(size=1)['volume']
-            self.assertNotIn('reservation:lease_id', volume)
+            self.assertNotIn('reservation:lease_id', volume['metadata'])
             self.assertEqual([], self.rows(models.Lease.__table__))
             self.create(size=1, reserved='false')
             self.assertEqual([], self.rows(models.Lease.__table__))
@@ -196,7 +198,7 @@ if IN_CINDER:
                                                         clock_mod.SYSTEM)
             reservation = {'volume_id': volume['id'], 'status': 'active',
                            'on_end': on_end}
-            lease = {'id': volume['reservation:lease_id']}
+            lease = {'id': volume['metadata']['reservation:lease_id']}
             plugin.on_start(None, lease, reservation)
             return plugin, lease, reservation
 
@@ -309,7 +311,7 @@ if IN_CINDER:
                 notifications.get_notifier(cfg.CONF))
 
         def resize(self, service, owner, volume, size):
-            lease_id = volume['reservation:lease_id']
+            lease_id = volume['metadata']['reservation:lease_id']
             [reservation] = service.get(owner, lease_id)['reservations']
             return service.update(owner, lease_id, {'reservations': [
                 {'id': reservation['id'], 'size_gb': size}]})

@@ -90,7 +90,8 @@ if cinder_child.IN_CINDER:
                 '/volumes', method='POST', body=json.dumps(body),
                 headers={'Content-Type': 'application/json'})
             self.assertEqual(202, response.status_code, response.text)
-            return response.json()['volume']['reservation:lease_id']
+            return response.json()['volume']['metadata'][
+                'reservation:lease_id']
 
         def lease_service(self, transport):
             clients = plugin_clients.PluginClients(cfg.CONF,

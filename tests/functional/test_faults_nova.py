@@ -113,7 +113,7 @@ class FaultsTestCase(nova_base.NovaTestCase):
                     'end': dates.format_date(self.end),
                     'on_end': on_end})}})
         server = self._wait_for_state_change(server, 'RESERVED')
-        return self.lease('/' + server[LEASE_KEY])
+        return self.lease('/' + server['metadata'][LEASE_KEY])
 
     def capacity_lease(self, name='capacity'):
         return self.lease_api('POST', '/leases', {
@@ -245,11 +245,12 @@ class FaultsTestCase(nova_base.NovaTestCase):
                   for host in RESERVABLE if len(pools[host]) != 1]
         for server in self.admin_api.get_servers(
                 search_opts={'all_tenants': 1}):
-            lease = leases.get(server.get(LEASE_KEY))
+            lease_id = server['metadata'].get(LEASE_KEY)
+            lease = leases.get(lease_id)
             if lease is None or server['status'] not in LEFT_BY.get(
                     lease['reservations'][0]['on_end'], ()):
                 found.append('server %s (%s) of lease %s' % (
-                    server['id'], server['status'], server.get(LEASE_KEY)))
+                    server['id'], server['status'], lease_id))
         found += ['server group %s' % group['name'] for group in
                   self.admin_api.api_get('/os-server-groups?all_projects='
                                          'True').body['server_groups']]

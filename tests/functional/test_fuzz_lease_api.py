@@ -33,6 +33,7 @@ it), and no hold of a proposal that is gone.
 
 import datetime
 import logging
+import uuid
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -49,9 +50,11 @@ from reservation_ext.hosts import schemas as host_schemas
 from reservation_ext.leases import notifications
 from reservation_ext.leases import schemas as lease_schemas
 from reservation_ext import plugins as plugins_mod
+from reservation_ext.plugins import floating_ip
 from reservation_ext.plugins import instance_capacity
 from reservation_ext.plugins import physical_host
 from reservation_ext.plugins import virtual_volume
+from reservation_ext.store import floating_ips as store_floating_ips
 from reservation_ext.store import hosts as store_hosts
 from tests import base
 from tests import fixtures
@@ -63,7 +66,8 @@ NOW = datetime.datetime(2027, 1, 10, 9, 0, 0)
 ADMIN = ('admin', 'admin,member,reader')
 MEMBER = ('p1', 'member,reader')
 PLUGIN_SCHEMAS = {'physical:host': physical_host.SCHEMA,
-                  'virtual:volume': virtual_volume.SCHEMA}
+                  'virtual:volume': virtual_volume.SCHEMA,
+                  'virtual:floatingip': floating_ip.SCHEMA}
 # A proposal makes nothing in Nova: every kind is asked for.
 PROPOSAL_SCHEMAS = dict(PLUGIN_SCHEMAS, **{
     'virtual:instance': instance_capacity.SCHEMA})
@@ -167,6 +171,20 @@ def _host_requests():
                       host_schemas.PROPERTY_UPDATE)))
 
 
+def _floatingip_requests():
+    """The reservable floating IPs' list, show and delete.
+
+    Not their create, which asks Neutron (``test_floating_ips`` has it).
+    """
+    return st.one_of(
+        st.builds(fz.Request, st.just('GET'), st.just(('floatingips',)),
+                  st.just([]), st.just(fz.NO_BODY)),
+        st.builds(fz.Request, st.sampled_from(('GET', 'DELETE', 'PUT')),
+                  st.tuples(st.just('floatingips'),
+                            fz.segments('floatingip', 4)),
+                  st.just([]), st.just(fz.NO_BODY)))
+
+
 # The leases made before the run, for the generated paths to name.
 SEEDS = ({'resource_type': 'physical:host', 'min': 1, 'max': 1},
          {'resource_type': 'physical:host', 'min': 1, 'max': 2,
@@ -179,7 +197,7 @@ REQUESTS = fz.weighted(
     (3, st.tuples(st.sampled_from((ADMIN, MEMBER, MEMBER)),
                   _lease_requests())),
     (1, st.tuples(st.sampled_from((ADMIN, ADMIN, MEMBER)),
-                  _host_requests())))
+                  st.one_of(_host_requests(), _floatingip_requests()))))
 
 
 class LeaseAPIFuzzTest(base.DBTestCase):
@@ -195,7 +213,7 @@ class LeaseAPIFuzzTest(base.DBTestCase):
                                   compute_client.NovaClient(conf))
         self.tally = checks.Tally('lease API (in process)')
         self.resolve = fz.Resolver('host', 'lease', 'reservation',
-                                   'proposal')
+                                   'proposal', 'floatingip')
         self.refs = self.resolve.known
         self.answered = {'lease': set(), 'proposal': set()}
         self._add_hosts()
@@ -210,6 +228,13 @@ class LeaseAPIFuzzTest(base.DBTestCase):
                     'memory_mb': vcpus * 4096, 'local_gb': vcpus * 100,
                     'reservable': True, 'generation': 0,
                     'created_at': NOW}, caps)))
+            for index in range(4):
+                fip_id = str(uuid.uuid4())
+                store_floating_ips.register(session, {
+                    'id': fip_id, 'subnet_id': 'ext-subnet',
+                    'floating_network_id': fz.FLOATING_NETWORK,
+                    'floating_ip_address': '172.24.4.%d' % (index + 2)})
+                self.refs['floatingip'].append(fip_id)
 
     def _seed(self):
         """Leases and proposals for the generated paths to name.
@@ -336,15 +361,18 @@ class LeaseAPIFuzzTest(base.DBTestCase):
                 self.assertEqual([], conn.execute(sa.select(table).where(
                     table.c.lease_id.not_in(sa.select(leases.c.id)))).all(),
                     '%s of no lease' % name)
-            self.assertEqual([], conn.execute(sa.select(allocations).where(
-                sa.or_(allocations.c.reservation_id.not_in(
-                    sa.select(reservations.c.id)),
-                    allocations.c.proposal_id.not_in(
-                        sa.select(proposals.c.id))))).all(),
-                'bookings or holds of nothing')
+            for table in (allocations, tables['floatingip_allocations']):
+                self.assertEqual([], conn.execute(sa.select(table).where(
+                    sa.or_(table.c.reservation_id.not_in(
+                        sa.select(reservations.c.id)),
+                        table.c.proposal_id.not_in(
+                            sa.select(proposals.c.id))))).all(),
+                    'bookings or holds of nothing')
             for name, resource_type in (('host_reservations', 'physical:host'),
                                         ('volume_reservations',
-                                         'virtual:volume')):
+                                         'virtual:volume'),
+                                        ('floatingip_reservations',
+                                         'virtual:floatingip')):
                 table = tables[name]
                 self.assertEqual([], conn.execute(sa.select(
                     reservations.c.id).where(

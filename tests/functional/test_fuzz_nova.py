@@ -182,15 +182,25 @@ class NovaFuzzTest(nova_base.NovaTestCase):
 
     def _note(self, request, path, response):
         if request.path[0] == 'servers' and response.status_code == 202:
-            server = response.json()['server']
-            self.servers[server['id']] = server.get('reservation:lease_id')
-            if server.get('reservation:lease_id'):
-                self.refs['lease'].append(server['reservation:lease_id'])
+            server_id = response.json()['server']['id']
+            lease_id = self._own_lease(server_id)
+            self.servers[server_id] = lease_id
+            if lease_id:
+                self.refs['lease'].append(lease_id)
         elif request.method == 'DELETE' and response.status_code == 204 \
                 and request.path[2] == 'leases':
             lease_id = path.rsplit('/', 1)[1]
             self.servers = {server: lease for server, lease in
                             self.servers.items() if lease != lease_id}
+
+    def _own_lease(self, server_id):
+        """The id of the lease made for the server (none for a seat's)."""
+        lease_id = self.lease_id_of({'id': server_id})
+        if lease_id is None:
+            return None
+        [reservation] = self.admin_lease_api('GET', '/leases/' + lease_id)[
+            'lease']['reservations']
+        return lease_id if reservation.get('server_id') == server_id else None
 
     def test_a_host_name_nova_refuses_is_a_bad_request_naming_it(self):
         for name in ('compute 2', 'compute-2/x', '../compute-2', 'ü'):

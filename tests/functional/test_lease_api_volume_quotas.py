@@ -190,7 +190,7 @@ if cinder_child.IN_CINDER:
             # Its start, as the engine's: Cinder counts it in in_use now.
             virtual_volume.VirtualVolumePlugin(
                 cfg.CONF, clock_mod.SYSTEM).on_start(
-                    None, {'id': volume['reservation:lease_id']},
+                    None, {'id': volume['metadata']['reservation:lease_id']},
                     {'volume_id': volume['id']})
             self.lease(start=self.start + HOUR, name='after')
             self.refused(start=self.start + HOUR / 2, name='overlapping')

@@ -82,7 +82,8 @@ class GapFillingTest(nova_base.NovaTestCase):
             'OS-EXT-SRV-ATTR:hypervisor_hostname']
 
     def lease_of(self, server):
-        return self.lease_api('GET', '/leases/' + server[LEASE_KEY])['lease']
+        return self.lease_api('GET', '/leases/' + self.lease_id_of(server))[
+            'lease']
 
     def reservation_of(self, server):
         [reservation] = self.lease_of(server)['reservations']
@@ -161,7 +162,7 @@ class GapFillingTest(nova_base.NovaTestCase):
     def test_a_server_in_a_gap_is_extended_only_while_its_host_is_free(self):
         server = self.boot_until(self.now + 2 * HOUR)
         self.run_engine(at=datetime.datetime.utcnow() + MINUTE)
-        path = '/leases/' + server[LEASE_KEY]
+        path = '/leases/' + self.lease_id_of(server)
         answer = self.lease_api('PUT', path, {
             'end_date': dates.format_date(self.now + 4 * HOUR)},
             expect=409)
@@ -183,7 +184,7 @@ class GapFillingTest(nova_base.NovaTestCase):
         self.add_reservable_host('compute-3')
         server = self.boot_until(self.now + 2 * HOUR)
         self.assertEqual('PENDING', self.lease_of(server)['status'])
-        self.lease_api('PUT', '/leases/' + server[LEASE_KEY], {
+        self.lease_api('PUT', '/leases/' + self.lease_id_of(server), {
             'end_date': dates.format_date(self.now + 4 * HOUR)},
             expect=409)
         self.assertEqual('compute-2', self.reservation_of(server)['host'])
@@ -207,7 +208,7 @@ class GapFillingTest(nova_base.NovaTestCase):
 
     def test_an_ordinary_server_still_never_lands_on_a_reservable_host(self):
         server = self.boot()
-        self.assertNotIn(LEASE_KEY, server)
+        self.assertNotIn(LEASE_KEY, server['metadata'])
         self.assertNotEqual('compute-2', self.host_of(server))
         self.assertEqual([self.host_lease['lease']['id']], [
             lease['id'] for lease in self.lease_api('GET', '/leases')[

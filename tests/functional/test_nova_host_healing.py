@@ -167,7 +167,7 @@ class InstanceLeaseHealingTest(_Monitored, nova_base.NovaTestCase):
             'os:scheduler_hints': instances._hints(self.start,
                                                    self.start + HOUR)})
         server = self._wait_for_state_change(server, 'RESERVED')
-        lease_id = server[instances.LEASE_KEY]
+        lease_id = server['metadata'][nova_base.LEASE_ID]
         self.assertEqual('compute-2',
                          self.lease(lease_id)['reservations'][0]['host'])
         self.take_down('compute-2')

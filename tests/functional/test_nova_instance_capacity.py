@@ -266,7 +266,8 @@ class InstanceCapacityTest(nova_base.NovaTestCase):
         lease = self.started(self.capacity(amount=2))
         server = self.boot(lease['reservations'][0]['flavor_id'])
         shown = self.api.get_server(server['id'])
-        self.assertEqual(lease['id'], shown['reservation:lease_id'])
+        self.assertEqual(lease['id'],
+                         shown['metadata']['reservation:lease_id'])
         self.assertEqual('ACTIVE', shown['status'])
         self._delete_server(server)
         self.assertEqual('ACTIVE', self.lease_api(

@@ -73,7 +73,8 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         return self.api_user.get_servers()
 
     def lease_of(self, server):
-        return self.lease_api('GET', '/leases/' + server[LEASE_KEY])['lease']
+        return self.lease_api('GET', '/leases/' + self.lease_id_of(server))[
+            'lease']
 
     def admin_server(self, server):
         return self.admin_api.get_server(server['id'])
@@ -88,20 +89,21 @@ class InstanceReservationTest(nova_base.NovaTestCase):
                          tuple(reservation[key] for key in (
                              'resource_type', 'server_id', 'host', 'vcpus',
                              'memory_mb', 'disk_gb')))
-        # Every view shows it RESERVED; it holds nothing in Placement.
+        # Every view with a status shows it RESERVED (the plain list has
+        # none); it holds nothing in Placement.
         [listed] = self.api_user.api_get('/servers').body['servers']
+        self.assertEqual({'id', 'name', 'links'}, set(listed))
         [detailed] = self.servers()
-        for view in (listed, detailed, self.api_user.get_server(
-                server['id'])):
+        for view in (detailed, self.api_user.get_server(server['id'])):
             self.assertEqual(('RESERVED', lease['id']),
-                             (view['status'], view[LEASE_KEY]))
+                             (view['status'], view['metadata'][LEASE_KEY]))
         self.assertEqual({}, self._get_allocations_by_server_uuid(
             server['id']))
         self.run_engine(at=self.start + datetime.timedelta(seconds=1))
         server = self._wait_for_state_change(server, 'ACTIVE')
         self.assertEqual('compute-2',
                          self.admin_server(server)['OS-EXT-SRV-ATTR:host'])
-        self.assertEqual(lease['id'], server[LEASE_KEY])
+        self.assertEqual(lease['id'], server['metadata'][LEASE_KEY])
         self.assertIn(self._get_provider_uuid_by_host('compute-2'),
                       self._get_allocations_by_server_uuid(server['id']))
         self.assertEqual('ACTIVE', self.lease_of(server)['status'])
@@ -153,6 +155,8 @@ class InstanceReservationTest(nova_base.NovaTestCase):
     def test_snapshot_delete_at_end(self):
         self.add_reservable_host('compute-2')
         server = self.reserve(on_end='snapshot_delete')
+        # Its lease, read before the end deletes the server.
+        self.lease_id_of(server)
         self.run_engine(at=self.start + datetime.timedelta(seconds=1))
         self.run_engine(at=self.end + datetime.timedelta(seconds=1))
         self._wait_until_deleted(server)
@@ -177,7 +181,7 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         error = self.assertRaises(
             client.OpenStackApiException, self.api_user.post_server_action,
             server['id'], {'os-reservation-start': {
-                'lease_id': server[LEASE_KEY]}})
+                'lease_id': self.lease_id_of(server)}})
         self.assertEqual(403, error.response.status_code)
         self.assertEqual('RESERVED', self.api_user.get_server(
             server['id'])['status'])
@@ -189,7 +193,7 @@ class InstanceReservationTest(nova_base.NovaTestCase):
             'reservation', self.api_fixture.base_url, project_id='service',
             roles=['service'])
         engine.post_server_action(server['id'], {'os-reservation-start': {
-            'lease_id': server[LEASE_KEY]}})
+            'lease_id': self.lease_id_of(server)}})
         server = self._wait_for_state_change(server, 'ACTIVE')
         self.assertEqual('compute-2', server['OS-EXT-SRV-ATTR:host'])
 
@@ -255,7 +259,7 @@ class InstanceReservationTest(nova_base.NovaTestCase):
     def test_deleting_the_lease_before_start_deletes_the_server(self):
         self.add_reservable_host('compute-2')
         server = self.reserve()
-        self.lease_api('DELETE', '/leases/' + server[LEASE_KEY])
+        self.lease_api('DELETE', '/leases/' + self.lease_id_of(server))
         self._wait_until_deleted(server)
         self.assertEqual([], self.servers())
 
@@ -270,7 +274,7 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         server = self._wait_for_state_change(self.post_server(None),
                                              'ACTIVE')
         [lease] = self.leases()
-        self.assertEqual(lease['id'], server[LEASE_KEY])
+        self.assertEqual(lease['id'], server['metadata'][LEASE_KEY])
         self.assertEqual('vm1-' + server['id'], lease['name'])
 
     def test_lease_update_rebooks_the_server(self):
@@ -283,13 +287,13 @@ class InstanceReservationTest(nova_base.NovaTestCase):
         # Extended, a's window would overlap both b and c: the planner
         # counts the slices overlapping a window together, 3 x 3840 MB.
         body = {'end_date': dates.format_date(later)}
-        answer = self.lease_api('PUT', '/leases/' + server[LEASE_KEY], body,
-                                expect=409)
+        answer = self.lease_api('PUT', '/leases/' + self.lease_id_of(server),
+                                body, expect=409)
         # c starts where a ends: a cannot be extended at all.
         self.assertIn('The lease can be extended until %s at the latest.'
                       % self.end.strftime('%Y-%m-%d %H:%M'),
                       answer['error_message'])
-        self.lease_api('PUT', '/leases/' + server[LEASE_KEY], {
+        self.lease_api('PUT', '/leases/' + self.lease_id_of(server), {
             'start_date': dates.format_date(later),
             'end_date': dates.format_date(later + HOUR)})
         lease = self.lease_of(server)
@@ -324,7 +328,7 @@ class InstanceReservationTest(nova_base.NovaTestCase):
                               'max': 1, 'hosts': ['compute-2']}]}
         self.lease_api('POST', '/leases', host_request, expect=409)
         # Once the host is leased whole, no server is booked on it.
-        self.lease_api('DELETE', '/leases/' + server[LEASE_KEY])
+        self.lease_api('DELETE', '/leases/' + self.lease_id_of(server))
         self.lease_api('POST', '/leases', host_request)
         fault = self.post_server(_hints(self.start, self.end), expect=409)
         self.assertIn('No reservable host', fault['conflictingRequest'][

@@ -80,7 +80,8 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
                     'end': dates.format_date(self.end)})}})
 
     def lease_of(self, server):
-        return self.lease_api('GET', '/leases/' + server[LEASE_KEY])['lease']
+        return self.lease_api('GET', '/leases/' + self.lease_id_of(server))[
+            'lease']
 
     def preempted(self):
         return [message['payload'] for _ctx, message, _priority, _retry
@@ -94,8 +95,9 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
         spot = self.preemptible_on_compute_2(7168)
         answer = self.boot_reserved_now()
         mine = self.user_api(nova_base.OWNER).get_server(answer['id'])
-        self.assertEqual(('RESERVED', answer[LEASE_KEY]),
-                         (mine['status'], mine[LEASE_KEY]))
+        lease_id = self.lease_id_of(answer)
+        self.assertEqual(('RESERVED', lease_id),
+                         (mine['status'], mine['metadata'][LEASE_KEY]))
         # No password is set on a server built later.
         self.assertNotIn('adminPass', answer)
         [reservation] = self.lease_of(answer)['reservations']
@@ -107,7 +109,7 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
         # then the server is built on its booked host.
         self.run_engine(at=clock_mod.SYSTEM.now())
         self._wait_until_deleted(spot)
-        self.assertEqual([(spot['id'], 'compute-2', answer[LEASE_KEY])], [
+        self.assertEqual([(spot['id'], 'compute-2', lease_id)], [
             (payload['server_id'], payload['host'], payload['lease_id'])
             for payload in self.preempted()])
         mine = self._wait_for_state_change(answer, 'ACTIVE')
@@ -193,7 +195,8 @@ class PreemptibleGapTest(nova_base.NovaTestCase):
         """
         return self.admin_api.api_post(
             '/servers/%s/action' % server['id'],
-            {compute_client.START_ACTION: {'lease_id': server[LEASE_KEY]}},
+            {compute_client.START_ACTION: {
+                'lease_id': self.lease_id_of(server)}},
             check_response_status=(expect if isinstance(expect, list)
                                    else [expect]))
 

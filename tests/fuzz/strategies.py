@@ -397,11 +397,19 @@ def reservations(plugin_schemas):
     volume = st.fixed_dictionaries(
         {'resource_type': st.just('virtual:volume'),
          'size_gb': st.sampled_from((1, '2', 10 ** 6))})
+    floatingip = st.fixed_dictionaries(
+        {'resource_type': st.just('virtual:floatingip'),
+         'network_id': st.sampled_from((FLOATING_NETWORK, 'other', ''))},
+        optional={'amount': st.sampled_from((1, '2', 0, 2 ** 40)),
+                  'required_floatingips': st.lists(st.sampled_from((
+                      '172.24.4.2', '172.24.4.3', '10.0.0.1', '::1', 'x',
+                      '172.24.4.02')), max_size=2)})
     shaped = [schema_bodies(_with_type(resource_type, schema))
               for resource_type, schema in plugin_schemas.items()]
     sensible = [(1, strategy) for resource_type, strategy in (
         ('physical:host', host), ('virtual:instance', capacity),
-        ('virtual:volume', volume)) if resource_type in plugin_schemas]
+        ('virtual:volume', volume), ('virtual:floatingip', floatingip))
+        if resource_type in plugin_schemas]
     return weighted((4, _good(plugin_schemas)), *sensible,
                     *[(1, strategy) for strategy in shaped])
 
@@ -413,6 +421,8 @@ def _good(plugin_schemas):
         if reservation['resource_type'] in plugin_schemas])
 
 
+# The external network whose addresses a fuzz test registers.
+FLOATING_NETWORK = 'ext-net'
 # Reservations the lease API accepts (when there is room).
 GOOD_RESERVATIONS = (
     {'resource_type': 'physical:host', 'min': 1, 'max': 1},
@@ -424,7 +434,9 @@ GOOD_RESERVATIONS = (
     {'resource_type': 'virtual:instance', 'amount': 2, 'vcpus': 1,
      'memory_mb': 512, 'disk_gb': 1, 'affinity': False},
     {'resource_type': 'virtual:instance', 'amount': '1', 'vcpus': 2,
-     'memory_mb': 1024, 'disk_gb': 0})
+     'memory_mb': 1024, 'disk_gb': 0},
+    {'resource_type': 'virtual:floatingip', 'network_id': FLOATING_NETWORK,
+     'amount': 1})
 NAMES = st.text(alphabet='abcdefghijklmnopqrstuvwxyz0123456789-', min_size=1,
                 max_size=12)
 

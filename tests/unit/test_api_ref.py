@@ -29,6 +29,7 @@ import re
 
 from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
+from reservation_ext.leases import metadata as lease_metadata
 from reservation_ext.nova_api import server_middleware
 from tests import api_samples
 from tests import base
@@ -111,8 +112,8 @@ class APIReferenceTest(base.TestCase):
         with open(os.path.join(TOP, 'cinder_ext', 'extension.py')) as source:
             volume_actions = CINDER_ACTION.findall(source.read())
         added = set(server_middleware.OWN_HINTS) | set(volume_actions) | {
-            compute_client.START_ACTION, compute_client.FLAVOR_ACTION,
-            server_middleware.LEASE_KEY}
+            compute_client.START_ACTION, compute_client.FLAVOR_ACTION} | {
+            'metadata.' + key for key in lease_metadata.KEYS}
         self.assertEqual([], sorted(added - documented))
 
     def test_every_sample_is_shown_by_the_reference(self):

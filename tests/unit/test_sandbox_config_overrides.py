@@ -25,7 +25,7 @@ from reservation_ext.sandbox import main
 from tests import base
 from tests import sandbox_files
 
-FILES = ('keystone', 'nova', 'placement', 'cinder')
+FILES = ('keystone', 'nova', 'placement', 'cinder', 'neutron')
 
 
 class SandboxConfigOverridesTest(base.TestCase):
@@ -50,11 +50,23 @@ class SandboxConfigOverridesTest(base.TestCase):
             ['delete_instances', 'delete_instances', None, None],
             [files[name].get('reservation', 'host_on_end', fallback=None)
              for name in ('nova', 'cinder', 'keystone', 'placement')])
-        self.assertEqual(['true'] * 4, [files[name].get('DEFAULT', 'debug')
-                                        for name in FILES])
+        self.assertEqual(['true'] * len(FILES), [
+            files[name].get('DEFAULT', 'debug') for name in FILES])
         self.assertEqual('ComputeFilter', files['nova'].get(
             'filter_scheduler', 'enabled_filters'))
         self.assertFalse(files['cinder'].has_section('filter_scheduler'))
+
+    def test_a_neutron_option_goes_to_neutron_conf_alone(self):
+        files = self.write('--config', 'ml2.mechanism_drivers=x,y',
+                           '--config', 'quotas.quota_floatingip=3')
+        self.assertEqual(('x,y', '3'), (
+            files['neutron'].get('ml2', 'mechanism_drivers'),
+            files['neutron'].get('quotas', 'quota_floatingip')))
+        # The sandbox's other ML2 options stay.
+        self.assertEqual('local', files['neutron'].get(
+            'ml2', 'project_network_types'))
+        self.assertEqual([], [name for name in FILES if name != 'neutron'
+                              and files[name].has_section('ml2')])
 
     def test_an_option_replaces_the_sandboxs_own_value(self):
         files = self.write('--config', 'reservation.event_poll_interval=5')

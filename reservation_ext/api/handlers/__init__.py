@@ -15,7 +15,9 @@
 :mod:`.leases` serves ``/v1/leases`` (list, create, show, update,
 delete, schedule proposals, availability) and ``/v1/plugins``;
 :mod:`.hosts` serves ``/v1/os-hosts``, the reservable hosts (admin
-only).
+only); :mod:`.floatingips` serves ``/v1/floatingips``, the reservable
+floating IPs (admin only); :mod:`.networks` serves ``/v1/networks``, the
+reservable network segments (admin only).
 
 A handler takes the service of its resource, the request and the
 arguments of its path, and returns ``(status, body)``.

@@ -20,8 +20,10 @@
   :func:`reservation_ext.sandbox.config.host_size`), talking over
   oslo.messaging's in-memory transport instead of a message broker;
 - Nova's databases as SQLite files: the API database, cell0 and cell1;
-- Nova's in-process fakes of Glance and Neutron from its functional tests
-  (``nova.tests.fixtures``), in place of those services.
+- Nova's in-process fake of Glance from its functional tests
+  (``nova.tests.fixtures``), in place of that service; Neutron is the
+  sandbox's real one (:mod:`reservation_ext.sandbox.neutron`, ``[neutron]``
+  of nova.conf).
 
 The services start when the supervisor says go (``--go-fd``), after
 Keystone and its catalog; until then the process makes its databases.
@@ -69,7 +71,7 @@ IMAGE = {'id': config.IMAGE_ID, 'name': config.IMAGE_NAME,
 
 
 class Fakes(fixtures.Fixture):
-    """Nova's fake Glance and Neutron, and SQLite writes in threads.
+    """Nova's fake Glance, and SQLite writes in threads.
 
     Nova's fixtures patch Nova through the test case they get; this
     fixture stands in for it (``useFixture``, ``stub_out``, ``flags``).
@@ -83,7 +85,6 @@ class Fakes(fixtures.Fixture):
         self.glance = self.useFixture(nova_fixtures.GlanceFixture(self))
         self.glance.images.clear()
         self.glance.create(None, dict(IMAGE))
-        self.useFixture(nova_fixtures.NeutronFixture(self))
 
     def stub_out(self, old, new):
         self.useFixture(fixtures.MonkeyPatch(old, new))

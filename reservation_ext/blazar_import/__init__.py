@@ -1,0 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The import of a Blazar 18 database into the leases DB.
+
+``reservation-db-manage import-blazar`` runs it: :mod:`.blazar_schema`
+reads Blazar's tables (and refuses a schema revision it does not know),
+:mod:`.importer` decides what comes over and writes it, in one
+transaction, through the owner of each table.
+"""

@@ -1,0 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The reservable floating IPs (``/v1/floatingips``, Blazar's).
+
+* :mod:`.inventory` is the admin service behind the API: it checks an
+  address with Neutron and records it (the rows are written by
+  :mod:`reservation_ext.store.floating_ips`);
+* :mod:`.schemas` holds the JSON Schema of the ``/v1/floatingips``
+  request body and the check of an address against its network.
+"""
