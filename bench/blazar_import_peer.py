@@ -26,7 +26,6 @@ JSON line: the rows written, by table, and the seconds it took.
 """
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -35,13 +34,7 @@ import tempfile
 import time
 import warnings
 
-
-def _blazar_alloc(shared):
-    path = os.path.join(shared, 'bench', 'blazar_alloc.py')
-    spec = importlib.util.spec_from_file_location('blazar_alloc', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import by_path
 
 
 def _stamp(url):
@@ -62,7 +55,7 @@ def main(argv=None):
                         help='the folder holding bench/blazar_alloc.py')
     ours, rest = parser.parse_known_args(argv)
     warnings.filterwarnings('ignore')
-    alloc = _blazar_alloc(ours.shared)
+    alloc = by_path.blazar_alloc(ours.shared)
     args = alloc.parse_args(rest)
     began = time.perf_counter()
     workload = alloc.generate_workload(args)

@@ -23,7 +23,6 @@ that needs one.
 import argparse
 import contextlib
 import datetime
-import importlib.util
 import json
 import os
 import statistics
@@ -85,15 +84,6 @@ def run_peer(script, arguments):
                             capture_output=True, text=True).stdout
     return [json.loads(line) for line in output.splitlines()
             if line.startswith('{')]
-
-
-def import_script(path):
-    """Import a script (e.g. a shared workload generator) by its path."""
-    name = os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def summary_ms(times_ms):

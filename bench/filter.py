@@ -57,6 +57,7 @@ import sqlalchemy as sa
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from bench import by_path  # noqa: E402
 from bench import common  # noqa: E402
 from db import api as db_api  # noqa: E402
 from db import models  # noqa: E402
@@ -256,7 +257,7 @@ def run(args, workload, url, expected):
 
 def main(argv=None):
     args = parse_args(argv)
-    generator = common.import_script(
+    generator = by_path.import_script(
         os.path.join(args.shared, 'bench', 'blazar_filter.py'))
     workload, params = get_workload(args, generator)
     # The peer script's own model of which hosts pass, not ours.

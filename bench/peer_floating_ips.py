@@ -44,7 +44,6 @@ Blazar answered ``NotEnoughFloatingIPAvailable``).
 """
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -53,6 +52,7 @@ import tempfile
 import time
 import warnings
 
+import by_path
 import floating_ips_workload as workload
 
 TRUST = '00000000-0000-4000-8000-000000000000'
@@ -66,15 +66,6 @@ def parse_args():
     parser.add_argument('--leases', type=int, default=10000)
     parser.add_argument('--requests', type=int, default=30)
     return parser.parse_args()
-
-
-def load_script(path):
-    """Import a script (blazar_alloc.py) by its path."""
-    name = os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def populate(engine, models, data):
@@ -254,7 +245,7 @@ def main():
     args = parse_args()
     warnings.filterwarnings('ignore')
     data = workload.generate(args.addresses, args.leases, args.requests)
-    alloc = load_script(os.path.join(args.shared, 'bench', 'blazar_alloc.py'))
+    alloc = by_path.blazar_alloc(args.shared)
     with tempfile.TemporaryDirectory() as tmp:
         blazar = blazar_modules(
             'sqlite:///' + os.path.join(tmp, 'blazar.sqlite'))

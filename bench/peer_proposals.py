@@ -34,7 +34,6 @@ import argparse
 import bisect
 import contextlib
 import datetime
-import importlib.util
 import json
 import os
 import statistics
@@ -42,6 +41,8 @@ import sys
 import tempfile
 import time
 import warnings
+
+import by_path
 
 WANT = 4
 DURATION = datetime.timedelta(days=2)
@@ -58,14 +59,6 @@ def parse_args():
     parser.add_argument('--first', required=True)
     parser.add_argument('--last', required=True)
     return parser.parse_known_args()
-
-
-def load_generator(shared):
-    path = os.path.join(shared, 'bench', 'blazar_alloc.py')
-    spec = importlib.util.spec_from_file_location('blazar_alloc', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def client_side_windows(hosts, allocations, first, last):
@@ -124,7 +117,7 @@ def free_counts(hosts, allocations, first):
 def main():
     args, generator_argv = parse_args()
     warnings.filterwarnings('ignore')
-    generator = load_generator(args.shared)
+    generator = by_path.blazar_alloc(args.shared)
     gen_args = generator.parse_args(generator_argv)
     workload = generator.generate_workload(gen_args)
     first = datetime.datetime.fromisoformat(args.first)

@@ -242,6 +242,29 @@ def _increment(session, table):
         .values(generation=table.c.generation + 1)).rowcount
 
 
+def bump_if_unchanged(session, statement, generations):
+    """Bump the rows still at the read generation: a compare-and-swap.
+
+    One UPDATE that only matches the rows still at the generation the
+    caller read. On PostgreSQL and MySQL a concurrent writer of the same
+    row waits for our row lock and then re-checks the WHERE clause
+    against our committed generation, so it matches fewer rows.
+
+    :param statement: ``sa.update(table)`` of a table with ``id`` and
+        ``generation`` columns (the caller's write).
+    :param generations: ``{id: generation}`` as the caller read them.
+    :returns: whether every row matched (else the caller lost the race
+        and must roll back).
+    """
+    table = statement.table
+    result = session.execute(
+        statement.where(table.c.id.in_(generations),
+                        table.c.generation == sa.case(
+                            generations, value=table.c.id))
+        .values(generation=table.c.generation + 1))
+    return result.rowcount == len(generations)
+
+
 def update_returning(session, statement, *columns):
     """Run an UPDATE; return the ``columns`` of the rows it changed.
 

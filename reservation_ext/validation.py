@@ -68,6 +68,12 @@ NAME = {'type': 'string'}
 INTEGER = {'type': ['integer', 'string'], 'description': 'an integer'}
 TEXT = {'type': 'string', 'minLength': 1,
         'description': 'a non-empty string'}
+# The value of an extra capability (a host's, a network segment's): its
+# column holds 255 characters. In an update, ``null`` removes it.
+CAPABILITY = {'type': ['string', 'number', 'boolean'], 'maxLength': 255,
+              'description': 'a string of at most 255 characters or a '
+                             'number (an extra capability)'}
+CAPABILITY_UPDATE = dict(CAPABILITY, type=CAPABILITY['type'] + ['null'])
 
 _VALIDATOR = jsonschema.Draft202012Validator
 _TYPE_NAMES = {'array': 'a list', 'boolean': 'a boolean',

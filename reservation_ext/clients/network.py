@@ -188,19 +188,12 @@ class NeutronClient:
         Found by its description, which names the reservation (set with
         the create, unlike tags). Returns the subnet's id.
         """
-        marker = RESERVATION_TAG % reservation_id
-
-        def lookup():
-            return next(iter(self._call('GET /subnets', lambda: list(
-                self._network.subnets(network_id=network_id,
-                                      description=marker)))), None)
-
-        found = self._create_once('POST /subnets', lookup, functools.partial(
-            self._network.create_subnet, network_id=network_id, cidr=cidr,
-            ip_version=ipaddress.ip_network(cidr).version, name=name,
-            project_id=project_id, description=marker))
-        self._tag(found, set(found.tags or ()), 'subnets', reservation_id)
-        return found.id
+        return self._ensure_described(
+            'subnets', reservation_id, functools.partial(
+                self._network.create_subnet, network_id=network_id,
+                cidr=cidr, ip_version=ipaddress.ip_network(cidr).version,
+                name=name, project_id=project_id),
+            network_id=network_id).id
 
     def ensure_router(self, subnet_id, external_network, name, project_id,
                       reservation_id):
@@ -217,18 +210,12 @@ class NeutronClient:
         if external is None:
             raise exceptions.PluginError(
                 'Neutron has no external network %s.' % external_network)
-        marker = RESERVATION_TAG % reservation_id
-
-        def lookup():
-            return next(iter(self._call('GET /routers', lambda: list(
-                self._network.routers(project_id=project_id,
-                                      description=marker)))), None)
-
-        found = self._create_once('POST /routers', lookup, functools.partial(
-            self._network.create_router, name=name, project_id=project_id,
-            description=marker,
-            external_gateway_info={'network_id': external.id}))
-        self._tag(found, set(found.tags or ()), 'routers', reservation_id)
+        found = self._ensure_described(
+            'routers', reservation_id, functools.partial(
+                self._network.create_router, name=name,
+                project_id=project_id,
+                external_gateway_info={'network_id': external.id}),
+            project_id=project_id)
         ports = self._call('GET /ports', lambda: list(self._network.ports(
             device_id=found.id)))
         if not any(ip.get('subnet_id') == subnet_id
@@ -289,6 +276,29 @@ class NeutronClient:
             if found:
                 return found[0]
         return None
+
+    def _ensure_described(self, collection, reservation_id, create,
+                          **filters):
+        """Return the reservation's resource of ``collection``, tagged.
+
+        Found by its description, which names the reservation (set with
+        the create, unlike tags); made first if there is none.
+
+        :param create: makes the resource, given its ``description``.
+        :param filters: what else the listing that finds it is narrowed by.
+        """
+        marker = RESERVATION_TAG % reservation_id
+
+        def lookup():
+            return next(iter(self._call('GET /%s' % collection, lambda: list(
+                getattr(self._network, collection)(
+                    description=marker, **filters)))), None)
+
+        found = self._create_once('POST /%s' % collection, lookup,
+                                  functools.partial(create,
+                                                    description=marker))
+        self._tag(found, set(found.tags or ()), collection, reservation_id)
+        return found
 
     def _create_once(self, request, lookup, create):
         """Return what ``lookup`` finds, created first if needed.

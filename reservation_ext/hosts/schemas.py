@@ -19,9 +19,7 @@ removes it in an update). ``name`` is what Nova's hypervisor search takes
 update's ``power_managed`` is no capability but the host's own flag.
 """
 
-_CAPABILITY = {'type': ['string', 'number', 'boolean'], 'maxLength': 255,
-               'description': 'a string of at most 255 characters or a '
-                              'number (an extra capability)'}
+from reservation_ext import validation
 
 CREATE = {
     'type': 'object',
@@ -34,7 +32,7 @@ CREATE = {
                                 'hostname: letters, digits, "-", "." and '
                                 '"_", at most 255 characters'},
     },
-    'additionalProperties': _CAPABILITY,
+    'additionalProperties': validation.CAPABILITY,
     'required': ['name'],
 }
 
@@ -52,8 +50,7 @@ UPDATE = {
                                          'power manager switches the '
                                          'host)'},
     },
-    'additionalProperties': dict(
-        _CAPABILITY, type=_CAPABILITY['type'] + ['null']),
+    'additionalProperties': validation.CAPABILITY_UPDATE,
 }
 
 PROPERTY_UPDATE = {

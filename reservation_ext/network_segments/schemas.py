@@ -27,10 +27,6 @@ SEGMENT_RANGES = {'vlan': (1, 4094), 'vxlan': (1, 2 ** 24 - 1)}
 # Chameleon's Blazar's limit on the name of an extra capability.
 CAPABILITY_KEY_MAX_LENGTH = 64
 
-_CAPABILITY = {'type': ['string', 'number', 'boolean'], 'maxLength': 255,
-               'description': 'a string of at most 255 characters or a '
-                              'number (an extra capability)'}
-
 CREATE = {
     'type': 'object',
     'properties': {
@@ -40,12 +36,11 @@ CREATE = {
             dict(validation.TEXT, maxLength=255)),
         'segment_id': validation.INTEGER,
     },
-    'additionalProperties': _CAPABILITY,
+    'additionalProperties': validation.CAPABILITY,
     'required': ['network_type', 'segment_id'],
 }
 
 UPDATE = {
     'type': 'object',
-    'additionalProperties': dict(_CAPABILITY,
-                                 type=_CAPABILITY['type'] + ['null']),
+    'additionalProperties': validation.CAPABILITY_UPDATE,
 }

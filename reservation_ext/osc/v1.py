@@ -211,8 +211,8 @@ class ListNetworks(command.Lister):
                          for network in answer['networks']]
 
 
-class ShowNetwork(command.ShowOne):
-    """Show a reservable network segment (admin)."""
+class _OneNetwork:
+    """What the commands on one network segment share: its id."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -220,26 +220,25 @@ class ShowNetwork(command.ShowOne):
                             help='The id of the segment.')
         return parser
 
+    @staticmethod
+    def _path(parsed_args):
+        return '/networks/%s' % urllib.parse.quote(parsed_args.network_id,
+                                                   safe='')
+
+
+class ShowNetwork(_OneNetwork, command.ShowOne):
+    """Show a reservable network segment (admin)."""
+
     def take_action(self, parsed_args):
-        _resp, answer = _lease_api(self.app).get(
-            '/networks/%s' % urllib.parse.quote(parsed_args.network_id,
-                                                safe=''))
+        _resp, answer = _lease_api(self.app).get(self._path(parsed_args))
         return _shown(answer['network'])
 
 
-class DeleteNetwork(command.Command):
+class DeleteNetwork(_OneNetwork, command.Command):
     """Remove a reservable network segment no lease holds (admin)."""
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('network_id', metavar='<id>',
-                            help='The id of the segment.')
-        return parser
-
     def take_action(self, parsed_args):
-        _lease_api(self.app).delete(
-            '/networks/%s' % urllib.parse.quote(parsed_args.network_id,
-                                                safe=''))
+        _lease_api(self.app).delete(self._path(parsed_args))
         self.app.stdout.write('Deleted network segment %s\n'
                               % parsed_args.network_id)
 

@@ -24,6 +24,7 @@ import json
 
 import sqlalchemy as sa
 
+from db import api as db_api
 from db import tables
 
 FLOATINGIPS = tables.FLOATINGIPS
@@ -51,20 +52,13 @@ def unregister(session, floatingip_id):
 def bump_generations_if_unchanged(session, generations):
     """Bump addresses still at the read generation: the compare-and-swap.
 
-    One UPDATE that only matches the addresses still at the generation
-    the caller read; a concurrent writer of the same address waits for
-    our row lock (PostgreSQL, MySQL) and then matches fewer rows.
+    See :func:`db.api.bump_if_unchanged`.
 
     :param generations: ``{floatingip_id: generation}`` as read.
     :returns: whether every address matched.
     """
-    result = session.execute(
-        sa.update(FLOATINGIPS)
-        .where(FLOATINGIPS.c.id.in_(generations),
-               FLOATINGIPS.c.generation == sa.case(
-                   generations, value=FLOATINGIPS.c.id))
-        .values(generation=FLOATINGIPS.c.generation + 1))
-    return result.rowcount == len(generations)
+    return db_api.bump_if_unchanged(session, sa.update(FLOATINGIPS),
+                                    generations)
 
 
 def add_request(session, reservation_id, network_id, amount, required):

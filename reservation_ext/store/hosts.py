@@ -29,6 +29,7 @@ import math
 
 import sqlalchemy as sa
 
+from db import api as db_api
 from db import tables
 from reservation_ext.states import PowerState
 
@@ -69,6 +70,7 @@ def capability_rows(host_id, capabilities):
 def bulk_load(connection, hosts):
     """Insert many hosts at once; return their ids in the same order.
 
+    :param connection: a connection or a session.
     :param hosts: ``(values, capabilities)`` pairs as for :func:`add_host`,
         every ``values`` with the same keys.
     """
@@ -93,14 +95,7 @@ def import_hosts(session, hosts):
     """
     if not hosts:
         return []
-    ids = session.execute(
-        sa.insert(HOSTS).returning(HOSTS.c.id, sort_by_parameter_order=True),
-        [values for values, _caps in hosts]).scalars().all()
-    rows = [row for host_id, (_values, caps) in zip(ids, hosts)
-            for row in capability_rows(host_id, caps)]
-    if rows:
-        session.execute(sa.insert(CAPABILITIES), rows)
-    return ids
+    return bulk_load(session, hosts)
 
 
 def as_number(text):
@@ -143,21 +138,13 @@ def set_property_private(session, name, private):
 def bump_generations_if_unchanged(session, generations):
     """Bump hosts still at the read generation: the planner's compare-and-swap.
 
-    One UPDATE that only matches hosts still at the generation the caller
-    read. On PostgreSQL and MySQL a concurrent writer of the same host
-    waits for our row lock and then re-checks the WHERE clause against our
-    committed generation, so it matches fewer rows.
+    See :func:`db.api.bump_if_unchanged`.
 
     :param generations: ``{host_id: generation}`` as the caller read them.
     :returns: whether every host matched (else the caller lost the race
         and must roll back).
     """
-    result = session.execute(
-        sa.update(HOSTS)
-        .where(HOSTS.c.id.in_(generations),
-               HOSTS.c.generation == sa.case(generations, value=HOSTS.c.id))
-        .values(generation=HOSTS.c.generation + 1))
-    return result.rowcount == len(generations)
+    return db_api.bump_if_unchanged(session, sa.update(HOSTS), generations)
 
 
 def bump_generations(session, host_ids):

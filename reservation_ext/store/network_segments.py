@@ -22,6 +22,7 @@ bookings of the segments.
 
 import sqlalchemy as sa
 
+from db import api as db_api
 from db import tables
 from reservation_ext.store import hosts as store_hosts
 
@@ -66,16 +67,13 @@ def remove_segment(session, network_id):
 def bump_generations_if_unchanged(session, generations):
     """Bump segments still at the read generation (the planner's CAS).
 
+    See :func:`db.api.bump_if_unchanged`.
+
     :param generations: ``{network_id: generation}`` as the caller read.
     :returns: whether every segment matched.
     """
-    result = session.execute(
-        sa.update(NETWORK_SEGMENTS)
-        .where(NETWORK_SEGMENTS.c.id.in_(generations),
-               NETWORK_SEGMENTS.c.generation == sa.case(
-                   generations, value=NETWORK_SEGMENTS.c.id))
-        .values(generation=NETWORK_SEGMENTS.c.generation + 1))
-    return result.rowcount == len(generations)
+    return db_api.bump_if_unchanged(session, sa.update(NETWORK_SEGMENTS),
+                                    generations)
 
 
 def record_request(session, values):
