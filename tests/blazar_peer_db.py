@@ -103,6 +103,16 @@ def add_lease(project, name, start, end, status, events, reservations,
                    for kind, event_status in events.items()]})
 
 
+def _on_hosts(reservation, request, hosts):
+    """Link ``reservation`` to its ``request``, allocate ``hosts``; its id."""
+    db_api.reservation_update(reservation['id'],
+                              {'resource_id': request['id']})
+    for host_id in hosts:
+        db_api.host_allocation_create({'compute_host_id': host_id,
+                                       'reservation_id': reservation['id']})
+    return reservation['id']
+
+
 def host_reservation(lease, hosts, before_end='default'):
     """The lease's physical:host request and its hosts' allocations."""
     reservation = lease['reservations'][0]
@@ -112,12 +122,7 @@ def host_reservation(lease, hosts, before_end='default'):
         'hypervisor_properties': '["=", "$hypervisor_type", "QEMU"]',
         'resource_properties': '["=", "$gpu", "true"]',
         'before_end': before_end})
-    db_api.reservation_update(reservation['id'],
-                              {'resource_id': request['id']})
-    for host_id in hosts:
-        db_api.host_allocation_create({'compute_host_id': host_id,
-                                       'reservation_id': reservation['id']})
-    return reservation['id']
+    return _on_hosts(reservation, request, hosts)
 
 
 def instance_reservation(lease, hosts):
@@ -131,12 +136,7 @@ def instance_reservation(lease, hosts):
     db_api.instance_reservation_update(request['id'], {
         'flavor_id': reservation['id'], 'aggregate_id': 23,
         'server_group_id': None})
-    db_api.reservation_update(reservation['id'],
-                              {'resource_id': request['id']})
-    for host_id in hosts:
-        db_api.host_allocation_create({'compute_host_id': host_id,
-                                       'reservation_id': reservation['id']})
-    return reservation['id']
+    return _on_hosts(reservation, request, hosts)
 
 
 def floatingip_reservation(lease):

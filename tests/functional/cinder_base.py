@@ -30,6 +30,8 @@ their own (see :mod:`tests.functional.test_cinder_extension`).
 """
 
 import copy
+import datetime
+import json
 import os
 import threading
 import uuid
@@ -46,8 +48,12 @@ from keystonemiddleware import fixture as ksm_fixture
 from oslo_config import cfg
 from oslo_service import wsgi
 import requests
+import sqlalchemy as sa
 
+from db import models
+from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
+from reservation_ext import dates
 from reservation_ext import policy
 from reservation_ext.sandbox.cinder import volume_driver
 from tests.authz import table
@@ -63,6 +69,7 @@ DRIVER = '%s.%s' % (volume_driver.__name__,
                     volume_driver.SparseFileVolumeDriver.__name__)
 CHUNK = 65536
 VERSION = {'OpenStack-API-Version': 'volume 3.70'}
+HOUR = datetime.timedelta(hours=1)
 
 
 class ImageStore:
@@ -205,3 +212,32 @@ class KeystoneCinderTestCase(CinderTestCase):
             headers['X-Auth-Token'] = self.token(persona)
         return requests.request(method, self.auth_url + path,
                                 json=body, headers=headers)
+
+
+class ReservedVolumeTestCase(KeystoneCinderTestCase):
+    """Reserved volumes, leased from in an hour for an hour (100 GB)."""
+
+    def setUp(self):
+        super().setUp()
+        self.override_config('volume_reservable_gb', 100, 'reservation')
+        now = clock_mod.SYSTEM.now().replace(second=0, microsecond=0)
+        self.start = now + HOUR
+        self.end = now + 2 * HOUR
+
+    def reserved_volume(self, name, metadata):
+        """The create request of a 1 GB volume reserved in the window."""
+        return {'volume': {'size': 1, 'name': name, 'metadata': metadata},
+                'OS-SCH-HNT:scheduler_hints': {
+                    'reserved': 'True', 'lease_params': json.dumps({
+                        'start': dates.format_date(self.start),
+                        'end': dates.format_date(self.end)})}}
+
+    def lease_of(self, volume):
+        """The id of ``volume``'s lease, from the leases DB."""
+        requests = models.VolumeReservation.__table__
+        reservations = models.Reservation.__table__
+        with self.database.engine.connect() as conn:
+            return conn.execute(sa.select(reservations.c.lease_id).join(
+                requests, requests.c.reservation_id ==
+                reservations.c.id).where(
+                requests.c.volume_id == volume['id'])).scalar_one()

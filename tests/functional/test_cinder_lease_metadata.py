@@ -34,23 +34,18 @@ class CinderHarness(cinder_child.CinderHarness):
 
 
 if IN_CINDER:
-    import datetime
     import json
     import time
 
     from oslo_config import cfg
-    import sqlalchemy as sa
 
-    from db import models
     from reservation_ext import clock as clock_mod
-    from reservation_ext import dates
     from reservation_ext.plugins import virtual_volume
     from tests.authz import table
     from tests import fixtures
     from tests.functional import cinder_base
 
     ADMIN, MEMBER, READER, OTHER = table.PERSONAS[:4]
-    HOUR = datetime.timedelta(hours=1)
     LEASE_ID = 'reservation:lease_id'
     END = 'reservation:end'
     USERS = {'tier': 'scratch'}
@@ -58,14 +53,7 @@ if IN_CINDER:
     WAIT = 60
     POLL = 0.1
 
-    class LeaseMetadataTest(cinder_base.KeystoneCinderTestCase):
-
-        def setUp(self):
-            super().setUp()
-            self.override_config('volume_reservable_gb', 100, 'reservation')
-            now = clock_mod.SYSTEM.now().replace(second=0, microsecond=0)
-            self.start = now + HOUR
-            self.end = now + 2 * HOUR
+    class LeaseMetadataTest(cinder_base.ReservedVolumeTestCase):
 
         def call(self, persona, method, path, body=None, status=200):
             response = self.request(persona, method, path, body)
@@ -74,27 +62,13 @@ if IN_CINDER:
 
         def reserve(self, name='scratch'):
             """A reserved volume of the owner's member, with USERS."""
-            return self.call(MEMBER, 'POST', '/volumes', {
-                'volume': {'size': 1, 'name': name, 'metadata': USERS},
-                'OS-SCH-HNT:scheduler_hints': {
-                    'reserved': 'True', 'lease_params': json.dumps({
-                        'start': dates.format_date(self.start),
-                        'end': dates.format_date(self.end)})}},
-                status=202)['volume']
+            return self.call(MEMBER, 'POST', '/volumes',
+                             self.reserved_volume(name, USERS),
+                             status=202)['volume']
 
         def shown(self, persona, volume_id, status=200):
             return self.call(persona, 'GET', '/volumes/%s' % volume_id,
                              status=status).get('volume')
-
-        def lease_of(self, volume):
-            """The id of ``volume``'s lease, from the leases DB."""
-            requests = models.VolumeReservation.__table__
-            reservations = models.Reservation.__table__
-            with self.database.engine.connect() as conn:
-                return conn.execute(sa.select(reservations.c.lease_id).join(
-                    requests, requests.c.reservation_id ==
-                    reservations.c.id).where(
-                    requests.c.volume_id == volume['id'])).scalar_one()
 
         def expected(self, lease_id, metadata=USERS):
             return dict(metadata, **{

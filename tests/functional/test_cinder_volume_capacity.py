@@ -43,6 +43,7 @@ from reservation_ext.planning import volume_capacity
 from reservation_ext.plugins import virtual_volume
 from tests import base
 from tests import fixtures
+from tests.functional import concurrency
 
 NOW = datetime.datetime(2027, 1, 10, 9, 0, 0)
 CAPACITY = 100
@@ -82,15 +83,8 @@ def user():
 
 def create(service, start, end, size=SIZE):
     """One lease create; its outcome."""
-    try:
-        service.create(user(), body(start, end, size))
-    except exceptions.NotEnoughResources:
-        return 'not enough'
-    except exceptions.ConcurrentUpdate:
-        return 'conflict'
-    except Exception as error:
-        return repr(error)
-    return 'granted'
+    return concurrency.outcome(
+        lambda: service.create(user(), body(start, end, size)), 'granted')
 
 
 def create_in_process(url, windows):

@@ -34,20 +34,15 @@ class CinderHarness(cinder_child.CinderHarness):
 
 
 if IN_CINDER:
-    import datetime
-    import json
     import time
     import uuid
 
     from cinder.api.openstack import api_version_request
     from oslo_config import cfg
     import requests
-    import sqlalchemy as sa
     from tempest.lib import exceptions as tempest_exc
 
-    from db import models
     from reservation_ext import clock as clock_mod
-    from reservation_ext import dates
     from reservation_ext.leases import metadata as lease_metadata
     from reservation_ext.plugins import virtual_volume
     from tests.authz import table
@@ -55,7 +50,6 @@ if IN_CINDER:
     from tests import tempest_schemas
 
     ADMIN, MEMBER = table.PERSONAS[:2]
-    HOUR = datetime.timedelta(hours=1)
     NEWEST = api_version_request.max_api_version().get_string()
     MICROVERSIONS = tempest_schemas.microversions(tempest_schemas.VOLUMES,
                                                   '3.0', NEWEST)
@@ -64,15 +58,11 @@ if IN_CINDER:
     WAIT = 60
     POLL = 0.1
 
-    class VolumeViewSchemaTest(cinder_base.KeystoneCinderTestCase):
+    class VolumeViewSchemaTest(cinder_base.ReservedVolumeTestCase):
         """A reserved and a leased volume of the member's project."""
 
         def setUp(self):
             super().setUp()
-            self.override_config('volume_reservable_gb', 100, 'reservation')
-            now = clock_mod.SYSTEM.now().replace(second=0, microsecond=0)
-            self.start = now + HOUR
-            self.end = now + 2 * HOUR
             self.answers = {name: self.reserve(name)
                             for name in ('reserved', 'leased')}
             self.volumes = {name: answer['volume']['id']
@@ -111,23 +101,9 @@ if IN_CINDER:
             At the microversion tempest creates volumes with (its client
             sends none), the one its create schema describes.
             """
-            return self.call(MEMBER, 'POST', '/volumes', {
-                'volume': {'size': 1, 'name': name, 'metadata': USERS},
-                'OS-SCH-HNT:scheduler_hints': {
-                    'reserved': 'True', 'lease_params': json.dumps({
-                        'start': dates.format_date(self.start),
-                        'end': dates.format_date(self.end)})}},
-                status=202, microversion=MICROVERSIONS[0])
-
-        def lease_of(self, volume):
-            """The id of ``volume``'s lease, from the leases DB."""
-            requests = models.VolumeReservation.__table__
-            reservations = models.Reservation.__table__
-            with self.database.engine.connect() as conn:
-                return conn.execute(sa.select(reservations.c.lease_id).join(
-                    requests, requests.c.reservation_id ==
-                    reservations.c.id).where(
-                    requests.c.volume_id == volume['id'])).scalar_one()
+            return self.call(MEMBER, 'POST', '/volumes',
+                             self.reserved_volume(name, USERS), status=202,
+                             microversion=MICROVERSIONS[0])
 
         def wait_for(self, status, volume_id):
             deadline = time.monotonic() + WAIT

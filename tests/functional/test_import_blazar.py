@@ -19,8 +19,6 @@ then do in Nova is in ``test_nova_import_blazar.py``.
 
 import datetime
 import os
-import subprocess
-import sys
 
 import fixtures
 from oslo_db import exception as db_exc
@@ -34,6 +32,7 @@ from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from tests import base
 from tests.functional import blazar_peer
+from tests.functional import test_migrations
 
 NOW = datetime.datetime(2030, 1, 1)
 HOUR = datetime.timedelta(hours=1)
@@ -244,26 +243,15 @@ class ImportMySQL(_Import, base.MySQLTestCase):
     pass
 
 
-class ImportCommand(base.TestCase):
+class ImportCommand(test_migrations.DBManageMixin, base.TestCase):
     """reservation-db-manage import-blazar, as an operator runs it."""
 
     def setUp(self):
         super().setUp()
         self.blazar = self.useFixture(blazar_peer.BlazarDatabase(self, NOW))
         tmp = self.useFixture(fixtures.TempDir()).path
-        self.config_file = os.path.join(tmp, 'reservation.conf')
-        with open(self.config_file, 'w') as f:
-            f.write('[reservation_database]\nconnection = sqlite:///%s\n'
-                    % os.path.join(tmp, 'reservation.sqlite'))
+        self.write_config(tmp, os.path.join(tmp, 'reservation.sqlite'))
         self.assertEqual(0, self._run('upgrade').returncode)
-
-    def _run(self, *args):
-        command = os.path.join(os.path.dirname(sys.executable),
-                               'reservation-db-manage')
-        return subprocess.run(
-            [command, '--config-file', self.config_file] + list(args),
-            stdin=subprocess.DEVNULL, capture_output=True, text=True,
-            timeout=120)
 
     def test_the_command_prints_what_it_imported_then_nothing_new(self):
         result = self._run('import-blazar', '--blazar-connection',

@@ -155,18 +155,15 @@ class RoundTripMySQL(_RoundTrip, base.MySQLTestCase):
     FIXTURE = _EmptyMySQL
 
 
-class DBManageCommand(base.TestCase):
-    """reservation-db-manage, run as the operator runs it."""
+class DBManageMixin:
+    """Runs reservation-db-manage with a config file of its own."""
 
-    def setUp(self):
-        super().setUp()
-        tmp = self.useFixture(fixtures.TempDir()).path
-        # The command creates the missing directory of the SQLite file.
-        self.db_file = os.path.join(tmp, 'state', 'reservation.sqlite')
+    def write_config(self, tmp, db_file):
+        """``tmp``/reservation.conf, on the SQLite file ``db_file``."""
         self.config_file = os.path.join(tmp, 'reservation.conf')
         with open(self.config_file, 'w') as f:
             f.write('[reservation_database]\nconnection = sqlite:///%s\n'
-                    % self.db_file)
+                    % db_file)
 
     def _run(self, *args):
         command = os.path.join(os.path.dirname(sys.executable),
@@ -175,6 +172,17 @@ class DBManageCommand(base.TestCase):
             [command, '--config-file', self.config_file] + list(args),
             stdin=subprocess.DEVNULL, capture_output=True, text=True,
             timeout=120)
+
+
+class DBManageCommand(DBManageMixin, base.TestCase):
+    """reservation-db-manage, run as the operator runs it."""
+
+    def setUp(self):
+        super().setUp()
+        tmp = self.useFixture(fixtures.TempDir()).path
+        # The command creates the missing directory of the SQLite file.
+        self.db_file = os.path.join(tmp, 'state', 'reservation.sqlite')
+        self.write_config(tmp, self.db_file)
 
     def test_upgrade_then_current(self):
         result = self._run('current')

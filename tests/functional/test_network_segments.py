@@ -19,12 +19,10 @@ Concurrent bookings (threads on an SQLite file, processes on the
 servers) never put one segment in two overlapping leases.
 """
 
-import collections
 from concurrent import futures
 import json
 import uuid
 
-import sqlalchemy as sa
 import webob
 
 from db import api as db_api
@@ -33,7 +31,6 @@ from reservation_ext.api import wsgi
 from reservation_ext.clients import compute as compute_client
 from reservation_ext import clock as clock_mod
 from reservation_ext import context
-from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.planning import capabilities
 from reservation_ext.planning import network_segments as planner
@@ -41,7 +38,7 @@ from reservation_ext import plugins as plugins_mod
 from reservation_ext.store import network_segments as store
 from tests import base
 from tests import fixtures
-from tests.functional import test_allocation_concurrency as concurrency
+from tests.functional import concurrency
 from tests.functional import test_leases
 from tests.functional import test_planner
 
@@ -305,63 +302,39 @@ class NetworkMySQLTest(_NetworkTests, base.MySQLTestCase):
     pass
 
 
-POOL = 3
-
-
 def book(window):
     """One booking of any segment in ``window``; its outcome."""
-    def attempt():
-        with db_api.writer(context.get_admin_context(),
-                           clock_mod.SYSTEM) as session:
-            reservation_id = test_planner.add_reservation(session)
-            planner.allocate(session, reservation_id, *window,
-                             test_planner.busy(), [capabilities.compile(
-                                 '', 'network_properties',
-                                 capabilities.NETWORK_SEGMENTS)])
-
-    try:
-        db_api.retry_on_conflict(exceptions.ConcurrentUpdate)(attempt)()
-    except exceptions.NotEnoughResources:
-        return 'not enough'
-    except exceptions.ConcurrentUpdate:
-        return 'conflict'
-    except Exception as error:
-        return repr(error)
-    return 'booked'
+    return concurrency.book(lambda session, reservation_id: (
+        planner.allocate(session, reservation_id, *window,
+                         test_planner.busy(), [capabilities.compile(
+                             '', 'network_properties',
+                             capabilities.NETWORK_SEGMENTS)])))
 
 
-class _ConcurrencyMixin:
+def overlapping_bookings(connection):
+    """Pairs of bookings of the same segment whose windows overlap."""
+    return test_planner.overlapping_bookings(
+        connection, tables.NETWORK_ALLOCATIONS, 'network_id')
 
-    def add_pool(self):
-        with db_api.writer(context.get_admin_context(),
-                           clock_mod.SYSTEM) as session:
-            for vni in range(POOL):
-                store.add_segment(session, {
-                    'id': str(uuid.uuid4()), 'network_type': 'vxlan',
-                    'physical_network': None, 'segment_id': vni + 1,
-                    'created_at': test_planner.T0}, {})
+
+class _ConcurrencyMixin(concurrency.PoolMixin):
+
+    POOL = 3
+
+    def add_pool(self, session):
+        for vni in range(self.POOL):
+            store.add_segment(session, {
+                'id': str(uuid.uuid4()), 'network_type': 'vxlan',
+                'physical_network': None, 'segment_id': vni + 1,
+                'created_at': test_planner.T0}, {})
 
     def assert_no_double_booking(self, outcomes, requests):
-        mine, other = (tables.NETWORK_ALLOCATIONS.alias(name)
-                       for name in ('mine', 'other'))
-        with self.engine.connect() as conn:
-            self.assertEqual([], conn.execute(sa.select(mine.c.id).where(
-                mine.c.network_id == other.c.network_id,
-                mine.c.id != other.c.id,
-                mine.c.start_date < other.c.end_date,
-                other.c.start_date < mine.c.end_date)).all())
-        counts = collections.Counter(outcomes)
-        self.assertEqual(requests, len(outcomes))
-        self.assertEqual(POOL, counts.pop('booked', 0))
-        self.assertEqual(set(), set(counts) - {'not enough', 'conflict'})
+        self.assert_one_booking_each(overlapping_bookings, outcomes,
+                                     requests)
 
 
-class ConcurrentThreadsTest(_ConcurrencyMixin, base.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.engine = self.useFixture(fixtures.Database()).engine
-        self.add_pool()
+class ConcurrentThreadsTest(_ConcurrencyMixin,
+                            concurrency.SQLiteFileTestCase):
 
     def test_concurrent_threads_never_put_a_segment_in_two_leases(self):
         requests = [concurrency.WINDOWS[i % len(concurrency.WINDOWS)]
@@ -373,16 +346,11 @@ class ConcurrentThreadsTest(_ConcurrencyMixin, base.TestCase):
 
 class _ProcessesMixin(_ConcurrencyMixin):
 
-    def setUp(self):
-        super().setUp()
-        self.add_pool()
-
     def test_concurrent_processes_never_put_a_segment_in_two_leases(self):
-        url = self.engine.url.render_as_string(hide_password=False)
         windows = concurrency.WINDOWS
         batches = [windows[i:] + windows[:i] for i in range(4)]
         self.assert_no_double_booking(
-            concurrency.run_in_processes(url, book, batches),
+            self.in_processes(book, batches),
             sum(len(batch) for batch in batches))
 
 

@@ -74,12 +74,20 @@ def add_reservation(session):
     return reservation_id
 
 
+def overlapping_bookings(connection, table, resource):
+    """Pairs of rows of ``table`` whose windows overlap on a resource.
+
+    ``resource`` is the column naming the booked resource.
+    """
+    a, b = table.alias('a'), table.alias('b')
+    return connection.execute(sa.select(a.c.id, b.c.id).where(
+        a.c[resource] == b.c[resource], a.c.id < b.c.id,
+        a.c.start_date < b.c.end_date, b.c.start_date < a.c.end_date)).all()
+
+
 def overlapping_allocations(connection):
     """Pairs of allocations of the same host whose windows overlap."""
-    a, b = ALLOCATIONS.alias('a'), ALLOCATIONS.alias('b')
-    return connection.execute(sa.select(a.c.id, b.c.id).where(
-        a.c.host_id == b.c.host_id, a.c.id < b.c.id,
-        a.c.start_date < b.c.end_date, b.c.start_date < a.c.end_date)).all()
+    return overlapping_bookings(connection, ALLOCATIONS, 'host_id')
 
 
 class PlannerMixin:

@@ -34,7 +34,7 @@ from reservation_ext.leases import proposals as proposals_mod
 from reservation_ext.leases import service as lease_service
 from reservation_ext import plugins as plugins_mod
 from tests import base
-from tests import fixtures
+from tests.functional import concurrency
 from tests.functional import test_allocation_concurrency
 from tests.functional import test_planner
 
@@ -104,13 +104,7 @@ class _ConcurrencyTests(test_allocation_concurrency.ConcurrencyMixin):
         self.assertIn('taken', outcomes)
 
 
-class ThreadsTest(_ConcurrencyTests, base.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.engine = self.useFixture(fixtures.Database()).engine
-        self.ctx = context.get_admin_context()
-        self.add_pool()
+class ThreadsTest(_ConcurrencyTests, concurrency.SQLiteFileTestCase):
 
     def test_threads_never_double_book(self):
         with futures.ThreadPoolExecutor(12) as executor:
@@ -121,15 +115,9 @@ class ThreadsTest(_ConcurrencyTests, base.TestCase):
 class _ProcessesMixin(_ConcurrencyTests):
     """Processes, each with its own engine, on the class's server."""
 
-    def setUp(self):
-        super().setUp()
-        self.add_pool()
-
     def test_processes_never_double_book(self):
-        url = self.engine.url.render_as_string(hide_password=False)
-        self.assert_never_double_booked(
-            test_allocation_concurrency.run_in_processes(
-                url, act, [list(range(first, 48, 6)) for first in range(6)]))
+        self.assert_never_double_booked(self.in_processes(
+            act, [list(range(first, 48, 6)) for first in range(6)]))
 
 
 class ProcessesPostgreSQLTest(_ProcessesMixin, base.PostgreSQLTestCase):

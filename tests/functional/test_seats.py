@@ -29,7 +29,7 @@ from reservation_ext.planning import planner
 from reservation_ext.planning import seats
 from tests import base
 from tests import fixtures
-from tests.functional import test_allocation_concurrency as concurrency
+from tests.functional import concurrency
 from tests.functional import test_planner as planning
 
 at = planning.at

@@ -15,24 +15,11 @@ Its calls are tested against a real Neutron in
 ``tests.functional.test_floating_ips`` and ``test_nova_floating_ips``.
 """
 
-import requests
-
 from reservation_ext.clients import network
 from reservation_ext.clients import plugin_clients
 from tests import base
 from tests import fixtures
-
-
-class NoRequests(requests.Session):
-    """A transport that records the requests it is asked to send."""
-
-    def __init__(self):
-        super().__init__()
-        self.sent = []
-
-    def request(self, method, url, *args, **kwargs):
-        self.sent.append((method, url))
-        raise requests.exceptions.ConnectionError('not in a unit test')
+from tests.unit import test_plugin_clients
 
 
 class NetworkProxyTest(base.TestCase):
@@ -41,7 +28,7 @@ class NetworkProxyTest(base.TestCase):
         conf = self.useFixture(fixtures.ReservationConf({
             ('reservation_client', 'auth_type'): 'none',
             ('reservation_client', 'endpoint_override'): endpoint})).conf
-        transport = NoRequests()
+        transport = test_plugin_clients.NoRequests()
         client = plugin_clients.PluginClients(conf,
                                               transport=transport).network
         self.assertIsInstance(client, network.NeutronClient)
