@@ -16,7 +16,9 @@ Blazar 18 writes its database (``tests/blazar_peer_db.py``) with hosts
 named as the harness's computes; Nova's aggregates are set as Blazar's
 manager leaves them (the free pool, the running lease's aggregate); the
 import brings the leases over, and the lease API, the scheduler filter
-and the engine take them from there.
+and the engine take them from there. A floating IP lease that Blazar
+started ends with the engine against a real Neutron
+(:mod:`tests.neutron_service`).
 """
 
 import datetime
@@ -29,6 +31,7 @@ from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from tests.functional import blazar_peer
 from tests.functional import nova_base
+from tests import neutron_service
 
 HOUR = datetime.timedelta(hours=1)
 DAY = datetime.timedelta(days=1)
@@ -201,3 +204,50 @@ class StartedImportedInstanceReservation(_Imported):
              'inventories': {resource_class: {'total': 2}}}, version='1.26')
 
         self.boot_twice_then_409(reservation)
+
+
+class ImportedFloatingIPLease(nova_base.NovaTestCase):
+    """A floating IP lease that Blazar started, on a real Neutron's address.
+
+    Blazar's manager made the address in Neutron at the start, in the
+    lease's project, tagged as it tags them.
+    """
+
+    ADDRESS = '172.24.4.12'
+
+    def setUp(self):
+        super().setUp()
+        # After Nova's setUp, which resets the endpoints of our clients.
+        self.neutron = self.useFixture(neutron_service.NeutronFixture())
+        self.now = clock_mod.SYSTEM.now().replace(microsecond=0)
+        self.blazar = self.useFixture(blazar_peer.BlazarDatabase(
+            self, self.now, 'head',
+            '--floating-network', self.neutron.public_network_id,
+            '--floating-subnet', self.neutron.public_subnet_id,
+            '--only', 'active-floating'))
+        self.admin_net = self.neutron.connection().network
+
+    def test_the_engine_ends_an_imported_floating_ip_lease(self):
+        ids = self.blazar.lease('active-floating')
+        address = self.admin_net.create_ip(
+            floating_network_id=self.neutron.public_network_id,
+            subnet_id=self.neutron.public_subnet_id,
+            floating_ip_address=self.ADDRESS, project_id=PROJECT)
+        self.admin_net.set_tags(address, [
+            'blazar', 'reservation:' + ids['reservation']])
+        importer.import_blazar(context.get_admin_context(), clock_mod.SYSTEM,
+                               conf_mod.CONF, self.blazar.url)
+        lease = self.lease_api('GET', '/leases/' + ids['lease'],
+                               project=PROJECT)['lease']
+        reservation, = lease['reservations']
+        self.assertEqual(
+            ('ACTIVE', self.neutron.public_network_id, 1),
+            (lease['status'], reservation['network_id'],
+             reservation['amount']))
+        self.assertEqual([address.id], [ip.id for ip in self.admin_net.ips()])
+
+        self.run_engine(self.now + 20 * DAY + datetime.timedelta(minutes=1))
+        lease = self.lease_api('GET', '/leases/' + ids['lease'],
+                               project=PROJECT)['lease']
+        self.assertEqual('TERMINATED', lease['status'])
+        self.assertEqual([], list(self.admin_net.ips()))
