@@ -16,9 +16,10 @@ Blazar 18 writes its database (``tests/blazar_peer_db.py``) with hosts
 named as the harness's computes; Nova's aggregates are set as Blazar's
 manager leaves them (the free pool, the running lease's aggregate); the
 import brings the leases over, and the lease API, the scheduler filter
-and the engine take them from there. A floating IP lease that Blazar
-started ends with the engine against a real Neutron
-(:mod:`tests.neutron_service`).
+and the engine take them from there (also for a ``flavor:instance``
+lease, whose flavor at the start copies the source flavor Blazar kept).
+A floating IP lease that Blazar started ends with the engine against a
+real Neutron (:mod:`tests.neutron_service`).
 """
 
 import datetime
@@ -51,9 +52,11 @@ class _Imported(nova_base.NovaTestCase):
         self.now = clock_mod.SYSTEM.now().replace(microsecond=0) + self.SHIFT
         self.blazar = self.useFixture(blazar_peer.BlazarDatabase(
             self, self.now, 'head', *self.OPTIONS))
-        active = self.blazar.lease('active-hosts')['reservation']
-        for name, hosts in (('freepool', ['compute-2', 'compute-3']),
-                            (active, ['compute-1'])):
+        pools = {'freepool': ['compute-2', 'compute-3']}
+        if 'active-hosts' in self.blazar.made['leases']:
+            pools[self.blazar.lease('active-hosts')['reservation']] = [
+                'compute-1']
+        for name, hosts in pools.items():
             aggregate = self.admin_api.post_aggregate(
                 {'aggregate': {'name': name}})
             for host in hosts:
@@ -77,7 +80,7 @@ class _Imported(nova_base.NovaTestCase):
         self.admin_api.api_post('/flavors/%s/action' % reservation,
                                 {'addTenantAccess': {'tenant': PROJECT}})
 
-    def boot_twice_then_409(self, flavor_id):
+    def boot_twice_then_409(self, flavor_id, host='compute-2'):
         """Boot the amount (2) with the flavor, on its seats; then a 409."""
         request = {'server': self._build_server(flavor_id=flavor_id,
                                                 networks='none')}
@@ -85,7 +88,7 @@ class _Imported(nova_base.NovaTestCase):
         for _ in range(2):
             server = self._wait_for_state_change(api.post_server(request),
                                                  'ACTIVE')
-            self.assertEqual('compute-2', self.admin_api.get_server(
+            self.assertEqual(host, self.admin_api.get_server(
                 server['id'])['OS-EXT-SRV-ATTR:host'])
         error = self.assertRaises(client.OpenStackApiException,
                                   api.post_server, request)
@@ -177,6 +180,30 @@ class ImportedInstanceReservation(_Imported):
             {'reservation:id': reservation},
             self.admin_api.api_get('/flavors/%s/os-extra_specs' %
                                    reservation).body['extra_specs'])
+
+
+class ImportedFlavorInstanceReservation(_Imported):
+    """The flavor:instance lease began a minute ago, not started (alone)."""
+
+    SHIFT = -14 * DAY - datetime.timedelta(minutes=1)
+    OPTIONS = ('--only', 'flavor-instances')
+
+    def test_an_imported_flavor_reservation_boots_on_its_seats(self):
+        reservation = self.blazar.lease('flavor-instances')['reservation']
+        self.blazar_flavor(reservation)
+        self.run_engine(clock_mod.SYSTEM.now())
+
+        # Ours replaced Blazar's at the start: the source flavor's copy
+        # (Blazar kept the source as the request's resource_properties).
+        flavor = self.admin_api.api_get(
+            '/flavors/%s' % reservation).body['flavor']
+        self.assertEqual(
+            (2, 1024, 10, 5, 512,
+             {'hw:cpu_policy': 'shared', 'reservation:id': reservation}),
+            (flavor['vcpus'], flavor['ram'], flavor['disk'],
+             flavor['OS-FLV-EXT-DATA:ephemeral'], flavor['swap'],
+             flavor['extra_specs']))
+        self.boot_twice_then_409(reservation, host='compute-3')
 
 
 class StartedImportedInstanceReservation(_Imported):
