@@ -16,7 +16,8 @@ Run with the peer venv's python (``tools/peer-venv.sh``), not ours::
 
     .peer-venv/bin/python tests/blazar_peer_db.py --url sqlite:///F \\
         --now 2030-01-01T00:00:00 [--stamp REVISION] [--project ID] \\
-        [--started-instances]
+        [--started-instances] [--floating-network ID --floating-subnet ID] \\
+        [--only LEASE-NAME ...]
 
 Blazar makes the schema (``blazar.db.api.setup_db``: its models, as its
 own tests do on SQLite, where its migrations do not run), the rows go in
@@ -27,7 +28,15 @@ capabilities (one private), and leases around ``--now``: a host lease
 that has not started, one that runs, one that ended, an instance
 reservation (``amount`` servers; started with ``--started-instances``),
 two leases of one project with the same name (Blazar allows it), a
-floating IP lease and a lease caught STARTING.
+lease caught STARTING; four registered floating IPs (one not
+reservable) with a floating IP lease that has not started (two
+addresses, one of them required) and one that runs, and a
+``flavor:instance`` lease (two servers of a flavor with ephemeral disk
+and swap). Those start (and the running one ends) after the others'
+events, so that an engine run until the instance lease's start leaves
+them be;
+``--floating-network`` and ``--floating-subnet`` name a real Neutron's,
+and ``--only`` writes only the leases named.
 Prints what it made as one JSON object.
 """
 
@@ -50,6 +59,14 @@ DAY = datetime.timedelta(days=1)
 PROJECT = 'a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5'
 USER = 'f0e1d2c3b4a5f6e7d8c9b0a1f2e3d4c5'
 TRUST = '1234567890abcdef1234567890abcdef'
+FLOATING_IPS = ('172.24.4.10', '172.24.4.11', '172.24.4.12', '172.24.4.13')
+# A flavor as python-novaclient's to_dict() gives it, with its extra specs.
+SOURCE_FLAVOR = {
+    'id': 'f1a2b3c4', 'name': 'm1.eph', 'vcpus': 2, 'ram': 1024,
+    'disk': 10, 'OS-FLV-EXT-DATA:ephemeral': 5, 'swap': 512,
+    'OS-FLV-DISABLED:disabled': False, 'os-flavor-access:is_public': True,
+    'rxtx_factor': 1.0, 'links': [],
+    'extra_specs': {'hw:cpu_policy': 'shared'}}
 
 
 def parse_args(argv=None):
@@ -64,6 +81,12 @@ def parse_args(argv=None):
     parser.add_argument('--started-instances', action='store_true',
                         help='the instance reservation\'s lease ACTIVE, as '
                         "Blazar's manager leaves it once started")
+    parser.add_argument('--floating-network', default='ext-net',
+                        help="the floating IPs' network id")
+    parser.add_argument('--floating-subnet', default='ext-subnet',
+                        help="the floating IPs' subnet id")
+    parser.add_argument('--only', nargs='+', metavar='LEASE-NAME',
+                        help='write only these leases (all by default)')
     return parser.parse_args(argv)
 
 
@@ -139,19 +162,55 @@ def instance_reservation(lease, hosts):
     return _on_hosts(reservation, request, hosts)
 
 
-def floatingip_reservation(lease):
-    """The lease's virtual:floatingip request on a registered address."""
+def add_floatingips(network, subnet):
+    """Four addresses, the last not reservable: ``{address: id}``."""
+    return {address: db_api.floatingip_create({
+        'floating_network_id': network, 'subnet_id': subnet,
+        'floating_ip_address': address,
+        'reservable': address != FLOATING_IPS[-1]})['id']
+        for address in FLOATING_IPS}
+
+
+def floatingip_reservation(lease, network, addresses, required=()):
+    """The lease's virtual:floatingip request, as Blazar's plugin writes it.
+
+    ``addresses``: the ids of the addresses booked (the amount).
+    """
     reservation = lease['reservations'][0]
-    address = db_api.floatingip_create({
-        'floating_network_id': 'ext-net', 'subnet_id': 'ext-subnet',
-        'floating_ip_address': '172.24.4.100'})
     request = db_api.fip_reservation_create({
-        'reservation_id': reservation['id'], 'network_id': 'ext-net',
-        'amount': 1})
+        'reservation_id': reservation['id'],
+        'network_id': network, 'amount': len(addresses)})
+    for address in required:
+        db_api.required_fip_create({'address': address,
+                                    'floatingip_reservation_id':
+                                    request['id']})
     db_api.reservation_update(reservation['id'],
                               {'resource_id': request['id']})
-    db_api.fip_allocation_create({'floatingip_id': address['id'],
-                                  'reservation_id': reservation['id']})
+    for address_id in addresses:
+        db_api.fip_allocation_create({'floatingip_id': address_id,
+                                      'reservation_id': reservation['id']})
+    return reservation['id']
+
+
+def flavor_reservation(lease, hosts):
+    """The lease's flavor:instance request, as Blazar's flavor plugin has it.
+
+    The source flavor, as Nova showed it with its extra specs, is the
+    request's ``resource_properties``; one allocation a server.
+    """
+    reservation = lease['reservations'][0]
+    request = db_api.instance_reservation_create({
+        'reservation_id': reservation['id'],
+        'vcpus': SOURCE_FLAVOR['vcpus'], 'memory_mb': SOURCE_FLAVOR['ram'],
+        'disk_gb': SOURCE_FLAVOR['disk'], 'amount': len(hosts),
+        'affinity': None, 'resource_properties': json.dumps(SOURCE_FLAVOR)})
+    db_api.instance_reservation_update(request['id'], {
+        'flavor_id': reservation['id'], 'aggregate_id': 29})
+    db_api.reservation_update(reservation['id'],
+                              {'resource_id': request['id']})
+    for host_id in hosts:
+        db_api.host_allocation_create({'compute_host_id': host_id,
+                                       'reservation_id': reservation['id']})
     return reservation['id']
 
 
@@ -165,11 +224,14 @@ STARTED = dict(UNDONE, start_lease='DONE')
 ENDED = {kind: 'DONE' for kind in UNDONE}
 
 
-def add_leases(project, now, hosts, started_instances=False):
+def add_leases(args, hosts, fips):
     """The leases (module doc); ``{name: {lease, reservation}}``."""
+    project, now = args.project, args.now
     made = {}
 
     def add(name, kind, status, events, window, write, **kwargs):
+        if args.only and name not in args.only:
+            return
         reservations = _reservation(
             kind, kwargs.pop('reservation_status', 'pending'))
         lease = add_lease(project, name, now + window[0], now + window[1],
@@ -190,21 +252,37 @@ def add_leases(project, now, hosts, started_instances=False):
         (-3 * DAY, -2 * DAY),
         lambda lease: host_reservation(lease, [hosts['compute-2']]),
         reservation_status='deleted')
-    add('instances', 'virtual:instance',
-        'ACTIVE' if started_instances else 'PENDING',
-        STARTED if started_instances else UNDONE, (3 * DAY, 4 * DAY),
+    started = args.started_instances
+    add('instances', 'virtual:instance', 'ACTIVE' if started else 'PENDING',
+        STARTED if started else UNDONE, (3 * DAY, 4 * DAY),
         lambda lease: instance_reservation(lease, [hosts['compute-2']] * 2),
-        reservation_status='active' if started_instances else 'pending')
+        reservation_status='active' if started else 'pending')
     for offset in (5, 7):
         add('twin', 'physical:host', 'PENDING', UNDONE,
             (offset * DAY, (offset + 1) * DAY),
             lambda lease: host_reservation(lease, [hosts['compute-3']]))
-    add('floating', 'virtual:floatingip', 'PENDING', UNDONE,
-        (HOUR, DAY), floatingip_reservation)
     add('starting', 'physical:host', 'STARTING',
         dict(UNDONE, start_lease='IN_PROGRESS'), (10 * DAY, 11 * DAY),
         lambda lease: host_reservation(lease, [hosts['compute-1']]))
+    add_later_leases(add, args.floating_network, hosts, fips)
     return made
+
+
+def add_later_leases(add, network, hosts, fips):
+    """The floating IP and flavor:instance leases (module doc)."""
+    add('pending-floating', 'virtual:floatingip', 'PENDING', UNDONE,
+        (12 * DAY, 13 * DAY),
+        lambda lease: floatingip_reservation(
+            lease, network, [fips[address] for address in FLOATING_IPS[:2]],
+            required=FLOATING_IPS[:1]))
+    add('active-floating', 'virtual:floatingip', 'ACTIVE', STARTED,
+        (-HOUR, 20 * DAY),
+        lambda lease: floatingip_reservation(lease, network,
+                                             [fips[FLOATING_IPS[2]]]),
+        reservation_status='active')
+    add('flavor-instances', 'flavor:instance', 'PENDING', UNDONE,
+        (14 * DAY, 15 * DAY),
+        lambda lease: flavor_reservation(lease, [hosts['compute-3']] * 2))
 
 
 def stamp(url, revision):
@@ -225,10 +303,11 @@ def main(argv=None):
     cfg.CONF.set_override('connection', args.url, group='database')
     db_api.setup_db()
     hosts = add_hosts()
-    leases = add_leases(args.project, args.now, hosts,
-                        args.started_instances)
+    fips = add_floatingips(args.floating_network, args.floating_subnet)
+    leases = add_leases(args, hosts, fips)
     stamp(args.url, args.stamp)
-    print(json.dumps({'hosts': hosts, 'leases': leases}))
+    print(json.dumps({'hosts': hosts, 'floatingips': fips,
+                      'leases': leases}))
 
 
 if __name__ == '__main__':

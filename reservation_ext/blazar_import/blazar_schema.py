@@ -58,6 +58,14 @@ _TABLES = {
         ('affinity', sa.Boolean), 'resource_properties', 'flavor_id',
         ('aggregate_id', sa.Integer), 'server_group_id'),
     'computehost_allocations': ('id', 'compute_host_id', 'reservation_id'),
+    'floatingips': (
+        'id', 'floating_network_id', 'subnet_id', 'floating_ip_address',
+        ('reservable', sa.Boolean), ('created_at', sa.DateTime),
+        ('updated_at', sa.DateTime)),
+    'floatingip_reservations': (
+        'id', 'reservation_id', 'network_id', ('amount', sa.Integer)),
+    'required_floatingips': ('address', 'floatingip_reservation_id'),
+    'floatingip_allocations': ('id', 'floatingip_id', 'reservation_id'),
     'events': (
         'id', 'lease_id', 'event_type', 'status', ('time', sa.DateTime),
         ('created_at', sa.DateTime), ('updated_at', sa.DateTime)),

@@ -113,8 +113,9 @@ def _add_command_parsers(subparsers):
     parser.set_defaults(func=_revision)
 
     parser = subparsers.add_parser(
-        'import-blazar', help="Import a Blazar 18 database's hosts and "
-        'leases (see doc/source/admin/moving-from-blazar.rst).')
+        'import-blazar', help="Import a Blazar 18 database's hosts, "
+        'floating IPs and leases (see '
+        'doc/source/admin/moving-from-blazar.rst).')
     parser.add_argument('--blazar-connection', required=True,
                         metavar='URL', help="the URL of Blazar's database "
                         "(its [database] connection)")

@@ -350,18 +350,8 @@ class FlavorInstancePlugin(InstanceCapacityPlugin):
         flavor = self.nova.flavor(flavor_id)
         if flavor is None:
             raise _no_flavor(flavor_id)
-        common = self._common(values)
-        common['source_flavor'] = json.dumps({
-            'id': flavor_id, 'public': flavor.get(
-                'os-flavor-access:is_public', True),
-            'disk': flavor['disk'],
-            'ephemeral': flavor.get('OS-FLV-EXT-DATA:ephemeral', 0),
-            'swap': flavor.get('swap') or 0,
-            'extra_specs': flavor.get('extra_specs') or {}})
-        return dict(common, vcpus=flavor['vcpus'], memory_mb=flavor['ram'],
-                    disk_gb=flavor['disk'] + flavor.get(
-                        'OS-FLV-EXT-DATA:ephemeral', 0) +
-                    math.ceil((flavor.get('swap') or 0) / 1024))
+        return dict(self._common(values),
+                    **flavor_request(flavor_id, flavor))
 
     def _check_flavor_access(self, ctx, project_id, values):
         """Check that a private source flavor is the lease's project's."""
@@ -376,6 +366,27 @@ class FlavorInstancePlugin(InstanceCapacityPlugin):
         # As Blazar: a flavor-based reservation changes only its window.
         base.check_unchanged(values, FLAVOR_RESOURCE_TYPE)
         return values
+
+
+def flavor_request(flavor_id, flavor):
+    """Return a flavor-based request's size and source flavor.
+
+    :param flavor: Nova's view of the flavor ``flavor_id``, with its
+        ``extra_specs`` (as Blazar 18 also recorded it).
+    :returns: ``vcpus``, ``memory_mb``, ``disk_gb`` (root, ephemeral and
+        swap) and ``source_flavor`` (JSON), as the request's row has them.
+    """
+    ephemeral = flavor.get('OS-FLV-EXT-DATA:ephemeral') or 0
+    # Nova (and so Blazar's copy) says "" for no swap.
+    swap = flavor.get('swap') or 0
+    return {
+        'vcpus': flavor['vcpus'], 'memory_mb': flavor['ram'],
+        'disk_gb': flavor['disk'] + ephemeral + math.ceil(swap / 1024),
+        'source_flavor': json.dumps({
+            'id': flavor_id, 'public': flavor.get(
+                'os-flavor-access:is_public', True),
+            'disk': flavor['disk'], 'ephemeral': ephemeral, 'swap': swap,
+            'extra_specs': flavor.get('extra_specs') or {}})}
 
 
 def _view(row):

@@ -13,7 +13,8 @@
 """The one writer of the floating IP tables.
 
 ``floatingips`` (:data:`db.tables.FLOATINGIPS`): the reservable addresses
-the inventory registers and removes, and their generations, which the
+the inventory registers and removes (or an import of Blazar's brings
+over), and their generations, which the
 planner moves with a compare-and-swap for every booking, as it does for
 hosts. ``floatingip_reservations``: what a ``virtual:floatingip``
 reservation asked for. ``floatingip_allocations``: the bookings of the
@@ -36,6 +37,16 @@ def register(session, values):
     """Add a reservable floating IP (a ``floatingips`` row's columns)."""
     session.execute(sa.insert(FLOATINGIPS).values(
         reservable=True, generation=0, **values))
+
+
+def import_floatingips(session, rows):
+    """Register the addresses an import brings over, ids kept (one INSERT).
+
+    :param rows: ``floatingips`` rows, each with the same keys.
+    """
+    if rows:
+        session.execute(sa.insert(FLOATINGIPS),
+                        [dict(row, generation=0) for row in rows])
 
 
 def unregister(session, floatingip_id):
@@ -72,6 +83,16 @@ def add_request(session, reservation_id, network_id, amount, required):
         required_floatingips=json.dumps(required) if required else None))
 
 
+def import_requests(session, rows):
+    """Record what imported floating IP reservations asked for (one INSERT).
+
+    :param rows: ``floatingip_reservations`` rows, each with the same keys
+        (``required_floatingips`` as :func:`add_request` writes it).
+    """
+    if rows:
+        session.execute(sa.insert(FLOATINGIP_RESERVATIONS), rows)
+
+
 def change_request(session, reservation_id, amount, required):
     """Record a reservation's new amount and required addresses."""
     session.execute(
@@ -84,6 +105,21 @@ def change_request(session, reservation_id, amount, required):
 def book(session, rows):
     """Write bookings or holds of addresses (rows, in one statement)."""
     session.execute(sa.insert(FLOATINGIP_ALLOCATIONS), rows)
+
+
+def import_bookings(session, rows):
+    """Write imported bookings; their addresses' generations move first.
+
+    As for every booking: a planner that read these addresses before
+    loses its compare-and-swap.
+    """
+    if rows:
+        session.execute(
+            sa.update(FLOATINGIPS)
+            .where(FLOATINGIPS.c.id.in_({row['floatingip_id']
+                                         for row in rows}))
+            .values(generation=FLOATINGIPS.c.generation + 1))
+        book(session, rows)
 
 
 def reschedule(session, reservation_id, start, end):

@@ -18,6 +18,7 @@ then do in Nova is in ``test_nova_import_blazar.py``.
 """
 
 import datetime
+import json
 import os
 
 import fixtures
@@ -153,20 +154,128 @@ class _Import:
             [(row['whole_host'], row['vcpus'], row['memory_mb'],
               row['disk_gb'], row['server_id']) for row in seats])
 
+    def test_floating_ips_and_their_leases_come_over_with_their_ids(self):
+        report = self.run_import()
+        fips = self.blazar.made['floatingips']
+        self.assertEqual((4, 0), (report.floatingips,
+                                  report.floatingips_present))
+        # The booked addresses' generations moved, as a booking's do.
+        self.assertEqual(
+            {(fips[address], 'ext-net', 'ext-subnet', address,
+              address != '172.24.4.13', int(address != '172.24.4.13'))
+             for address in fips},
+            {tuple(row[key] for key in (
+                'id', 'floating_network_id', 'subnet_id',
+                'floating_ip_address', 'reservable', 'generation'))
+             for row in self.rows(tables.FLOATINGIPS)})
+        for name, status, amount, required, addresses, window in (
+                ('pending-floating', 'pending', 2, '["172.24.4.10"]',
+                 ['172.24.4.10', '172.24.4.11'], (12 * DAY, 13 * DAY)),
+                ('active-floating', 'active', 1, None, ['172.24.4.12'],
+                 (-HOUR, 20 * DAY))):
+            ids = self.blazar.lease(name)
+            reservation, = self.rows(tables.RESERVATIONS,
+                                     lease_id=ids['lease'])
+            self.assertEqual(
+                (ids['reservation'], 'virtual:floatingip', status),
+                (reservation['id'], reservation['resource_type'],
+                 reservation['status']))
+            request, = self.rows(tables.FLOATINGIP_RESERVATIONS,
+                                 reservation_id=ids['reservation'])
+            self.assertEqual(('ext-net', amount, required),
+                             (request['network_id'], request['amount'],
+                              request['required_floatingips']))
+            booked = self.rows(tables.FLOATINGIP_ALLOCATIONS,
+                               reservation_id=ids['reservation'])
+            self.assertEqual(
+                sorted((fips[address], NOW + window[0], NOW + window[1],
+                        None) for address in addresses),
+                sorted((row['floatingip_id'], row['start_date'],
+                        row['end_date'], row['proposal_id'])
+                       for row in booked))
+
+    def test_a_floating_ip_here_already_stays_and_is_booked(self):
+        ours = self.add_floatingip('ours', '172.24.4.11')
+        report = self.run_import()
+        self.assertEqual((3, 1), (report.floatingips,
+                                  report.floatingips_present))
+        row, = self.rows(tables.FLOATINGIPS, floating_ip_address='172.24.4.11')
+        # Only its generation moved (a booking's), with updated_at.
+        self.assertEqual(dict(ours, generation=1, updated_at=NOW), row)
+        ids = self.blazar.lease('pending-floating')
+        self.assertIn('ours', [row['floatingip_id'] for row in self.rows(
+            tables.FLOATINGIP_ALLOCATIONS,
+            reservation_id=ids['reservation'])])
+
+    def test_a_lease_on_a_floating_ip_that_stays_behind_stays_too(self):
+        # Blazar's id of 172.24.4.12 is another address's here.
+        fip_id = self.blazar.made['floatingips']['172.24.4.12']
+        self.add_floatingip(fip_id, '172.24.4.50')
+        report = self.run_import()
+        active = self.blazar.lease('active-floating')
+        starting = self.blazar.lease('starting')['lease']
+        self.assertEqual(
+            [('floating IP %s (172.24.4.12)' % fip_id,
+              "its id is another address's here"),
+             ('lease %s (active-floating)' % active['lease'],
+              'its reservation %s is booked on floating IP %s, which did '
+              'not come over' % (active['reservation'], fip_id))],
+            [refused for refused in report.refused
+             if starting not in refused[0]])
+        self.assertEqual([], self.rows(tables.RESERVATIONS,
+                                       lease_id=active['lease']))
+        self.assertEqual(8, report.leases)
+
+    def add_floatingip(self, fip_id, address):
+        row = {'id': fip_id, 'floating_network_id': 'ext-net',
+               'subnet_id': 'our-subnet', 'floating_ip_address': address,
+               'reservable': False, 'generation': 0, 'created_at': NOW,
+               'updated_at': None}
+        with self.engine.begin() as conn:
+            conn.execute(sa.insert(tables.FLOATINGIPS).values(row))
+        return row
+
+    def test_a_flavor_instance_reservation_keeps_its_source_and_seats(self):
+        self.run_import()
+        ids = self.blazar.lease('flavor-instances')
+        reservation, = self.rows(tables.RESERVATIONS, lease_id=ids['lease'])
+        self.assertEqual('flavor:instance', reservation['resource_type'])
+        request, = self.rows(tables.INSTANCE_RESERVATIONS,
+                             reservation_id=ids['reservation'])
+        # The disk is the root, the ephemeral disk and the swap, rounded
+        # up, as a flavor:instance request made here counts it.
+        self.assertEqual(
+            (2, 2, 1024, 16, None, '', ids['reservation'], 29, 'delete'),
+            tuple(request[key] for key in (
+                'amount', 'vcpus', 'memory_mb', 'disk_gb', 'affinity',
+                'resource_properties', 'flavor_id', 'aggregate_id',
+                'on_end')))
+        self.assertEqual(
+            {'id': 'f1a2b3c4', 'public': True, 'disk': 10, 'ephemeral': 5,
+             'swap': 512, 'extra_specs': {'hw:cpu_policy': 'shared'}},
+            json.loads(request['source_flavor']))
+        hosts = {row['id']: row['hypervisor_hostname']
+                 for row in self.rows(tables.HOSTS)}
+        seats = self.rows(tables.ALLOCATIONS,
+                          reservation_id=ids['reservation'])
+        self.assertEqual(
+            [('compute-3', False, 2, 1024, 16, NOW + 14 * DAY,
+              NOW + 15 * DAY)] * 2,
+            [(hosts[row['host_id']], row['whole_host'], row['vcpus'],
+              row['memory_mb'], row['disk_gb'], row['start_date'],
+              row['end_date']) for row in seats])
+
     def test_what_cannot_come_over_is_reported_with_why(self):
         report = self.run_import()
-        floating = self.blazar.lease('floating')
         starting = self.blazar.lease('starting')
+        # Floating IP and flavor:instance leases come over now.
         self.assertEqual(
-            [('lease %s (floating)' % floating['lease'],
-              'its reservation %s is virtual:floatingip, which this import '
-              'does not bring over yet' % floating['reservation']),
-             ('lease %s (starting)' % starting['lease'],
+            [('lease %s (starting)' % starting['lease'],
               "Blazar's manager left it STARTING: let the manager finish, "
               'then import again')],
             report.refused)
-        self.assertEqual([], self.rows(tables.LEASES, id=floating['lease']))
-        self.assertEqual(6, report.leases)
+        self.assertEqual([], self.rows(tables.LEASES, id=starting['lease']))
+        self.assertEqual(9, report.leases)
 
     def test_a_name_twice_in_a_project_is_renamed_and_reported(self):
         report = self.run_import()
@@ -181,9 +290,10 @@ class _Import:
         before = dump(self.engine)
         report = self.run_import()
         self.assertEqual(before, dump(self.engine))
-        self.assertEqual((0, 3, 0, 6), (report.hosts, report.hosts_present,
-                                        report.leases,
-                                        report.leases_present))
+        self.assertEqual((0, 3, 0, 0, 4, 9), (
+            report.hosts, report.hosts_present, report.floatingips,
+            report.leases, report.floatingips_present,
+            report.leases_present))
         self.assertIn('Nothing new to import.', report.lines())
 
     def test_started_leases_move_the_pool_generation(self):
@@ -260,19 +370,21 @@ class ImportCommand(test_migrations.DBManageMixin, base.TestCase):
         lines = result.stdout.splitlines()
         self.assertEqual(
             ['Blazar database at revision 553383923ca0 (Blazar 18.0.0).',
-             'Imported 3 host(s) with 6 extra capability(ies), 6 lease(s) '
-             'with 6 reservation(s), 18 event(s) and 8 allocation(s).',
+             'Imported 3 host(s) with 6 extra capability(ies), 9 lease(s) '
+             'with 9 reservation(s), 27 event(s) and 13 allocation(s).',
              'Already here: 0 host(s), 0 lease(s).',
-             'Renamed (the project has a lease of that name):'], lines[:4])
-        self.assertEqual('Not imported:', lines[5])
+             'Floating IPs: 4 imported, 0 already here.',
+             'Renamed (the project has a lease of that name):'], lines[:5])
+        self.assertEqual('Not imported:', lines[6])
         self.assertEqual(8, len(lines))
 
         result = self._run('import-blazar', '--blazar-connection',
                            self.blazar.url)
         self.assertEqual(0, result.returncode, result.stderr)
         self.assertEqual(['Nothing new to import.',
-                          'Already here: 3 host(s), 6 lease(s).'],
-                         result.stdout.splitlines()[1:3])
+                          'Already here: 3 host(s), 9 lease(s).',
+                          'Floating IPs: 0 imported, 4 already here.'],
+                         result.stdout.splitlines()[1:4])
 
     def test_a_leases_db_not_migrated_is_refused_before_reading(self):
         self.assertEqual(0, self._run('downgrade', 'base').returncode)

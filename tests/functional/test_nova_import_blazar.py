@@ -16,7 +16,10 @@ Blazar 18 writes its database (``tests/blazar_peer_db.py``) with hosts
 named as the harness's computes; Nova's aggregates are set as Blazar's
 manager leaves them (the free pool, the running lease's aggregate); the
 import brings the leases over, and the lease API, the scheduler filter
-and the engine take them from there.
+and the engine take them from there (also for a ``flavor:instance``
+lease, whose flavor at the start copies the source flavor Blazar kept).
+A floating IP lease that Blazar started ends with the engine against a
+real Neutron (:mod:`tests.neutron_service`).
 """
 
 import datetime
@@ -29,6 +32,7 @@ from reservation_ext import conf as conf_mod
 from reservation_ext import context
 from tests.functional import blazar_peer
 from tests.functional import nova_base
+from tests import neutron_service
 
 HOUR = datetime.timedelta(hours=1)
 DAY = datetime.timedelta(days=1)
@@ -48,9 +52,11 @@ class _Imported(nova_base.NovaTestCase):
         self.now = clock_mod.SYSTEM.now().replace(microsecond=0) + self.SHIFT
         self.blazar = self.useFixture(blazar_peer.BlazarDatabase(
             self, self.now, 'head', *self.OPTIONS))
-        active = self.blazar.lease('active-hosts')['reservation']
-        for name, hosts in (('freepool', ['compute-2', 'compute-3']),
-                            (active, ['compute-1'])):
+        pools = {'freepool': ['compute-2', 'compute-3']}
+        if 'active-hosts' in self.blazar.made['leases']:
+            pools[self.blazar.lease('active-hosts')['reservation']] = [
+                'compute-1']
+        for name, hosts in pools.items():
             aggregate = self.admin_api.post_aggregate(
                 {'aggregate': {'name': name}})
             for host in hosts:
@@ -74,7 +80,7 @@ class _Imported(nova_base.NovaTestCase):
         self.admin_api.api_post('/flavors/%s/action' % reservation,
                                 {'addTenantAccess': {'tenant': PROJECT}})
 
-    def boot_twice_then_409(self, flavor_id):
+    def boot_twice_then_409(self, flavor_id, host='compute-2'):
         """Boot the amount (2) with the flavor, on its seats; then a 409."""
         request = {'server': self._build_server(flavor_id=flavor_id,
                                                 networks='none')}
@@ -82,7 +88,7 @@ class _Imported(nova_base.NovaTestCase):
         for _ in range(2):
             server = self._wait_for_state_change(api.post_server(request),
                                                  'ACTIVE')
-            self.assertEqual('compute-2', self.admin_api.get_server(
+            self.assertEqual(host, self.admin_api.get_server(
                 server['id'])['OS-EXT-SRV-ATTR:host'])
         error = self.assertRaises(client.OpenStackApiException,
                                   api.post_server, request)
@@ -176,6 +182,30 @@ class ImportedInstanceReservation(_Imported):
                                    reservation).body['extra_specs'])
 
 
+class ImportedFlavorInstanceReservation(_Imported):
+    """The flavor:instance lease began a minute ago, not started (alone)."""
+
+    SHIFT = -14 * DAY - datetime.timedelta(minutes=1)
+    OPTIONS = ('--only', 'flavor-instances')
+
+    def test_an_imported_flavor_reservation_boots_on_its_seats(self):
+        reservation = self.blazar.lease('flavor-instances')['reservation']
+        self.blazar_flavor(reservation)
+        self.run_engine(clock_mod.SYSTEM.now())
+
+        # Ours replaced Blazar's at the start: the source flavor's copy
+        # (Blazar kept the source as the request's resource_properties).
+        flavor = self.admin_api.api_get(
+            '/flavors/%s' % reservation).body['flavor']
+        self.assertEqual(
+            (2, 1024, 10, 5, 512,
+             {'hw:cpu_policy': 'shared', 'reservation:id': reservation}),
+            (flavor['vcpus'], flavor['ram'], flavor['disk'],
+             flavor['OS-FLV-EXT-DATA:ephemeral'], flavor['swap'],
+             flavor['extra_specs']))
+        self.boot_twice_then_409(reservation, host='compute-3')
+
+
 class StartedImportedInstanceReservation(_Imported):
     """Blazar started the instance reservation a minute ago.
 
@@ -201,3 +231,50 @@ class StartedImportedInstanceReservation(_Imported):
              'inventories': {resource_class: {'total': 2}}}, version='1.26')
 
         self.boot_twice_then_409(reservation)
+
+
+class ImportedFloatingIPLease(nova_base.NovaTestCase):
+    """A floating IP lease that Blazar started, on a real Neutron's address.
+
+    Blazar's manager made the address in Neutron at the start, in the
+    lease's project, tagged as it tags them.
+    """
+
+    ADDRESS = '172.24.4.12'
+
+    def setUp(self):
+        super().setUp()
+        # After Nova's setUp, which resets the endpoints of our clients.
+        self.neutron = self.useFixture(neutron_service.NeutronFixture())
+        self.now = clock_mod.SYSTEM.now().replace(microsecond=0)
+        self.blazar = self.useFixture(blazar_peer.BlazarDatabase(
+            self, self.now, 'head',
+            '--floating-network', self.neutron.public_network_id,
+            '--floating-subnet', self.neutron.public_subnet_id,
+            '--only', 'active-floating'))
+        self.admin_net = self.neutron.connection().network
+
+    def test_the_engine_ends_an_imported_floating_ip_lease(self):
+        ids = self.blazar.lease('active-floating')
+        address = self.admin_net.create_ip(
+            floating_network_id=self.neutron.public_network_id,
+            subnet_id=self.neutron.public_subnet_id,
+            floating_ip_address=self.ADDRESS, project_id=PROJECT)
+        self.admin_net.set_tags(address, [
+            'blazar', 'reservation:' + ids['reservation']])
+        importer.import_blazar(context.get_admin_context(), clock_mod.SYSTEM,
+                               conf_mod.CONF, self.blazar.url)
+        lease = self.lease_api('GET', '/leases/' + ids['lease'],
+                               project=PROJECT)['lease']
+        reservation, = lease['reservations']
+        self.assertEqual(
+            ('ACTIVE', self.neutron.public_network_id, 1),
+            (lease['status'], reservation['network_id'],
+             reservation['amount']))
+        self.assertEqual([address.id], [ip.id for ip in self.admin_net.ips()])
+
+        self.run_engine(self.now + 20 * DAY + datetime.timedelta(minutes=1))
+        lease = self.lease_api('GET', '/leases/' + ids['lease'],
+                               project=PROJECT)['lease']
+        self.assertEqual('TERMINATED', lease['status'])
+        self.assertEqual([], list(self.admin_net.ips()))
