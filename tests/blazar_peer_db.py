@@ -206,12 +206,7 @@ def flavor_reservation(lease, hosts):
         'affinity': None, 'resource_properties': json.dumps(SOURCE_FLAVOR)})
     db_api.instance_reservation_update(request['id'], {
         'flavor_id': reservation['id'], 'aggregate_id': 29})
-    db_api.reservation_update(reservation['id'],
-                              {'resource_id': request['id']})
-    for host_id in hosts:
-        db_api.host_allocation_create({'compute_host_id': host_id,
-                                       'reservation_id': reservation['id']})
-    return reservation['id']
+    return _on_hosts(reservation, request, hosts)
 
 
 def _reservation(resource_type, status):
