@@ -534,13 +534,15 @@ def _show_lease(server, leased, viewer):
     """Show a server's lease in its view; return whether it changed."""
     lease = None if leased is None else server_records.lease_of(leased)
     lease = lease if viewer.sees(lease) else None
-    changed = leased is not None and leased.reserved
+    # GET /servers shows no status (nor may it: Nova's schema).
+    reserved = (leased is not None and leased.reserved and
+                'status' in server)
+    changed = reserved
     if 'metadata' in server:
         metadata = lease_metadata.shown(server['metadata'], lease)
         changed = changed or metadata != server['metadata']
         server['metadata'] = metadata
-    # GET /servers shows no status (nor may it: Nova's schema).
-    if leased is not None and leased.reserved and 'status' in server:
+    if reserved:
         server['status'] = RESERVED
         # Nova shows a build request as being scheduled; it is not yet.
         if 'OS-EXT-STS:task_state' in server:
