@@ -29,6 +29,7 @@ The thread runs only while the engine holds claims.
 import contextlib
 import datetime
 import threading
+import time
 
 from oslo_log import log as logging
 
@@ -74,16 +75,24 @@ class ClaimKeeper:
                 self._changed.notify_all()
 
     def _renew_while_held(self):
-        """Renew the held claims every third of the claim timeout."""
+        """Renew the held claims every third of the claim timeout.
+
+        The third is counted from the start of the last renewal, not its
+        end: a renewal slowed by a busy DB or CPU does not push the next
+        one later, so a claim keeps its margin against expiry.
+        """
         interval = self.conf.event_claim_timeout / 3.0
+        due = time.monotonic() + interval
         while True:
             with self._changed:
-                if self._held:
-                    self._changed.wait_for(lambda: not self._held, interval)
+                self._changed.wait_for(
+                    lambda: not self._held or time.monotonic() >= due,
+                    max(0.0, due - time.monotonic()))
                 if not self._held:
                     self._thread = None
                     return
                 held = dict(self._held)
+            due = time.monotonic() + interval
             self._renew(held)
 
     def _renew(self, held):

@@ -53,7 +53,7 @@ POLLS = 10
 # Short, so that the tests wait for it to pass several times; long
 # enough that a renewal, every third of it, is not starved on a busy
 # test machine.
-CLAIM_TIMEOUT = 2
+CLAIM_TIMEOUT = 3
 
 
 class NoServers:
