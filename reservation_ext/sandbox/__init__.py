@@ -13,8 +13,8 @@
 """reservation-sandbox: an all-in-one cloud for trying reservation-ext.
 
 Keystone, Nova (with the lease API and ReservationFilter), Placement, an
-image API, Cinder, Neutron and the reservation engine on 127.0.0.1, started and
-stopped by one command:
+image API, Cinder, Neutron, Heat and the reservation engine on 127.0.0.1,
+started and stopped by one command:
 
 * :mod:`.main` is ``reservation-sandbox``: it writes the layout, starts
   the child processes and supervises them;
@@ -30,7 +30,8 @@ stopped by one command:
 * :mod:`.image_api` serves Glance's v2 image API over Nova's in-process
   images;
 * :mod:`.nova` (Nova, Placement), :mod:`.cinder` (Cinder),
-  :mod:`.neutron` (Neutron, with its networks) and :mod:`.dashboard`
+  :mod:`.neutron` (Neutron, with its networks), :mod:`.heat` (Heat's
+  API, cfn API and engine) and :mod:`.dashboard`
   (Horizon with blazar-dashboard) are the packages of the other child
   processes.
 """

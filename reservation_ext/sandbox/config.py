@@ -21,6 +21,7 @@ Everything lives in the state directory (default ``./.sandbox``)::
                          [reservation] options)
     cinder.conf          Cinder with the reservation extension
     neutron.conf, neutron-api-paste.ini  Neutron's API (:mod:`.neutron`)
+    heat.conf            Heat's API and engine (:mod:`.heat`)
     placement.conf       Placement
     openrc, openrc-demo  credentials of the admin and the demo user
     redfish.conf         (--power) sushy-emulator's: a fake Redfish system
@@ -56,6 +57,7 @@ from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 import yaml
 
+from reservation_ext.sandbox.heat import settings as heat_settings
 from reservation_ext.sandbox.neutron import settings as neutron_settings
 from reservation_ext.sandbox import overrides
 
@@ -71,7 +73,8 @@ DOMAIN = 'Default'
 DOMAIN_ID = 'default'
 # The HTTP services, each on its own port; the dashboard's only with
 # --dashboard.
-SERVICES = ('keystone', 'nova', 'placement', 'image', 'cinder', 'neutron')
+SERVICES = ('keystone', 'nova', 'placement', 'image', 'cinder', 'neutron',
+            'heat', 'heat-cfn')
 DASHBOARD = 'dashboard'
 # sushy-emulator's port, with --power. The emulator binds it itself.
 REDFISH = 'redfish'
@@ -207,7 +210,8 @@ class Layout:
         """The Keystone catalog: ``{service type: (name, public URL)}``.
 
         cinder-api serves without the project id in the path (Cinder
-        routes both forms).
+        routes both forms); heat-api's paths begin with it, which
+        Keystone puts in the URL of each user's catalog.
         """
         return {
             'compute': ('nova', self.url('nova') + '/v2.1'),
@@ -217,6 +221,11 @@ class Layout:
             'image': ('glance', self.url('image')),
             'volumev3': ('cinderv3', self.url('cinder') + '/v3'),
             'network': ('neutron', self.url('neutron')),
+            'orchestration': ('heat', self.url('heat') +
+                              '/v1/%(project_id)s'),
+            # Heat's metadata and wait conditions, which servers of stacks
+            # reach (heat-api-cfn).
+            'cloudformation': ('heat-cfn', self.url('heat-cfn') + '/v1'),
         }
 
 
@@ -469,6 +478,21 @@ def write_neutron_conf(layout):
                _conf(layout, 'neutron', sections))
     write_file(layout.path(neutron_settings.PASTE_FILE),
                neutron_settings.paste_text())
+
+
+def write_heat_conf(layout):
+    """heat.conf (:mod:`.heat.settings`).
+
+    The admin user validates tokens and is the trustee of Heat's trusts.
+    """
+    os.makedirs(layout.path('heat', 'locks'), exist_ok=True)
+    trustee = [item for item in _service_user(layout)
+               if not item[0].startswith('project_')]
+    sections = heat_settings.sections(
+        layout.state_dir, layout.sqlite_url('heat'), layout.password,
+        layout.auth_url, REGION, _authtoken(layout), trustee)
+    write_file(layout.path(heat_settings.CONF_FILE),
+               _conf(layout, 'heat', sections))
 
 
 def write_placement_conf(layout):

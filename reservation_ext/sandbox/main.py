@@ -305,6 +305,11 @@ class Sandbox:
         neutron = self._start(ServiceChild(
             self.layout, 'neutron', 'reservation_ext.sandbox.neutron',
             {'neutron': self.sockets['neutron']}, go=True))
+        # Makes its database; its Keystone domain and engine after go.
+        heat = self._start(ServiceChild(
+            self.layout, 'heat', 'reservation_ext.sandbox.heat',
+            {name: self.sockets[name] for name in ('heat', 'heat-cfn')},
+            go=True))
         if config.DASHBOARD in self.sockets:
             self._start(ServiceChild(
                 self.layout, config.DASHBOARD,
@@ -312,16 +317,17 @@ class Sandbox:
                 {config.DASHBOARD: self.sockets[config.DASHBOARD]}))
         for sock in self.sockets.values():
             sock.close()
-        keystone.wait_ready(deadline, others=[nova, cinder, neutron])
+        keystone.wait_ready(deadline, others=[nova, cinder, neutron, heat])
         nova.go()
         neutron.go()
+        heat.go()
         for number in range(1, self.engines + 1):
             self._start(Child(
                 self.layout, 'engine' if self.engines == 1 else
                 'engine-%d' % number,
                 [sys.executable, '-m', 'reservation_ext.cmd.engine',
                  '--config-file', self.layout.path('nova.conf')]))
-        for child in (nova, cinder, neutron) + tuple(
+        for child in (nova, cinder, neutron, heat) + tuple(
                 child for child in self.children
                 if child.name == config.DASHBOARD):
             child.wait_ready(deadline, others=self.children)
@@ -396,7 +402,8 @@ def check_apis(layout):
     session.get_token()
     calls = (('compute', '/os-hypervisors'), ('reservation', '/leases'),
              ('placement', '/'), ('image', '/v2/images'),
-             ('volumev3', '/volumes'), ('network', '/v2.0/networks'))
+             ('volumev3', '/volumes'), ('network', '/v2.0/networks'),
+             ('orchestration', '/stacks'))
     for service_type, path in calls:
         response = session.get(path, raise_exc=False, endpoint_filter={
             'service_type': service_type, 'interface': 'public'})
@@ -439,6 +446,7 @@ def prepare(args):
     config.write_placement_conf(layout)
     config.write_cinder_conf(layout)
     config.write_neutron_conf(layout)
+    config.write_heat_conf(layout)
     if args.dashboard:
         dashboard_settings.write(layout)
     if args.power:
@@ -447,28 +455,38 @@ def prepare(args):
     return layout, sockets
 
 
+def _summary_line(label, text):
+    # As wide as the longest label, the catalog's cloudformation.
+    return '%-14s %s' % (label, text)
+
+
 def print_summary(layout):
-    lines = ['identity     %s' % layout.auth_url]
-    lines += ['%-12s %s' % (service_type, url) for service_type, (_, url)
+    lines = [_summary_line('identity', layout.auth_url)]
+    lines += [_summary_line(service_type, url) for service_type, (_, url)
               in layout.endpoints.items()]
-    lines += ['%-12s %d vCPUs, %d MB RAM, %d GB disk' % (
-        (host,) + config.host_size(host)) for host in config.host_names(
-            layout)]
+    lines += [_summary_line(host, '%d vCPUs, %d MB RAM, %d GB disk' %
+                            config.host_size(host))
+              for host in config.host_names(layout)]
     if layout.dashboard_url:
-        lines.append('dashboard    %s (log in as admin or demo)' %
-                     layout.dashboard_url)
+        lines.append(_summary_line('dashboard', '%s (log in as admin or '
+                                   'demo)' % layout.dashboard_url))
     if layout.power:
-        lines += ['redfish      %s (sushy-emulator: a fake system per host; '
-                  'user %s, credentials in %s)' % (
-                      layout.redfish_url, config.REDFISH_USER,
-                      layout.path('power-credentials.yaml')),
-                  'power        redfish driver, shortened: %s (the fake '
-                  'computes report up whatever their power)' % ', '.join(
-                      '%s %s' % item for item in config.POWER_OPTIONS)]
-    lines += ['image        %s (%s)' % (config.IMAGE_ID, config.IMAGE_NAME),
-              'credentials  . %s (admin), . %s (demo)' % (
-                  layout.path('openrc'), layout.path('openrc-demo')),
-              'logs         %s' % layout.path('logs'),
+        lines += [_summary_line('redfish', '%s (sushy-emulator: a fake '
+                                'system per host; user %s, credentials in '
+                                '%s)' % (layout.redfish_url,
+                                         config.REDFISH_USER,
+                                         layout.path(
+                                             'power-credentials.yaml'))),
+                  _summary_line('power', 'redfish driver, shortened: %s '
+                                '(the fake computes report up whatever '
+                                'their power)' % ', '.join(
+                                    '%s %s' % item
+                                    for item in config.POWER_OPTIONS))]
+    image = '%s (%s)' % (config.IMAGE_ID, config.IMAGE_NAME)
+    lines += [_summary_line('image', image),
+              _summary_line('credentials', '. %s (admin), . %s (demo)' % (
+                  layout.path('openrc'), layout.path('openrc-demo'))),
+              _summary_line('logs', layout.path('logs')),
               'sandbox ready']
     print('\n'.join(lines), flush=True)
 

@@ -17,7 +17,8 @@ service knows the option, so that every process that reads the section
 reads the value: ``reservation.host_on_end`` into nova.conf (nova-api,
 the scheduler, the engines) and cinder.conf (cinder-api),
 ``filter_scheduler.enabled_filters`` into nova.conf alone,
-``ml2.mechanism_drivers`` into neutron.conf alone, ``DEFAULT.debug``
+``ml2.mechanism_drivers`` into neutron.conf alone,
+``DEFAULT.convergence_engine`` into heat.conf alone, ``DEFAULT.debug``
 into all of them. What a service knows is what its
 oslo.config namespaces list (``oslo.config.opts`` entry points, as
 oslo-config-generator reads them). An option no service knows, or a
@@ -50,6 +51,12 @@ NAMESPACES = {
     'neutron': ('neutron', 'neutron.ml2', 'neutron.db', 'neutron.extensions',
                 'nova.auth', 'keystonemiddleware.auth_token',
                 'oslo.messaging', 'oslo.concurrency', 'oslo.db') + _COMMON,
+    'heat': ('heat.common.config', 'heat.common.context', 'heat.common.crypt',
+             'heat.common.wsgi', 'heat.common.cache', 'heat.engine.clients',
+             'heat.engine.clients.os.keystone.heat_keystoneclient',
+             'heat.engine.notification', 'heat.engine.resources',
+             'heat.engine.hot.functions', 'keystonemiddleware.auth_token',
+             'oslo.messaging', 'oslo.concurrency', 'oslo.db') + _COMMON,
 }
 MODULES = {'cinder': ('cinder.objects', 'reservation_ext.sandbox.cinder.cloud',
                       'cinder.volume.manager')}

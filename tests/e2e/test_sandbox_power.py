@@ -147,7 +147,7 @@ class TestSandboxPower(base.SandboxTestCase):
             sorted('/redfish/v1/Systems/' + entry['system_id']
                    for entry in entries.values()),
             sorted(member['@odata.id'] for member in listed['Members']))
-        self.assertIn('redfish      ' + address, ''.join(
+        self.assertIn('redfish        ' + address, ''.join(
             self.sandbox.output))
 
     def test_the_engines_config_switches_hosts_through_the_emulator(self):

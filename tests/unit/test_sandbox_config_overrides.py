@@ -25,7 +25,7 @@ from reservation_ext.sandbox import main
 from tests import base
 from tests import sandbox_files
 
-FILES = ('keystone', 'nova', 'placement', 'cinder', 'neutron')
+FILES = ('keystone', 'nova', 'placement', 'cinder', 'neutron', 'heat')
 
 
 class SandboxConfigOverridesTest(base.TestCase):
@@ -67,6 +67,19 @@ class SandboxConfigOverridesTest(base.TestCase):
             'ml2', 'project_network_types'))
         self.assertEqual([], [name for name in FILES if name != 'neutron'
                               and files[name].has_section('ml2')])
+
+    def test_a_heat_option_goes_to_heat_conf_alone(self):
+        files = self.write('--config', 'DEFAULT.convergence_engine=false',
+                           '--config', 'DEFAULT.max_stacks_per_tenant=7')
+        self.assertEqual(('false', '7'), (
+            files['heat'].get('DEFAULT', 'convergence_engine'),
+            files['heat'].get('DEFAULT', 'max_stacks_per_tenant')))
+        # The sandbox's own Heat options stay.
+        self.assertEqual('heat', files['heat'].get('DEFAULT',
+                                                   'stack_user_domain_name'))
+        self.assertEqual([], [name for name in FILES if name != 'heat' and
+                              files[name].has_option('DEFAULT',
+                                                     'convergence_engine')])
 
     def test_an_option_replaces_the_sandboxs_own_value(self):
         files = self.write('--config', 'reservation.event_poll_interval=5')

@@ -1,0 +1,143 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Heat in the sandbox: stacks, and Heat's Blazar resource types on leases.
+
+The templates are the user guide's (``doc/source/user/heat/``), run with
+the unmodified ``openstack stack`` commands (python-heatclient): the demo
+user's server with an attached volume and a floating IP, and, as the
+admin (Heat's Blazar types list ``os-hosts``, an admin call),
+``OS::Blazar::Host`` and ``OS::Blazar::Lease``, with a second stack
+booting onto the lease's reservations once it is ACTIVE.
+"""
+
+import datetime
+import os
+
+from tests.e2e import base
+
+TEMPLATES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
+                         'doc', 'source', 'user', 'heat')
+# Stacks here take seconds; the default of the client is an hour.
+STACK_TIMEOUT = 120
+
+
+def _template(name):
+    return os.path.join(TEMPLATES, name)
+
+
+def _minute(delta):
+    """Blazar's date format, ``delta`` from now (UTC)."""
+    return (datetime.datetime.now(datetime.timezone.utc) + delta).strftime(
+        '%Y-%m-%d %H:%M')
+
+
+class TestHeat(base.SandboxTestCase):
+
+    HOSTS = 2
+
+    def create_stack(self, name, template, user='admin', **parameters):
+        """Create a stack and wait for it; its outputs ``{key: value}``."""
+        argv = ['openstack', 'stack', 'create', '-t', _template(template),
+                '--wait', '--timeout', str(STACK_TIMEOUT // 60), name]
+        for key, value in sorted(parameters.items()):
+            argv += ['--parameter', '%s=%s' % (key, value)]
+        self.run_cli(argv, user=user)
+        self.addCleanup(self.delete_stack, name, user)
+        stack = self.run_json(['openstack', 'stack', 'show', name],
+                              user=user)
+        self.assertEqual('CREATE_COMPLETE', stack['stack_status'])
+        return {output['output_key']: output['output_value']
+                for output in stack['outputs']}
+
+    def image(self):
+        return self.sandbox.env['admin']['SANDBOX_IMAGE']
+
+    def delete_stack(self, name, user='admin'):
+        """Delete a stack, if there, and wait until it is gone."""
+        names = [stack['Stack Name'] for stack in self.run_json(
+            ['openstack', 'stack', 'list'], user=user)]
+        if name in names:
+            self.run_cli(['openstack', 'stack', 'delete', '--yes', '--wait',
+                          name], user=user)
+
+    def test_a_stack_of_a_server_its_volume_and_floating_ip_comes_and_goes(
+            self):
+        outputs = self.create_stack('web', 'server-stack.yaml', user='demo',
+                                    image=self.image())
+        server = self.run_json(['openstack', 'server', 'show',
+                                outputs['server']], user='demo')
+        self.assertEqual('ACTIVE', server['status'])
+        volume = self.run_json(['openstack', 'volume', 'show',
+                                outputs['volume']], user='demo')
+        self.assertEqual(('in-use', [outputs['server']]), (
+            volume['status'],
+            [attachment['server_id'] for attachment in
+             volume['attachments']]))
+        # Neutron's view: the address is the port's, the port the server's.
+        [address] = self.run_json(
+            ['openstack', 'floating', 'ip', 'list', '--floating-ip-address',
+             outputs['address']], user='demo')
+        self.assertEqual(outputs['port'], address['Port'])
+        port = self.run_json(['openstack', 'port', 'show', outputs['port']],
+                             user='demo')
+        self.assertEqual(outputs['server'], port['device_id'])
+
+        self.delete_stack('web', user='demo')
+        self.assertEqual([], self.run_json(['openstack', 'server', 'list'],
+                                           user='demo'))
+        self.assertEqual([], self.run_json(['openstack', 'volume', 'list'],
+                                           user='demo'))
+        self.assertEqual([], self.run_json(
+            ['openstack', 'floating', 'ip', 'list'], user='demo'))
+
+    def test_blazar_types_make_hosts_and_a_lease_a_second_stack_boots_onto(
+            self):
+        hosts = self.create_stack('hosts', 'blazar-hosts.yaml')
+        self.assertEqual(['compute-1', 'compute-2'], hosts['hosts'])
+        gpu = {host['hypervisor_hostname']: self.run_json(
+            ['openstack', 'reservation', 'host', 'show', str(host['id'])]
+        ).get('gpu') for host in self.run_json(
+            ['openstack', 'reservation', 'host', 'list'])}
+        self.assertEqual({'compute-1': 'false', 'compute-2': 'true'}, gpu)
+
+        minute = datetime.timedelta(minutes=1)
+        lease = self.create_stack('lease', 'blazar-lease.yaml',
+                                  start=_minute(minute),
+                                  end=_minute(30 * minute))
+        by_type = {reservation['resource_type']: reservation
+                   for reservation in lease['reservations']}
+        seats = by_type['virtual:instance']
+        # Blazar's: the flavor and the group exist from the lease's create.
+        self.assertTrue(seats['flavor_id'] and seats['server_group_id'])
+        self.run_json(['openstack', 'flavor', 'show', seats['flavor_id']])
+        self.wait_for(lambda: self.run_json(
+            ['openstack', 'reservation', 'lease', 'show', lease['lease']]
+        )['status'] == 'ACTIVE', timeout=150)
+
+        network = self.run_json(['openstack', 'network', 'list', '--project',
+                                 'admin', '--name', 'private'])[0]['ID']
+        servers = self.create_stack(
+            'on-lease', 'on-lease.yaml', image=self.image(),
+            network=network, flavor=seats['flavor_id'],
+            group=seats['server_group_id'],
+            host_reservation=by_type['physical:host']['id'])
+        self.assertEqual({'seat_host': 'compute-1',
+                          'on_host_host': 'compute-2'}, servers)
+
+        # The lease goes with its stack, and its seats' servers with it.
+        self.delete_stack('lease')
+        self.run_cli(['openstack', 'reservation', 'lease', 'show',
+                      lease['lease']], expect_failure=True)
+        self.wait_for(lambda: [server['Name'] for server in self.run_json(
+            ['openstack', 'server', 'list'])
+            if 'seat' in server['Name']] == [])
