@@ -334,7 +334,26 @@ def retry_on_conflict(conflict, attempts=RETRY_ATTEMPTS):
 def _setup_sqlite(engine):
     if engine.dialect.name != 'sqlite':
         return
+    queue_sqlite_writers(
+        engine, lambda conn: conn.get_execution_options().get(_SQLITE_BEGIN),
+        foreign_keys=True)
 
+
+def queue_sqlite_writers(engine, immediate, foreign_keys=False):
+    """Have the transactions ``immediate`` picks queue for SQLite's lock.
+
+    A deferred transaction that reads, then writes while another writes,
+    fails at once with "database is locked"; one that begins IMMEDIATE
+    waits for the lock, up to the busy timeout. The leases DB's writers
+    (:func:`writer`) and every transaction of the sandbox's Heat, whose
+    engine writes from many threads, begin so.
+
+    :param engine: an oslo.db engine on SQLite.
+    :param immediate: ``f(connection)``: whether a transaction beginning
+        on the connection begins IMMEDIATE.
+    :param foreign_keys: enforce the schema's foreign keys (off in
+        SQLite by default).
+    """
     @sa.event.listens_for(engine, 'connect')
     def _wal(dbapi_con, con_record):
         # WAL lets readers go on while a writer commits; NORMAL sync is
@@ -343,12 +362,13 @@ def _setup_sqlite(engine):
             dbapi_con.execute('PRAGMA journal_mode=WAL')
             dbapi_con.execute('PRAGMA synchronous=NORMAL')
         dbapi_con.execute('PRAGMA busy_timeout=30000')
-        # The schema's ON DELETE CASCADE holds on SQLite only with this.
-        dbapi_con.execute('PRAGMA foreign_keys=ON')
+        if foreign_keys:
+            # The schema's ON DELETE CASCADE holds on SQLite only so.
+            dbapi_con.execute('PRAGMA foreign_keys=ON')
 
     @sa.event.listens_for(engine, 'begin')
     def _begin_immediate(conn):
-        if not conn.get_execution_options().get(_SQLITE_BEGIN):
+        if not immediate(conn):
             return
         # oslo.db turns pysqlite's own BEGIN off and its "begin" listener,
         # which runs before this one, has just emitted a deferred BEGIN:
@@ -359,8 +379,8 @@ def _setup_sqlite(engine):
             conn.exec_driver_sql('ROLLBACK')
         conn.exec_driver_sql('BEGIN IMMEDIATE')
 
-    # oslo.db opened a test connection before these hooks existed; drop
-    # it so that every connection gets the pragmas above.
+    # oslo.db opened a connection before these hooks existed; drop it so
+    # that every connection gets the pragmas above.
     engine.dispose()
 
 

@@ -23,7 +23,6 @@ between them.
 """
 
 import os
-import sqlite3
 import sys
 
 from keystoneclient.v3 import client as ks_client
@@ -35,8 +34,8 @@ backend.init_backend(backend.BackendType.THREADING)
 
 from oslo_config import cfg  # noqa: E402
 from oslo_log import log as logging  # noqa: E402
-import sqlalchemy as sa  # noqa: E402
 
+from db import api as db_api  # noqa: E402
 from reservation_ext.sandbox import config  # noqa: E402
 from reservation_ext.sandbox.heat import settings  # noqa: E402
 from reservation_ext.sandbox import process  # noqa: E402
@@ -58,44 +57,20 @@ def load_config(conf_file):
     messaging.setup()
 
 
-def queue_sqlite_writers():
-    """Make every transaction on Heat's SQLite database queue for its lock.
-
-    Heat's engine writes from many threads at once. A transaction that
-    SQLite began deferred and that wants to write while another writes
-    fails at once ("database is locked") instead of waiting; one that
-    begins IMMEDIATE waits for the lock, up to the busy timeout. WAL lets
-    the readers of other processes (none here) go on meanwhile.
-    """
-    @sa.event.listens_for(sa.engine.Engine, 'connect')
-    def _pragmas(dbapi_connection, record):
-        if isinstance(dbapi_connection, sqlite3.Connection):
-            dbapi_connection.execute('PRAGMA journal_mode=WAL')
-            dbapi_connection.execute('PRAGMA busy_timeout=30000')
-
-    @sa.event.listens_for(sa.engine.Engine, 'begin')
-    def _immediate(connection):
-        if connection.dialect.name != 'sqlite':
-            return
-        # oslo.db's own listener may have begun deferred (and marked it):
-        # nothing has run in that transaction yet.
-        if connection.info.get('in_transaction'):
-            connection.exec_driver_sql('ROLLBACK')
-        connection.exec_driver_sql('BEGIN IMMEDIATE')
-        connection.info['in_transaction'] = True
-
-
 def migrate():
-    """``heat-manage db_sync``, on the database of heat.conf.
+    """``heat-manage db_sync``, then queue Heat's SQLite writers.
 
-    Before :func:`queue_sqlite_writers`: the migration opens a second
-    connection while its first one holds the write lock. Its connections
-    are closed after it, so that every later one has the hooks' pragmas.
+    Heat's engine writes from many threads at once: every transaction on
+    its SQLite database begins IMMEDIATE and waits for the lock
+    (:func:`db.api.queue_sqlite_writers`). Not during the migration,
+    which opens a second connection while its first one holds the lock.
     """
-    from heat.db import api as db_api
+    from heat.db import api as heat_db
     from heat.db import migration
     migration.db_sync()
-    db_api.get_engine().dispose()
+    engine = heat_db.get_engine()
+    if engine.dialect.name == 'sqlite':
+        db_api.queue_sqlite_writers(engine, lambda connection: True)
 
 
 def set_up_keystone(layout):
@@ -134,7 +109,6 @@ def main(argv=None):
     layout = config.Layout.load(state_dir)
     load_config(layout.path(settings.CONF_FILE))
     migrate()
-    queue_sqlite_writers()
     if not process.wait_for_go(args.go_fd, stop):
         return
     set_up_keystone(layout)
