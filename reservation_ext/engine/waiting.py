@@ -28,15 +28,19 @@ of an engine (:class:`WaitWatcher`):
    snapshots and volumes one by one. The list asks for the changes since
    Nova's latest change of the engine's previous list, or since the
    oldest change seen by the actions of waits that list did not cover
-   yet: in a burst, each poll lists the few servers that changed since
-   the last one rather than every server built since the oldest wait;
+   yet, each looking back a few seconds more (:data:`LIST_LOOKBACK`):
+   in a burst, each poll lists the few servers that changed lately
+   rather than every server built since the oldest wait;
 4. gives back those whose waits are all over, in one transaction: their
    claims become expired ones, which the next claim takes at once. Their
    run issues nothing that is done already (the actions are idempotent)
    and finds the results, then goes on or finishes.
 """
 
+import datetime
+
 from oslo_log import log as logging
+from oslo_utils import timeutils
 
 from db import api as db_api
 from reservation_ext.clients import deferral
@@ -46,6 +50,12 @@ LOG = logging.getLogger(__name__)
 
 # Nova's status of a deleted server, in a list of changes.
 DELETED = 'DELETED'
+
+# Nova stamps a change (``updated``) before its transaction commits, so
+# a change stamped just before the latest one a list showed can become
+# visible only after that list (seconds later on a busy database). Each
+# list starts this much earlier than the changes it asks for.
+LIST_LOOKBACK = datetime.timedelta(seconds=10)
 
 
 class ResourceStatuses:
@@ -98,7 +108,8 @@ class ResourceStatuses:
         # Nova's own timestamps: no clock of ours is compared to them.
         since = min([*new.values()] + (
             [self._next_since] if self._next_since else []))
-        changed, latest = self.clients.nova.changed_servers(since)
+        changed, latest = self.clients.nova.changed_servers(
+            _earlier(since, LIST_LOOKBACK))
         # A later change is at or after Nova's latest one listed.
         self._next_since = max(filter(None, (latest, since,
                                              self._next_since)))
@@ -174,6 +185,11 @@ def _over(wait, statuses):
     """Return whether the statuses read end ``wait``."""
     key = (wait.kind, wait.resource_id)
     return key in statuses and wait.over(statuses[key])
+
+
+def _earlier(since, by):
+    """Return the ISO 8601 time ``by`` before ``since`` (ISO 8601)."""
+    return (timeutils.parse_isotime(since) - by).isoformat()
 
 
 def _late(event):

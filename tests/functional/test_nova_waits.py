@@ -17,16 +17,28 @@ changed since the wait's ``since`` (Nova's ``updated`` of the server when
 the action looked at it): deleted servers are in it, servers that did not
 change since are not. A later read lists only the changes since Nova's
 latest change in the earlier list, unless a wait it did not cover asks
-for an earlier start.
+for an earlier start; each list looks back a few seconds more, for the
+changes Nova stamped before others but committed after them.
 """
 
+import datetime
 import time
+
+from nova import context as nova_context
+from nova.db.main import api as nova_db
+from oslo_utils import timeutils
 
 from reservation_ext.clients import deferral
 from reservation_ext.clients import plugin_clients
 from reservation_ext import conf as conf_mod
 from reservation_ext.engine import waiting
 from tests.functional import nova_base
+
+
+def _earlier(since, seconds):
+    """Nova's ``since`` (ISO 8601) ``seconds`` earlier, as a datetime."""
+    return timeutils.parse_isotime(since) - datetime.timedelta(
+        seconds=seconds)
 
 
 def _wait_for(server, until=()):
@@ -112,8 +124,26 @@ class ServerWaitsTest(nova_base.NovaTestCase):
         self.assertEqual([], self._over(waits))
         self._delete_server(gone)
         self.assertEqual([gone['id']], self._over(waits))
-        self.assertEqual([gone['updated'], stays['updated']],
-                         [since.replace('+00:00', 'Z') for since in asked])
+        lookback = waiting.LIST_LOOKBACK.total_seconds()
+        self.assertEqual(
+            [_earlier(gone['updated'], lookback),
+             _earlier(stays['updated'], lookback)],
+            [timeutils.parse_isotime(since) for since in asked])
+
+    def test_a_change_committed_after_a_later_one_was_listed_is_seen(self):
+        stamped_first = self.boot()
+        time.sleep(1.1)
+        listed = self.boot()
+        waits = [_wait_for(stamped_first, until=('ERROR',)),
+                 _wait_for(listed)]
+        self.assertEqual([], self._over(waits))
+        # Its transaction stamped it before ``listed`` changed and
+        # committed only now, after the list that showed that change.
+        nova_db.instance_update(
+            nova_context.get_admin_context(), stamped_first['id'],
+            {'vm_state': 'error', 'updated_at': _earlier(
+                listed['updated'], 1).replace(tzinfo=None)})
+        self.assertEqual([stamped_first['id']], self._over(waits))
 
     def test_a_wait_the_lists_did_not_cover_is_read_from_its_own_since(self):
         shelved = self.boot()
