@@ -75,6 +75,11 @@ RETRY_ATTEMPTS = 10
 
 # Execution option read by the SQLite "begin" hook below.
 _SQLITE_BEGIN = 'reservation_sqlite_begin'
+# How long an SQLite writer queues for the lock (ms). SQLite's waiters
+# poll, and on a busy machine with several processes writing (the
+# sandbox's API workers and engine) one can keep missing the lock for
+# tens of seconds: it should wait, not fail the request.
+SQLITE_BUSY_TIMEOUT_MS = 120000
 
 # session.info keys: the session is a writer's; it changed a pool.
 _WRITER = 'reservation_writer'
@@ -361,7 +366,7 @@ def queue_sqlite_writers(engine, immediate, foreign_keys=False):
         if engine.url.database not in (None, '', ':memory:'):
             dbapi_con.execute('PRAGMA journal_mode=WAL')
             dbapi_con.execute('PRAGMA synchronous=NORMAL')
-        dbapi_con.execute('PRAGMA busy_timeout=30000')
+        dbapi_con.execute('PRAGMA busy_timeout=%d' % SQLITE_BUSY_TIMEOUT_MS)
         if foreign_keys:
             # The schema's ON DELETE CASCADE holds on SQLite only so.
             dbapi_con.execute('PRAGMA foreign_keys=ON')
