@@ -692,5 +692,46 @@ class NetworkAllocation(Base):
     end_date = sa.Column(DateTime, nullable=False)
 
 
+class StoragePool(TimestampMixin, Base):
+    """A reservable Cinder storage pool, as its volume service reports it.
+
+    ``name`` is Cinder's pool name (``host@backend#pool``); ``capabilities``
+    is what Cinder reported for the pool when it was registered (JSON
+    text), of which ``volume_backend_name`` and ``total_capacity_gb`` are
+    also columns for queries (``total_capacity_gb`` is NULL when Cinder
+    reports no number, ``infinite`` or ``unknown``).
+    """
+
+    __tablename__ = 'storage_pools'
+    __table_args__ = (
+        sa.UniqueConstraint('name', name='uniq_storage_pools0name'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    volume_backend_name = sa.Column(sa.String(255), nullable=True)
+    total_capacity_gb = sa.Column(Float, nullable=True)
+    capabilities = sa.Column(sa.Text, nullable=False)
+
+
+class StoragePoolExtraCapability(Base):
+    """An extra capability of a storage pool (name -> value)."""
+
+    __tablename__ = 'storage_pool_extra_capabilities'
+    __table_args__ = (
+        sa.UniqueConstraint('pool_id', 'name',
+                            name='uniq_storage_pool_extra_capabilities0name'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    pool_id = sa.Column(
+        ID, sa.ForeignKey('storage_pools.id', ondelete='CASCADE'),
+        nullable=False)
+    name = sa.Column(sa.String(64), nullable=False)
+    value = sa.Column(sa.String(255), nullable=False)
+    # The value as a number when it is one (numeric capability queries).
+    num_value = sa.Column(Float, nullable=True)
+
+
 for _table in Base.metadata.tables.values():
     _table.kwargs.update(MYSQL_TABLE_OPTIONS)

@@ -56,6 +56,9 @@ NETWORK_SEGMENTS = models.NetworkSegment.__table__
 NETWORK_CAPABILITIES = models.NetworkExtraCapability.__table__
 NETWORK_RESERVATIONS = models.NetworkReservation.__table__
 NETWORK_ALLOCATIONS = models.NetworkAllocation.__table__
+# The reservable Cinder storage pools and their extra capabilities.
+STORAGE_POOLS = models.StoragePool.__table__
+STORAGE_POOL_CAPABILITIES = models.StoragePoolExtraCapability.__table__
 
 # The one module that may write each table (by table name). A table
 # that several parts of the code change has a module of its own in
@@ -88,4 +91,6 @@ OWNERS = {
     NETWORK_CAPABILITIES.name: 'reservation_ext.store.network_segments',
     NETWORK_RESERVATIONS.name: 'reservation_ext.store.network_segments',
     NETWORK_ALLOCATIONS.name: 'reservation_ext.store.network_segments',
+    STORAGE_POOLS.name: 'reservation_ext.store.storage_pools',
+    STORAGE_POOL_CAPABILITIES.name: 'reservation_ext.store.storage_pools',
 }

@@ -28,7 +28,8 @@ code to it):
   the import of a Blazar database (``reservation-db-manage
   import-blazar``); ``plugins/``, one per resource type;
 * the services: ``leases/``, usage ``enforcement/`` of lease changes,
-  the reservable ``hosts/``, ``floatingips/`` and ``network_segments/``;
+  the reservable ``hosts/``, ``floatingips/``, ``network_segments/`` and
+  ``storage_pools/``;
 * ``planning/``, free capacity and bookings in SQL; ``power/``, the
   power policy and drivers of the reservable hosts; ``clients/``, the
   calls to other services; ``store/``, the one writer of each shared

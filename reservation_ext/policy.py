@@ -36,6 +36,7 @@ LEASES = 'reservation:leases:%s'
 HOSTS = 'reservation:hosts:%s'
 FLOATINGIPS = 'reservation:floatingips:%s'
 NETWORKS = 'reservation:networks:%s'
+STORAGE_POOLS = 'reservation:storage_pools:%s'
 SERVERS = 'reservation:servers:%s'
 VOLUMES = 'reservation:volumes:%s'
 AVAILABILITY = 'reservation:availability:%s'
@@ -44,6 +45,7 @@ _PATH = '/reservation/v1/leases'
 _HOSTS_PATH = '/reservation/v1/os-hosts'
 _FLOATINGIPS_PATH = '/reservation/v1/floatingips'
 _NETWORKS_PATH = '/reservation/v1/networks'
+_STORAGE_POOLS_PATH = '/reservation/v1/storage-pools'
 # Only the project-scoped tokens of Nova's and Placement's personas: a
 # system-scoped token reaches none of these APIs.
 _SCOPE = ['project']
@@ -222,6 +224,27 @@ _floatingip_rules = [
           _FLOATINGIPS_PATH + '/{floatingip_id}'),
 ]
 
+# Blazar's rule names for an inventory (its oshosts'): get covers both
+# the list and one pool.
+_storage_pool_rules = [
+    policy.DocumentedRuleDefault(
+        name=STORAGE_POOLS % 'get', check_str=ADMIN,
+        description='List the reservable storage pools, or show one.',
+        operations=[{'method': 'GET', 'path': _STORAGE_POOLS_PATH},
+                    {'method': 'GET',
+                     'path': _STORAGE_POOLS_PATH + '/{pool_id}'}],
+        scope_types=_SCOPE),
+    _rule(STORAGE_POOLS % 'post', ADMIN,
+          'Register a Cinder storage pool as reservable.', 'POST',
+          _STORAGE_POOLS_PATH),
+    _rule(STORAGE_POOLS % 'put', ADMIN,
+          "Update a storage pool's extra capabilities.", 'PUT',
+          _STORAGE_POOLS_PATH + '/{pool_id}'),
+    _rule(STORAGE_POOLS % 'delete', ADMIN,
+          'Remove a storage pool from the reservable ones.', 'DELETE',
+          _STORAGE_POOLS_PATH + '/{pool_id}'),
+]
+
 # The actions the engine calls on Nova's and Cinder's APIs.
 _engine_rules = [
     _rule(SERVERS % 'start', SERVICE_OR_ADMIN,
@@ -246,7 +269,7 @@ def list_rules():
     """
     return (_base_rules + _lease_rules + _availability_rules +
             _plugin_rules + _host_rules + _network_rules +
-            _floatingip_rules + _engine_rules)
+            _floatingip_rules + _storage_pool_rules + _engine_rules)
 
 
 def get_enforcer(conf=None):
@@ -276,8 +299,8 @@ def allowed(ctx, action, project_id, rules=LEASES):
 
     ``rules`` names the family of the rule: :data:`LEASES`,
     :data:`AVAILABILITY`, :data:`PLUGINS`, :data:`HOSTS`,
-    :data:`NETWORKS`, :data:`FLOATINGIPS`, :data:`SERVERS` or
-    :data:`VOLUMES`. ``ctx`` is any
+    :data:`NETWORKS`, :data:`FLOATINGIPS`, :data:`STORAGE_POOLS`,
+    :data:`SERVERS` or :data:`VOLUMES`. ``ctx`` is any
     oslo.context request context: ours, or Nova's or Cinder's.
     """
     return get_enforcer().authorize(rules % action,

@@ -38,6 +38,7 @@ from reservation_ext.api.handlers import floatingips as fip_handlers
 from reservation_ext.api.handlers import hosts as host_handlers
 from reservation_ext.api.handlers import leases as lease_handlers
 from reservation_ext.api.handlers import networks as network_handlers
+from reservation_ext.api.handlers import storage_pools as pool_handlers
 from reservation_ext.clients import block_storage_quotas
 from reservation_ext.clients import compute as compute_client
 from reservation_ext.clients import plugin_clients
@@ -55,6 +56,7 @@ from reservation_ext.leases import service as lease_service
 from reservation_ext.network_segments import inventory as network_inventory
 from reservation_ext.nova_api import nova_quotas
 from reservation_ext import plugins
+from reservation_ext.storage_pools import inventory as pool_inventory
 from reservation_ext import validation
 
 LOG = logging.getLogger(__name__)
@@ -128,6 +130,15 @@ ROUTE_DECLARATIONS = [
     ('/v1/networks/{network_id}/allocation', 'networks', {
         'GET': network_handlers.show_allocation,
     }),
+    ('/v1/storage-pools', 'storage_pools', {
+        'GET': pool_handlers.list_storage_pools,
+        'POST': pool_handlers.create_storage_pool,
+    }),
+    ('/v1/storage-pools/{pool_id}', 'storage_pools', {
+        'GET': pool_handlers.show_storage_pool,
+        'PUT': pool_handlers.update_storage_pool,
+        'DELETE': pool_handlers.delete_storage_pool,
+    }),
 ]
 
 
@@ -187,16 +198,19 @@ class App:
     :class:`~reservation_ext.leases.availability.AvailabilityService`;
     ``networks`` a :class:`~reservation_ext.network_segments.inventory.
     NetworkInventory`; ``floatingips`` a
-    :class:`~reservation_ext.floatingips.inventory.FloatingIPInventory`.
+    :class:`~reservation_ext.floatingips.inventory.FloatingIPInventory`;
+    ``storage_pools`` a :class:`~reservation_ext.storage_pools.inventory.
+    StoragePoolInventory`.
     """
 
     def __init__(self, leases, hosts, proposals, availability,
-                 networks=None, floatingips=None):
+                 networks=None, floatingips=None, storage_pools=None):
         self._services = {'leases': leases, 'hosts': hosts,
                           'proposals': proposals,
                           'availability': availability,
                           'networks': networks,
-                          'floatingips': floatingips}
+                          'floatingips': floatingips,
+                          'storage_pools': storage_pools}
         self._map = make_map(ROUTE_DECLARATIONS)
 
     @webob.dec.wsgify(RequestClass=Request)
@@ -286,7 +300,7 @@ def app_factory(global_conf, **local_conf):
 
 
 def build_app(conf, clock, loaded_plugins, notifier, nova,
-              enforcement=None, neutron=None):
+              enforcement=None, neutron=None, cinder=None):
     """Build the lease API's services; return the :class:`App` over them.
 
     :param loaded_plugins: ``{resource_type: ResourcePlugin}``.
@@ -296,7 +310,11 @@ def build_app(conf, clock, loaded_plugins, notifier, nova,
         default none).
     :param neutron: the Neutron client of the floating IP inventory (by
         default the service user's, made at first use).
+    :param cinder: the Cinder client of the storage pool inventory (by
+        default the service user's, made at first use).
     """
+    clients = plugin_clients.PluginClients(conf, network=neutron,
+                                           cinder=cinder)
     return App(
         lease_service.LeaseService(conf, clock, loaded_plugins, notifier,
                                    enforcement),
@@ -304,5 +322,5 @@ def build_app(conf, clock, loaded_plugins, notifier, nova,
         proposals.ProposalService(conf, clock, loaded_plugins),
         availability.AvailabilityService(conf, clock, loaded_plugins),
         networks=network_inventory.NetworkInventory(clock),
-        floatingips=fip_inventory.FloatingIPInventory(
-            clock, plugin_clients.PluginClients(conf, network=neutron)))
+        floatingips=fip_inventory.FloatingIPInventory(clock, clients),
+        storage_pools=pool_inventory.StoragePoolInventory(clock, clients))

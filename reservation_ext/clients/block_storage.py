@@ -26,7 +26,8 @@ are idempotent: starting a volume that is being created or is available,
 or ending one that is gone, succeeds. :meth:`CinderClient.quota_set` and
 :meth:`CinderClient.find_volume` read what the check of Cinder's quotas
 over a lease's window needs in nova-api
-(:mod:`.block_storage_quotas`).
+(:mod:`.block_storage_quotas`). :meth:`CinderClient.storage_pools` reads
+the pools the volume services report, for the storage pool inventory.
 
 They are sent as they are through keystoneauth1's adapter
 (:func:`.service_user.call`) and waited for with
@@ -40,14 +41,19 @@ openstacksdk's ``wait_for_delete``, and its proxy needs Cinder's version
 document when it is made: keystoneauth1 asks ``/v3`` for it without a
 token, which Cinder's harness (noauth, ``admin_token`` plugin) refuses,
 and a token endpoint plugin does not fall back to the catalog's URL, so
-that proxy fails where the adapter's requests work.
+that proxy fails where the adapter's requests work. The pools are read
+through openstacksdk's block storage proxy all the same, made without
+the version document (:func:`.service_user.catalog_proxy`).
 """
+
+import functools
 
 from reservation_ext.clients import deferral
 from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
 
+SERVICE = 'Cinder'
 START_ACTION = 'os-reservation-start'
 END_ACTION = 'os-reservation-end'
 SIZE_ACTION = 'os-reservation-size'
@@ -123,6 +129,23 @@ class CinderClient:
         return self._call('GET', '/os-quota-sets/%s?usage=True'
                           % project_id)['quota_set']
 
+    def storage_pools(self):
+        """Return ``{name: capabilities}`` of the pools Cinder reports.
+
+        ``name`` is ``host@backend#pool``, as the volume services report
+        it to the scheduler (``GET /scheduler-stats/get_pools?detail=True``,
+        an admin's call: Cinder's rule
+        ``scheduler_extension:scheduler_stats:get_pools``).
+        """
+        return {pool.name: pool.capabilities for pool in
+                service_user.sdk_call(
+                    SERVICE, 'GET /scheduler-stats/get_pools',
+                    lambda: list(self._block_storage.backend_pools()))}
+
+    @functools.cached_property
+    def _block_storage(self):
+        return service_user.catalog_proxy(self._adapter, SERVICE, None)
+
     def volume_status(self, volume_id):
         """Return the volume's status, or None if it is gone."""
         found = self.find_volume(volume_id)
@@ -146,5 +169,5 @@ class CinderClient:
                           json={action: body}, ok=ok)
 
     def _call(self, method, path, ok=(), **kwargs):
-        return service_user.call(self._adapter, 'Cinder', method, path, ok,
+        return service_user.call(self._adapter, SERVICE, method, path, ok,
                                  **kwargs)

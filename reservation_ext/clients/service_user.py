@@ -19,7 +19,8 @@ at the endpoint the adapter finds (the catalog's unless
 ``endpoint_override``). Nova's client and the Ironic power driver call
 through the proxies' methods, and send with :func:`call` what
 openstacksdk does not offer; Cinder's and the image API's clients send
-with :func:`call` through the adapter (their modules say why).
+with :func:`call` through the adapter (their modules say why), but for
+Cinder's pools, which come through openstacksdk's block storage proxy.
 
 Retries, so that a failing service does not fail a lease at once:
 
@@ -45,6 +46,7 @@ import json
 
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
+from openstack.block_storage.v3 import _proxy as block_storage_proxy
 from openstack.compute.v2 import _proxy as compute_proxy
 from openstack import connection as sdk_connection
 from openstack import exceptions as sdk_exc
@@ -66,10 +68,12 @@ MAX_DELAY = 60.0
 # openstacksdk's name of a catalog service type, and the major API
 # version its proxy speaks.
 SDK_TYPES = {'compute': 'compute', 'baremetal': 'baremetal',
-             'network': 'network'}
-API_VERSIONS = {'compute': '2', 'baremetal': '1', 'network': '2'}
+             'network': 'network', 'volumev3': 'block_storage'}
+API_VERSIONS = {'compute': '2', 'baremetal': '1', 'network': '2',
+                'block_storage': '3'}
 # The proxy classes of catalog_proxy().
-_PROXIES = {'compute': compute_proxy.Proxy, 'network': network_proxy.Proxy}
+_PROXIES = {'compute': compute_proxy.Proxy, 'network': network_proxy.Proxy,
+            'volumev3': block_storage_proxy.Proxy}
 # The path of Neutron's API under its catalog endpoint, which is
 # unversioned (openstacksdk appends it only to endpoints it finds itself).
 NETWORK_PATH = 'v2.0'

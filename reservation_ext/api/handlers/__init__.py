@@ -17,7 +17,8 @@ delete, schedule proposals, availability) and ``/v1/plugins``;
 :mod:`.hosts` serves ``/v1/os-hosts``, the reservable hosts (admin
 only); :mod:`.floatingips` serves ``/v1/floatingips``, the reservable
 floating IPs (admin only); :mod:`.networks` serves ``/v1/networks``, the
-reservable network segments (admin only).
+reservable network segments (admin only); :mod:`.storage_pools` serves
+``/v1/storage-pools``, the reservable Cinder storage pools (admin only).
 
 A handler takes the service of its resource, the request and the
 arguments of its path, and returns ``(status, body)``.
