@@ -34,10 +34,11 @@ PROJECT = sa.String(64)
 
 # MySQL and MariaDB: see MYSQL_TABLE_OPTIONS. Their DATETIME drops the
 # microseconds, their FLOAT is single precision; PostgreSQL's and
-# SQLite's keep both.
+# SQLite's keep both. Their DOUBLE is read as a float, as Float is on
+# the others (SQLAlchemy's reads a Decimal, which JSON cannot write).
 _MYSQL = ('mysql', 'mariadb')
 DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), *_MYSQL)
-Float = sa.Float().with_variant(mysql.DOUBLE(), *_MYSQL)
+Float = sa.Float().with_variant(mysql.DOUBLE(asdecimal=False), *_MYSQL)
 
 # Every table on MySQL and MariaDB: utf8mb4, with its binary collation, so
 # that strings compare exactly (case and accents count), byte by byte in

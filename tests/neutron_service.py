@@ -54,14 +54,9 @@ Neutron are what each test starts from. The process ends with the test
 process.
 """
 
-import atexit
 import os
-import shutil
 import socket
-import subprocess
 import sys
-import tempfile
-import time
 
 import fixtures
 from keystoneauth1 import session as ks_session
@@ -72,10 +67,9 @@ import webob.dec
 from reservation_ext.sandbox import config
 from reservation_ext.sandbox.neutron import settings
 from reservation_ext.sandbox.neutron import topology
+from tests import child_services
 from tests import nova_auth
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-START_TIMEOUT = 120
 SERVICE_PROJECT = 'service'
 HEADER_AUTH = ('headers', 'tests.neutron_service:HeaderContext.factory')
 
@@ -96,10 +90,7 @@ class NeutronService:
     """The Neutron child of this test process (see the module doc)."""
 
     def __init__(self):
-        # Not tempfile's default directory: oslotest makes it one per
-        # test, removed at the test's end, and this outlives the test.
-        self.state_dir = tempfile.mkdtemp(
-            prefix='neutron-', dir=os.environ.get('TMPDIR') or '/tmp')
+        self.state_dir = child_services.state_dir('neutron')
         os.makedirs(os.path.join(self.state_dir, 'neutron', 'locks'))
         config.write_file(
             os.path.join(self.state_dir, settings.CONF_FILE),
@@ -113,39 +104,14 @@ class NeutronService:
         sock.bind((config.HOST, 0))
         sock.listen(128)
         self.url = 'http://%s:%d' % (config.HOST, sock.getsockname()[1])
-        self.log_path = os.path.join(self.state_dir, 'neutron.log')
-        self._start(sock)
+        self.child = child_services.Child('neutron', [
+            sys.executable, '-m', 'reservation_ext.sandbox.neutron',
+            '--state-dir', self.state_dir,
+            '--public-project', SERVICE_PROJECT], sock, self.state_dir)
         public = self.connection().network.find_network(
             topology.PUBLIC, ignore_missing=False)
         self.public_network_id = public.id
         [self.public_subnet_id] = public.subnet_ids
-
-    def _start(self, sock):
-        ready_r, ready_w = os.pipe()
-        with open(self.log_path, 'ab') as log:
-            self.popen = subprocess.Popen(
-                [sys.executable, '-m', 'reservation_ext.sandbox.neutron',
-                 '--state-dir', self.state_dir, '--ready-fd', str(ready_w),
-                 '--public-project', SERVICE_PROJECT,
-                 '--listen', 'neutron=%d' % sock.fileno()],
-                stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, cwd=TOP,
-                pass_fds=(ready_w, sock.fileno()),
-                env=dict(os.environ, PYTHONPATH=TOP))
-        os.close(ready_w)
-        sock.close()
-        atexit.register(self.stop)
-        with os.fdopen(ready_r, 'rb') as ready:
-            deadline = time.monotonic() + START_TIMEOUT
-            while not ready.read(5):
-                if self.popen.poll() is not None or \
-                        time.monotonic() > deadline:
-                    raise RuntimeError('Neutron did not start:\n' +
-                                       self.log_tail())
-
-    def log_tail(self):
-        with open(self.log_path, errors='replace') as log:
-            return ''.join(log.readlines()[-40:])
 
     def connection(self, project='admin', roles='admin,member,reader',
                    user=None):
@@ -155,12 +121,6 @@ class NeutronService:
         return openstack.connection.Connection(
             session=ks_session.Session(auth=auth),
             network_endpoint_override=self.url)
-
-    def stop(self):
-        if self.popen.poll() is None:
-            self.popen.terminate()
-            self.popen.wait(30)
-        shutil.rmtree(self.state_dir, ignore_errors=True)
 
 
 _SERVICE = []

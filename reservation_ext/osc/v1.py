@@ -13,8 +13,10 @@
 """The ``openstack reservation`` commands python-blazarclient lacks.
 
 ``lease propose``, ``lease create-from-proposal``, ``availability
-show``, and ``network create|list|show|delete`` (the network segments,
-as Chameleon's python-blazarclient has them). Each command sends one
+show``, ``network create|list|show|delete`` (the network segments,
+as Chameleon's python-blazarclient has them) and ``storage pool
+create|list|show|set|delete`` (the reservable Cinder storage pools, as
+``host`` has the hosts). Each command sends one
 request to the lease API through the reservation client of
 python-blazarclient (``client_manager.reservation``), whose errors
 (``ERROR: <field>: <reason>``) the commands let through as the other
@@ -241,6 +243,85 @@ class DeleteNetwork(_OneNetwork, command.Command):
         _lease_api(self.app).delete(self._path(parsed_args))
         self.app.stdout.write('Deleted network segment %s\n'
                               % parsed_args.network_id)
+
+
+class CreateStoragePool(command.ShowOne):
+    """Register a Cinder storage pool as reservable (admin)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            'name', metavar='<name>',
+            help='The pool as Cinder reports it: host@backend#pool '
+                 '("openstack volume backend pool list" lists them).')
+        parser.add_argument(
+            '--extra', metavar='<key=value>', action='append', default=[],
+            type=_field_argument,
+            help='An extra capability of the pool; repeat for several.')
+        return parser
+
+    def take_action(self, parsed_args):
+        body = dict(parsed_args.extra, name=parsed_args.name)
+        _resp, answer = _lease_api(self.app).post('/storage-pools', body=body)
+        return _shown(answer['storage_pool'])
+
+
+class ListStoragePools(command.Lister):
+    """List the reservable storage pools (admin)."""
+
+    def take_action(self, parsed_args):
+        _resp, answer = _lease_api(self.app).get('/storage-pools')
+        columns = ('id', 'name', 'backend', 'total_capacity_gb')
+        return columns, [tuple(pool.get(column) for column in columns)
+                         for pool in answer['storage_pools']]
+
+
+class _OneStoragePool:
+    """What the commands on one storage pool share: its id or name."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('pool', metavar='<pool>',
+                            help='The id or the name of the pool.')
+        return parser
+
+    @staticmethod
+    def _path(parsed_args):
+        return '/storage-pools/%s' % urllib.parse.quote(parsed_args.pool,
+                                                        safe='')
+
+
+class ShowStoragePool(_OneStoragePool, command.ShowOne):
+    """Show a reservable storage pool (admin)."""
+
+    def take_action(self, parsed_args):
+        _resp, answer = _lease_api(self.app).get(self._path(parsed_args))
+        return _shown(answer['storage_pool'])
+
+
+class SetStoragePool(_OneStoragePool, command.Command):
+    """Set extra capabilities of a reservable storage pool (admin)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--extra', metavar='<key=value>', action='append', required=True,
+            type=_field_argument,
+            help='An extra capability to set; repeat for several.')
+        return parser
+
+    def take_action(self, parsed_args):
+        _lease_api(self.app).put(self._path(parsed_args),
+                                 body=dict(parsed_args.extra))
+        self.app.stdout.write('Updated storage pool %s\n' % parsed_args.pool)
+
+
+class DeleteStoragePool(_OneStoragePool, command.Command):
+    """Remove a reservable storage pool (admin)."""
+
+    def take_action(self, parsed_args):
+        _lease_api(self.app).delete(self._path(parsed_args))
+        self.app.stdout.write('Deleted storage pool %s\n' % parsed_args.pool)
 
 
 def _shown(view):
