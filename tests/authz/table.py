@@ -300,6 +300,33 @@ FLOATINGIP_ROWS = [
 ]
 
 
+def _storage_pools(rule):
+    return 'reservation:storage_pools:%s' % rule
+
+
+STORAGE_POOL_ROWS = [
+    Row('register a reservable storage pool', 'nova', LEASE_API,
+        lambda w, own: Call('POST', '/storage-pools', w.storage_pool_body(),
+                            None),
+        _answers(201, 403, 403, 403, 403), (_storage_pools('post'),)),
+    Row('show a reservable storage pool', 'nova', LEASE_API,
+        lambda w, own: _on('GET', '/storage-pools/%s',
+                           w.storage_pool(False)),
+        _answers(*_ADMIN_ONLY), (_storage_pools('get'),)),
+    Row('list the reservable storage pools', 'nova', LEASE_API,
+        lambda w, own: Call('GET', '/storage-pools', None, None),
+        _answers(*_ADMIN_ONLY), (_storage_pools('get'),)),
+    Row("set a storage pool's capabilities", 'nova', LEASE_API,
+        lambda w, own: _on('PUT', '/storage-pools/%s', w.storage_pool(False),
+                           {'tier': 'fast'}),
+        _answers(*_ADMIN_ONLY), (_storage_pools('put'),)),
+    Row('remove a reservable storage pool', 'nova', LEASE_API,
+        lambda w, own: _on('DELETE', '/storage-pools/%s',
+                           w.storage_pool(own)),
+        _answers(204, 403, 403, 403, 403), (_storage_pools('delete'),)),
+]
+
+
 def _reserved(method, sub, body, expect, rules=(), twin=None):
     name = '%s %s on a RESERVED server' % (
         method, next(iter(body)) if body and sub == '/action' else
@@ -415,7 +442,8 @@ VOLUME_ROWS = [
 ]
 
 ROWS = (POLICY_ROWS + LEASE_ROWS + HOST_ROWS + NETWORK_ROWS +
-        FLOATINGIP_ROWS + SERVER_ROWS + BOOT_ROWS + VOLUME_ROWS)
+        FLOATINGIP_ROWS + STORAGE_POOL_ROWS + SERVER_ROWS + BOOT_ROWS +
+        VOLUME_ROWS)
 
 
 def rows(harness):

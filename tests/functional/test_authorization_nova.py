@@ -14,7 +14,9 @@
 
 The owner's world: a host lease (compute-2 and compute-3, ACTIVE, shared
 with ``shared-project``) with a server booted on it, a RESERVED server
-(booked on compute-1 for later) and a schedule proposal. Each persona
+(booked on compute-1 for later), a schedule proposal, and the reservable
+floating IPs and storage pools of a real Neutron and Cinder
+(:mod:`tests.neutron_service`, :mod:`tests.cinder_service`). Each persona
 calls the lease API and the compute API as the harness's stubbed
 keystonemiddleware takes identities (:mod:`tests.nova_auth`); requests
 without a token go to a second copy of the same api-paste.ini pipelines,
@@ -40,6 +42,7 @@ from reservation_ext import dates
 from reservation_ext import policy
 from reservation_ext.sandbox.neutron import topology
 from tests.authz import table
+from tests import cinder_service
 from tests.functional import nova_base
 from tests import neutron_service
 
@@ -50,6 +53,10 @@ HOUR = datetime.timedelta(hours=1)
 DAY = datetime.timedelta(days=1)
 PREFIX = {table.LEASE_API: '/reservation/v1', table.COMPUTE: '/v2.1',
           table.BOOT: '/v2.1'}
+# The storage pools of the real Cinder that the calls share, and the one
+# registered and removed again for the calls that use one up.
+SHARED_POOL = cinder_service.pool_name('gold')
+SPARE_POOL = cinder_service.pool_name('silver')
 # Bounds of the waits for a server (a hang guard).
 WAIT = 60
 POLL = 0.1
@@ -176,6 +183,30 @@ class NovaWorld:
             'POST', '/floatingips', self.floatingip_body())['floatingip'][
                 'id']
 
+    # Reservable storage pools (of the real Cinder's)
+
+    def storage_pool_body(self):
+        """The spare pool, made unregistered."""
+        for pool in self.test.admin_lease_api('GET', '/storage-pools')[
+                'storage_pools']:
+            if pool['name'] == SPARE_POOL:
+                self.test.admin_lease_api('DELETE',
+                                          '/storage-pools/' + pool['id'])
+        return {'name': SPARE_POOL}
+
+    @functools.cached_property
+    def _storage_pool(self):
+        return self.test.admin_lease_api('POST', '/storage-pools', {
+            'name': SHARED_POOL})['storage_pool']['id']
+
+    def storage_pool(self, fresh):
+        """The id of the shared pool, or (``fresh``) of the spare one anew."""
+        if not fresh:
+            return self._storage_pool
+        return self.test.admin_lease_api(
+            'POST', '/storage-pools',
+            self.storage_pool_body())['storage_pool']['id']
+
     # Servers
 
     def reserved_server(self, own):
@@ -247,6 +278,7 @@ class AuthorizationTest(nova_base.GpuHostsTestCase):
         self.flags(instances=100, cores=200, ram=10 ** 6, group='quota')
         self.anonymous_app = self._load_with_real_keystonemiddleware()
         self.neutron = self.useFixture(neutron_service.NeutronFixture())
+        self.useFixture(cinder_service.CinderFixture())
         self.world = NovaWorld(self)
 
     def _load_with_real_keystonemiddleware(self):
