@@ -29,6 +29,7 @@ import urllib.parse
 
 from blazarclient import client as blazar_client
 from blazarclient import exception as blazar_exc
+import fixtures as fixtures_lib
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 import webob
@@ -228,10 +229,14 @@ class _InventoryTests(_Requests):
         self.assertEqual([pool], self.pools())
 
     def test_a_failing_cinder_is_a_503_that_registers_nothing(self):
+        log = self.useFixture(fixtures_lib.FakeLogger(
+            name=wsgi.__name__))
         nova_auth.ENDPOINTS['volumev3'] = 'http://127.0.0.1:9/v3'
         message = self.refused(503, '', self.admin(
             'POST', '/storage-pools', {'name': GOLD}))
+        # The reason is for the operator's log only.
         self.assertNotIn('127.0.0.1', message)
+        self.assertIn('GET /scheduler-stats/get_pools failed', log.output)
         self.assertEqual([], self.pools())
 
 
