@@ -224,25 +224,22 @@ _floatingip_rules = [
           _FLOATINGIPS_PATH + '/{floatingip_id}'),
 ]
 
-# Blazar's rule names for an inventory (its oshosts'): get covers both
-# the list and one pool.
+
+def _storage_pool_rule(action, description, method, path=''):
+    return _rule(STORAGE_POOLS % action, ADMIN, description, method,
+                 _STORAGE_POOLS_PATH + path)
+
+
 _storage_pool_rules = [
-    policy.DocumentedRuleDefault(
-        name=STORAGE_POOLS % 'get', check_str=ADMIN,
-        description='List the reservable storage pools, or show one.',
-        operations=[{'method': 'GET', 'path': _STORAGE_POOLS_PATH},
-                    {'method': 'GET',
-                     'path': _STORAGE_POOLS_PATH + '/{pool_id}'}],
-        scope_types=_SCOPE),
-    _rule(STORAGE_POOLS % 'post', ADMIN,
-          'Register a Cinder storage pool as reservable.', 'POST',
-          _STORAGE_POOLS_PATH),
-    _rule(STORAGE_POOLS % 'put', ADMIN,
-          "Update a storage pool's extra capabilities.", 'PUT',
-          _STORAGE_POOLS_PATH + '/{pool_id}'),
-    _rule(STORAGE_POOLS % 'delete', ADMIN,
-          'Remove a storage pool from the reservable ones.', 'DELETE',
-          _STORAGE_POOLS_PATH + '/{pool_id}'),
+    _storage_pool_rule('create', 'Register a Cinder storage pool as '
+                       'reservable.', 'POST'),
+    _storage_pool_rule('get', 'Show a reservable storage pool.', 'GET',
+                       '/{pool_id}'),
+    _storage_pool_rule('list', 'List the reservable storage pools.', 'GET'),
+    _storage_pool_rule('update', "Update a storage pool's extra "
+                       'capabilities.', 'PUT', '/{pool_id}'),
+    _storage_pool_rule('delete', 'Remove a storage pool from the '
+                       'reservable ones.', 'DELETE', '/{pool_id}'),
 ]
 
 # The actions the engine calls on Nova's and Cinder's APIs.

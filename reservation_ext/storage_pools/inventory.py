@@ -68,7 +68,8 @@ class StoragePoolInventory:
 
     def create(self, ctx, body):
         """Register the pool ``body['name']`` that Cinder reports."""
-        policy.authorize(ctx, 'post', ctx.project_id, policy.STORAGE_POOLS)
+        policy.authorize(ctx, 'create', ctx.project_id,
+                         policy.STORAGE_POOLS)
         validation.check_schema(body, schemas.CREATE)
         name = body['name']
         capabilities = {key: value for key, value in body.items()
@@ -98,7 +99,7 @@ class StoragePoolInventory:
 
     def list(self, ctx):
         """Return the views of every registered pool, by name."""
-        policy.authorize(ctx, 'get', ctx.project_id, policy.STORAGE_POOLS)
+        policy.authorize(ctx, 'list', ctx.project_id, policy.STORAGE_POOLS)
         with db_api.context_manager.reader.using(ctx) as session:
             rows = session.execute(sa.select(STORAGE_POOLS).order_by(
                 STORAGE_POOLS.c.name)).all()
@@ -112,7 +113,8 @@ class StoragePoolInventory:
 
     def update(self, ctx, pool_id, body):
         """Set (or, with ``null``, remove) extra capabilities."""
-        policy.authorize(ctx, 'put', ctx.project_id, policy.STORAGE_POOLS)
+        policy.authorize(ctx, 'update', ctx.project_id,
+                         policy.STORAGE_POOLS)
         validation.check_schema(body, schemas.UPDATE)
         if not body:
             raise exceptions.InvalidInput('body', 'No data to update')
