@@ -713,6 +713,8 @@ class StoragePool(TimestampMixin, Base):
     volume_backend_name = sa.Column(sa.String(255), nullable=True)
     total_capacity_gb = sa.Column(Float, nullable=True)
     capabilities = sa.Column(sa.Text, nullable=False)
+    # Bumped by every booking of the pool, as computehosts.generation.
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
 
 
 class StoragePoolExtraCapability(Base):
@@ -732,6 +734,65 @@ class StoragePoolExtraCapability(Base):
     value = sa.Column(sa.String(255), nullable=False)
     # The value as a number when it is one (numeric capability queries).
     num_value = sa.Column(Float, nullable=True)
+
+
+class StoragePoolReportedCapability(Base):
+    """A capability Cinder reported for a pool when it was registered.
+
+    One row per key of the pool's report whose value is a string, a
+    number or a boolean, for ``pool_properties`` queries; the whole
+    report stays in ``storage_pools.capabilities``.
+    """
+
+    __tablename__ = 'storage_pool_reported_capabilities'
+    __table_args__ = (
+        sa.UniqueConstraint(
+            'pool_id', 'name',
+            name='uniq_storage_pool_reported_capabilities0name'),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    pool_id = sa.Column(
+        ID, sa.ForeignKey('storage_pools.id', ondelete='CASCADE'),
+        nullable=False)
+    name = sa.Column(sa.String(64), nullable=False)
+    value = sa.Column(sa.String(255), nullable=False)
+    num_value = sa.Column(Float, nullable=True)
+
+
+class StoragePoolReservation(Base):
+    """The request of a ``storage:pool`` reservation."""
+
+    __tablename__ = 'storage_pool_reservations'
+
+    id = sa.Column(ID, primary_key=True)
+    reservation_id = _reservation_fk()
+    min = sa.Column(sa.Integer, nullable=False)
+    max = sa.Column(sa.Integer, nullable=False)
+    pool_properties = sa.Column(sa.Text, nullable=True)
+    resource_properties = sa.Column(sa.Text, nullable=True)
+    on_end = sa.Column(sa.String(32), nullable=False)
+
+
+class StoragePoolAllocation(Base):
+    """A storage pool booked for a reservation's window."""
+
+    __tablename__ = 'storage_pool_allocations'
+    __table_args__ = (
+        sa.Index('storage_pool_allocations_window_idx', 'pool_id',
+                 'start_date', 'end_date'),
+        sa.Index('storage_pool_allocations_reservation_id_idx',
+                 'reservation_id'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    pool_id = sa.Column(ID, sa.ForeignKey('storage_pools.id'),
+                        nullable=False)
+    reservation_id = sa.Column(
+        ID, sa.ForeignKey('reservations.id', ondelete='CASCADE'),
+        nullable=False)
+    start_date = sa.Column(DateTime, nullable=False)
+    end_date = sa.Column(DateTime, nullable=False)
 
 
 for _table in Base.metadata.tables.values():

@@ -56,9 +56,14 @@ NETWORK_SEGMENTS = models.NetworkSegment.__table__
 NETWORK_CAPABILITIES = models.NetworkExtraCapability.__table__
 NETWORK_RESERVATIONS = models.NetworkReservation.__table__
 NETWORK_ALLOCATIONS = models.NetworkAllocation.__table__
-# The reservable Cinder storage pools and their extra capabilities.
+# The reservable Cinder storage pools, their extra capabilities and
+# those Cinder reported, the storage:pool requests and the bookings of
+# the pools.
 STORAGE_POOLS = models.StoragePool.__table__
 STORAGE_POOL_CAPABILITIES = models.StoragePoolExtraCapability.__table__
+STORAGE_POOL_REPORTED = models.StoragePoolReportedCapability.__table__
+STORAGE_POOL_RESERVATIONS = models.StoragePoolReservation.__table__
+STORAGE_POOL_ALLOCATIONS = models.StoragePoolAllocation.__table__
 
 # The one module that may write each table (by table name). A table
 # that several parts of the code change has a module of its own in
@@ -93,4 +98,7 @@ OWNERS = {
     NETWORK_ALLOCATIONS.name: 'reservation_ext.store.network_segments',
     STORAGE_POOLS.name: 'reservation_ext.store.storage_pools',
     STORAGE_POOL_CAPABILITIES.name: 'reservation_ext.store.storage_pools',
+    STORAGE_POOL_REPORTED.name: 'reservation_ext.store.storage_pools',
+    STORAGE_POOL_RESERVATIONS.name: 'reservation_ext.store.storage_pools',
+    STORAGE_POOL_ALLOCATIONS.name: 'reservation_ext.store.storage_pools',
 }

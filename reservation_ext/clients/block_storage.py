@@ -113,6 +113,32 @@ class CinderClient:
             lambda answer: not answer or answer['deleting'], timeout,
             interval, self._late(volume_id, 'uploaded'),
             deferral.Wait(deferral.VOLUME, volume_id, pending=UPLOADING))
+        self._wait_gone(volume_id, timeout, interval)
+
+    def delete_pool_volumes(self, pools, project_ids, timeout=900,
+                            interval=1):
+        """Delete the projects' volumes on ``pools``; wait until gone.
+
+        ``pools`` are names (``host@backend#pool``) as a volume's
+        ``os-vol-host-attr:host`` shows them; snapshots of the volumes go
+        with them (Cinder's ``cascade``). Each delete may take
+        ``timeout`` seconds.
+        """
+        pools = set(pools)
+        found = [volume.id for project_id in project_ids
+                 for volume in service_user.sdk_call(
+                     SERVICE, 'GET /volumes/detail', lambda: list(
+                         self._block_storage.volumes(
+                             details=True, all_projects=True,
+                             project_id=project_id)))
+                 if volume.host in pools]
+        for volume_id in found:
+            self._call('DELETE', '/volumes/%s?cascade=True' % volume_id,
+                       ok=(404,))
+        for volume_id in found:
+            self._wait_gone(volume_id, timeout, interval)
+
+    def _wait_gone(self, volume_id, timeout, interval):
         polling.wait_for(
             lambda: self._call('GET', '/volumes/%s' % volume_id, ok=(404,)),
             lambda volume: not volume, timeout, interval,

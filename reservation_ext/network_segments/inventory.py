@@ -133,7 +133,7 @@ class NetworkInventory:
     def _remove(self, ctx, network_id):
         with db_api.writer(ctx, self.clock) as session:
             row = _get_row(session, network_id)
-            held = planner.is_held(session, row.id, self.clock.now())
+            held = planner.SEGMENTS.is_held(session, row.id, self.clock.now())
             if held:
                 raise exceptions.Conflict(
                     'Network segment %s is held by %d current or future '

@@ -45,7 +45,8 @@ it checks their allocations. The same queries select network segments
 (:data:`NETWORK_SEGMENTS`: ``$network_type``, ``$physical_network`` and
 ``$segment_id`` are the segment's columns, any other name one of its
 extra capabilities), as Chameleon's Blazar does for ``network_properties``
-and ``resource_properties``. Strings compare bytewise and substrings are
+and ``resource_properties``, and storage pools (:data:`REPORTED_POOL_TARGET`,
+:data:`POOL_TARGET`). Strings compare bytewise and substrings are
 case-sensitive on every backend.
 """
 
@@ -120,6 +121,16 @@ NETWORK_SEGMENTS = Target(
     tables.NETWORK_SEGMENTS,
     frozenset(('network_type', 'physical_network', 'segment_id')),
     tables.NETWORK_CAPABILITIES, tables.NETWORK_CAPABILITIES.c.network_id)
+# Storage pools: by ``$name`` or what Cinder reported for them
+# (``pool_properties``), or by their extra capabilities
+# (``resource_properties``).
+REPORTED_POOL_TARGET = Target(
+    tables.STORAGE_POOLS, frozenset(('name',)), tables.STORAGE_POOL_REPORTED,
+    tables.STORAGE_POOL_REPORTED.c.pool_id)
+POOL_TARGET = Target(
+    tables.STORAGE_POOLS, frozenset(('name',)),
+    tables.STORAGE_POOL_CAPABILITIES,
+    tables.STORAGE_POOL_CAPABILITIES.c.pool_id)
 
 _NUMERIC = {'==': operator.eq, '!=': operator.ne, '>=': operator.ge,
             '<=': operator.le, '=': operator.ge}

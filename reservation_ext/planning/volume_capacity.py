@@ -23,6 +23,12 @@ both count. It keeps the check one SQL statement, whatever the number of
 leases, and a grant never depends on how the others are spread inside
 the window.
 
+A storage pool booked by a ``storage:pool`` lease takes its whole
+capacity (Cinder's ``total_capacity_gb`` when the pool was registered;
+nothing when Cinder reported no number) out of the reservable GB for its
+window: it counts as held here, and a pool is not booked where volume
+reservations would then hold more than is left (:func:`check_pools`).
+
 Concurrent writers cannot both fit in the last GB: :func:`check` first
 bumps the one row of ``volume_capacity_state``, which on PostgreSQL (and
 MySQL) holds its row lock until the transaction ends, so the next writer
@@ -46,6 +52,8 @@ RESERVATIONS = tables.RESERVATIONS
 LEASES = tables.LEASES
 PROPOSALS = tables.PROPOSALS
 VOLUME_STATE = tables.VOLUME_STATE
+STORAGE_POOLS = tables.STORAGE_POOLS
+STORAGE_POOL_ALLOCATIONS = tables.STORAGE_POOL_ALLOCATIONS
 
 
 def reserved_gb(session, start, end, busy):
@@ -67,8 +75,15 @@ def read_held(session, lower, upper, busy):
     The allocations are :class:`timelines.Allocation`.
 
     One statement: the volume reservations of the leases that overlap,
-    and the proposals whose live holds do.
+    the proposals whose live holds do, and the storage pools booked then.
     """
+    return [timelines.Allocation(*row) for row in session.execute(
+        sa.union_all(*_volume_holds(lower, upper, busy),
+                     _pool_holds(lower, upper, busy)))]
+
+
+def _volume_holds(lower, upper, busy):
+    """SELECTs of the volume reservations and proposal holds overlapping."""
     conditions = [LEASES.c.start_date < upper, LEASES.c.end_date > lower,
                   RESERVATIONS.c.status != ReservationStatus.DELETED]
     if busy.ignore_reservation is not None:
@@ -88,8 +103,43 @@ def read_held(session, lower, upper, busy):
                     PROPOSALS.c.expires_at > busy.now,
                     PROPOSALS.c.volume_gb > 0,
                     PROPOSALS.c.id != (busy.ignore_proposal or '')))
-    return [timelines.Allocation(*row)
-            for row in session.execute(sa.union_all(reservations, holds))]
+    return reservations, holds
+
+
+def _pool_holds(lower, upper, busy):
+    """A SELECT of the storage pools booked in ``[lower, upper)``."""
+    bookings = STORAGE_POOL_ALLOCATIONS.c
+    conditions = [bookings.start_date < upper, bookings.end_date > lower]
+    if busy.ignore_reservation is not None:
+        conditions.append(bookings.reservation_id != busy.ignore_reservation)
+    return (sa.select(bookings.start_date, bookings.end_date,
+                      sa.func.coalesce(STORAGE_POOLS.c.total_capacity_gb, 0))
+            .select_from(STORAGE_POOL_ALLOCATIONS)
+            .join(STORAGE_POOLS, STORAGE_POOLS.c.id == bookings.pool_id)
+            .where(*conditions))
+
+
+def check_pools(session, reservable_gb, start, end, pools_gb, busy):
+    """Make sure pools of ``pools_gb`` leave the volume reservations room.
+
+    Volume reservations overlapping ``[start, end)`` may hold at most
+    what the pools booked then, these included, leave of the reservable
+    GB. Takes the capacity lock first, as :func:`check`.
+
+    :raises NotEnoughResources: they would not; the message says why.
+    """
+    lock(session)
+    volumes = sum(row[2] for row in session.execute(
+        sa.union_all(*_volume_holds(start, end, busy))))
+    pools = sum(row[2] for row in session.execute(
+        _pool_holds(start, end, busy)))
+    left = max(0, reservable_gb - pools - pools_gb)
+    if volumes > left:
+        raise exceptions.NotEnoughResources(
+            'The storage pools would take %d GB of the %d GB reservable '
+            '([reservation] volume_reservable_gb) from %s to %s, where '
+            'volume reservations already hold %d GB of it.'
+            % (pools_gb, reservable_gb, start, end, volumes))
 
 
 def check(session, reservable_gb, start, end, size_gb, busy):

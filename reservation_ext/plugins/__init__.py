@@ -31,7 +31,9 @@ namespace; the entry point name is the resource type:
 * :mod:`.floating_ip` is ``virtual:floatingip``: floating IPs of an
   external Neutron network for a lease;
 * :mod:`.network_segment` is ``network``: a VLAN or VXLAN segment for a
-  lease, made a Neutron provider network at its start.
+  lease, made a Neutron provider network at its start;
+* :mod:`.storage_pool` is ``storage:pool``: whole Cinder storage pools
+  for a lease, dedicated to its volumes while it is active.
 
 This module loads them (:func:`load_plugins`).
 """

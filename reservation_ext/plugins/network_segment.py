@@ -142,10 +142,11 @@ class NetworkSegmentPlugin(base.ResourcePlugin):
                               if reservation.get(key) != value},
                              RESOURCE_TYPE)
         try:
-            planner.move(session, reservation['id'], lease['start_date'],
-                         lease['end_date'], self.busy())
+            planner.SEGMENTS.move(session, reservation['id'],
+                                  lease['start_date'], lease['end_date'],
+                                  self.busy())
         except exceptions.NotEnoughResources as exc:
-            raise base.blocked_extension(exc, planner.latest_end(
+            raise base.blocked_extension(exc, planner.SEGMENTS.latest_end(
                 session, reservation['id'], self.busy()), lease)
 
     def on_start(self, ctx, lease, reservation):

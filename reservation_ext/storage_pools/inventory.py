@@ -18,10 +18,9 @@ Cinder for the pools its volume services report (a pool it does not
 report is a 404) and records what Cinder reported for it; every other
 key of the body is an extra capability, shown beside the pool's own keys
 in its view. A pool is registered once (409 again). An update sets or,
-with ``null``, removes extra capabilities. No reservation holds a pool
-yet, so a pool is removed whenever asked
-(:func:`reservation_ext.store.storage_pools.unregister_pool`). A pool is
-named in a path by its id or by its name.
+with ``null``, removes extra capabilities. A pool is removed with its
+past bookings unless a current or future booking holds it (409). A pool
+is named in a path by its id or by its name.
 """
 
 import json
@@ -35,6 +34,7 @@ from db import api as db_api
 from db import tables
 from reservation_ext import dates
 from reservation_ext import exceptions
+from reservation_ext.planning import storage_pools as planner
 from reservation_ext import policy
 from reservation_ext.storage_pools import schemas
 from reservation_ext.store import storage_pools as store
@@ -91,7 +91,7 @@ class StoragePoolInventory:
         try:
             with db_api.writer(ctx, self.clock) as session:
                 _check_new(session, name)
-                store.register_pool(session, values, capabilities)
+                store.register_pool(session, values, capabilities, reported)
         except db_exc.DBDuplicateEntry:
             # Registered by a concurrent request since the check.
             raise _registered(name)
@@ -130,10 +130,23 @@ class StoragePoolInventory:
         return self.get(ctx, row.id)
 
     def delete(self, ctx, pool_id):
-        """Remove a pool from the reservable ones."""
+        """Remove a pool from the reservable ones, unless a lease holds it."""
         policy.authorize(ctx, 'delete', ctx.project_id, policy.STORAGE_POOLS)
+        self._remove(ctx, pool_id)
+
+    @db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
+    def _remove(self, ctx, pool_id):
         with db_api.writer(ctx, self.clock) as session:
-            store.unregister_pool(session, _get_row(session, pool_id).id)
+            row = _get_row(session, pool_id)
+            held = planner.POOLS.is_held(session, row.id, self.clock.now())
+            if held:
+                raise exceptions.Conflict(
+                    'Storage pool %s is held by %d current or future '
+                    'reservation(s); it can be removed once they ended or '
+                    'were deleted.' % (row.name, held))
+            # A booking made since the check bumped the generation.
+            planner.POOLS.claim(session, [(row.id, row.generation)])
+            store.unregister_pool(session, row.id)
 
 
 def _check_capabilities(capabilities):

@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""storage pools: reservable Cinder pools and their extra capabilities
+"""storage pools: reservable Cinder pools, their storage:pool bookings
 
 Revision ID: cc24918655da
 Revises: 6e2a9b4d8c03
@@ -33,21 +33,10 @@ FLOAT = sa.Float().with_variant(mysql.DOUBLE(), 'mysql', 'mariadb')
 MYSQL = {'mysql_charset': 'utf8mb4', 'mysql_collate': 'utf8mb4_bin'}
 
 
-def upgrade():
+def _capabilities(name):
+    """A table of ``name -> value`` rows of a pool (extra or reported)."""
     op.create_table(
-        'storage_pools',
-        sa.Column('id', sa.String(36), nullable=False),
-        sa.Column('name', sa.String(255), nullable=False),
-        sa.Column('volume_backend_name', sa.String(255), nullable=True),
-        sa.Column('total_capacity_gb', FLOAT, nullable=True),
-        sa.Column('capabilities', sa.Text(), nullable=False),
-        sa.Column('created_at', DATETIME, nullable=False),
-        sa.Column('updated_at', DATETIME, nullable=True),
-        sa.PrimaryKeyConstraint('id', name='pk_storage_pools'),
-        sa.UniqueConstraint('name', name='uniq_storage_pools0name'),
-        **MYSQL)
-    op.create_table(
-        'storage_pool_extra_capabilities',
+        name,
         sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
         sa.Column('pool_id', sa.String(36), nullable=False),
         sa.Column('name', sa.String(64), nullable=False),
@@ -55,15 +44,85 @@ def upgrade():
         sa.Column('num_value', FLOAT, nullable=True),
         sa.ForeignKeyConstraint(
             ['pool_id'], ['storage_pools.id'],
-            name='fk_storage_pool_extra_capabilities_pool_id_storage_pools',
-            ondelete='CASCADE'),
-        sa.PrimaryKeyConstraint('id',
-                                name='pk_storage_pool_extra_capabilities'),
-        sa.UniqueConstraint('pool_id', 'name',
-                            name='uniq_storage_pool_extra_capabilities0name'),
+            name='fk_%s_pool_id_storage_pools' % name, ondelete='CASCADE'),
+        sa.PrimaryKeyConstraint('id', name='pk_' + name),
+        sa.UniqueConstraint('pool_id', 'name', name='uniq_%s0name' % name),
         **MYSQL)
 
 
+def _pools():
+    op.create_table(
+        'storage_pools',
+        sa.Column('id', sa.String(36), nullable=False),
+        sa.Column('name', sa.String(255), nullable=False),
+        sa.Column('volume_backend_name', sa.String(255), nullable=True),
+        sa.Column('total_capacity_gb', FLOAT, nullable=True),
+        sa.Column('capabilities', sa.Text(), nullable=False),
+        sa.Column('generation', sa.Integer(), nullable=False),
+        sa.Column('created_at', DATETIME, nullable=False),
+        sa.Column('updated_at', DATETIME, nullable=True),
+        sa.PrimaryKeyConstraint('id', name='pk_storage_pools'),
+        sa.UniqueConstraint('name', name='uniq_storage_pools0name'),
+        **MYSQL)
+    _capabilities('storage_pool_extra_capabilities')
+    _capabilities('storage_pool_reported_capabilities')
+
+
+def _reservations():
+    op.create_table(
+        'storage_pool_reservations',
+        sa.Column('id', sa.String(36), nullable=False),
+        sa.Column('reservation_id', sa.String(36), nullable=False),
+        sa.Column('min', sa.Integer(), nullable=False),
+        sa.Column('max', sa.Integer(), nullable=False),
+        sa.Column('pool_properties', sa.Text(), nullable=True),
+        sa.Column('resource_properties', sa.Text(), nullable=True),
+        sa.Column('on_end', sa.String(32), nullable=False),
+        sa.ForeignKeyConstraint(
+            ['reservation_id'], ['reservations.id'],
+            name='fk_storage_pool_reservations_reservation_id_reservations',
+            ondelete='CASCADE'),
+        sa.PrimaryKeyConstraint('id', name='pk_storage_pool_reservations'),
+        sa.UniqueConstraint(
+            'reservation_id',
+            name='uq_storage_pool_reservations_reservation_id'),
+        **MYSQL)
+
+
+def _allocations():
+    op.create_table(
+        'storage_pool_allocations',
+        sa.Column('id', sa.String(36), nullable=False),
+        sa.Column('pool_id', sa.String(36), nullable=False),
+        sa.Column('reservation_id', sa.String(36), nullable=False),
+        sa.Column('start_date', DATETIME, nullable=False),
+        sa.Column('end_date', DATETIME, nullable=False),
+        sa.ForeignKeyConstraint(
+            ['pool_id'], ['storage_pools.id'],
+            name='fk_storage_pool_allocations_pool_id_storage_pools'),
+        sa.ForeignKeyConstraint(
+            ['reservation_id'], ['reservations.id'],
+            name='fk_storage_pool_allocations_reservation_id_reservations',
+            ondelete='CASCADE'),
+        sa.PrimaryKeyConstraint('id', name='pk_storage_pool_allocations'),
+        **MYSQL)
+    op.create_index('storage_pool_allocations_window_idx',
+                    'storage_pool_allocations',
+                    ['pool_id', 'start_date', 'end_date'])
+    op.create_index('storage_pool_allocations_reservation_id_idx',
+                    'storage_pool_allocations', ['reservation_id'])
+
+
+def upgrade():
+    _pools()
+    _reservations()
+    _allocations()
+
+
 def downgrade():
+    # Their indexes go with the tables (MariaDB's foreign keys need them).
+    op.drop_table('storage_pool_allocations')
+    op.drop_table('storage_pool_reservations')
+    op.drop_table('storage_pool_reported_capabilities')
     op.drop_table('storage_pool_extra_capabilities')
     op.drop_table('storage_pools')

@@ -1,0 +1,149 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Items booked whole for a window, each by one booking at a time, in SQL.
+
+Network segments and storage pools are booked so: an item is free for
+``[start, end)`` when none of its bookings overlaps ``[start -
+cleaning_time, end + cleaning_time)``, as a host. The search is one
+statement: the request's capability queries compiled against the items
+(:mod:`reservation_ext.planning.capabilities`) and the busy test on the
+bookings, served by their (item, start_date, end_date) index.
+
+No item is ever booked twice, also with concurrent writers: a booking
+bumps the item's ``generation`` with an UPDATE that only matches the
+generation the search read, as the planner does for hosts
+(:mod:`reservation_ext.planning.planner`); a writer that lost the race
+raises :class:`~reservation_ext.exceptions.ConcurrentUpdate` and its
+transaction is rerun.
+"""
+
+import dataclasses
+import typing
+
+import sqlalchemy as sa
+
+from reservation_ext import exceptions
+
+
+@dataclasses.dataclass(frozen=True)
+class Bookable:
+    """One kind of item booked whole: its tables, and who writes them.
+
+    :param items: the items' table (``id``, ``generation``)
+    :param bookings: the bookings' table (``reservation_id``,
+        ``start_date``, ``end_date`` and the item's column)
+    :param item: the bookings' column naming the item
+    :param order: the columns of ``items`` the free ones come in
+    :param bump: the store's compare-and-swap of generations,
+        ``bump(session, {id: generation})`` returning whether all matched
+    :param reschedule: the store's move of a reservation's bookings,
+        ``reschedule(session, reservation_id, start, end)``
+    """
+
+    items: sa.Table
+    bookings: sa.Table
+    item: sa.Column
+    order: tuple
+    bump: typing.Callable
+    reschedule: typing.Callable
+
+    def overlapping(self, start, end, busy):
+        """Return SQL conditions: a booking of the item row overlaps.
+
+        :param busy: the planner's :class:`~reservation_ext.planning.
+            planner.Busy`: its cleaning time, and the reservation it
+            ignores.
+        """
+        bookings = self.bookings.c
+        conditions = [self.item == self.items.c.id,
+                      bookings.start_date < end + busy.margin,
+                      bookings.end_date > start - busy.margin]
+        if busy.ignore_reservation is not None:
+            conditions.append(
+                bookings.reservation_id != busy.ignore_reservation)
+        return conditions
+
+    def find_free(self, session, start, end, busy, conditions=(),
+                  item_ids=None, columns=()):
+        """Return ``(id, generation, *columns)`` of the free matching items.
+
+        :param conditions: SQL conditions on the items (compiled queries)
+        :param item_ids: only consider these items
+        :param columns: more columns of the items to return
+        """
+        where = [*conditions,
+                 ~sa.exists().where(*self.overlapping(start, end, busy))]
+        if item_ids is not None:
+            where.append(self.items.c.id.in_(item_ids))
+        return [tuple(row) for row in session.execute(
+            sa.select(self.items.c.id, self.items.c.generation, *columns)
+            .where(*where).order_by(*self.order))]
+
+    def claim(self, session, free):
+        """Bump the generations of the ``free`` rows found, or raise.
+
+        :raises ConcurrentUpdate: another writer booked one since.
+        """
+        if not self.bump(session, {row[0]: row[1] for row in free}):
+            raise exceptions.ConcurrentUpdate()
+
+    def booked(self, session, reservation_id):
+        """Return the ids of the items a reservation booked, in order."""
+        return list(session.scalars(
+            sa.select(self.item)
+            .where(self.bookings.c.reservation_id == reservation_id)
+            .order_by(self.item)))
+
+    def move(self, session, reservation_id, start, end, busy):
+        """Move a reservation's bookings to ``[start, end)`` on its items.
+
+        ``busy`` need not ignore the reservation: this does.
+
+        :raises NotEnoughResources: another booking holds one of its
+            items then.
+        """
+        booked = self.booked(session, reservation_id)
+        free = self.find_free(
+            session, start, end,
+            dataclasses.replace(busy, ignore_reservation=reservation_id),
+            item_ids=booked)
+        if len(free) < len(booked):
+            raise exceptions.NotEnoughResources(
+                'Cannot move the reservation to %s - %s: what it booked '
+                'is booked then.' % (start, end))
+        self.claim(session, free)
+        self.reschedule(session, reservation_id, start, end)
+
+    def latest_end(self, session, reservation_id, busy):
+        """Return how far a reservation's bookings can be extended, or None.
+
+        The first other booking of one of its items that starts at or
+        after its end, minus the cleaning time; None when there is none.
+        """
+        bookings = self.bookings.c
+        mine = session.execute(
+            sa.select(self.item, bookings.end_date)
+            .where(bookings.reservation_id == reservation_id)).all()
+        if not mine:
+            return None
+        first = session.scalar(
+            sa.select(sa.func.min(bookings.start_date)).where(
+                self.item.in_([item for item, _ in mine]),
+                bookings.start_date >= mine[0][1],
+                bookings.reservation_id != reservation_id))
+        return None if first is None else first - busy.margin
+
+    def is_held(self, session, item_id, now):
+        """Return how many bookings hold an item now or later."""
+        return session.scalar(sa.select(sa.func.count()).where(
+            self.item == item_id, self.bookings.c.end_date > now))

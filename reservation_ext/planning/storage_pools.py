@@ -1,0 +1,129 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Free storage pools for a window, their bookings, and the active ones.
+
+A pool is booked whole by one lease at a time
+(:class:`~reservation_ext.planning.exclusive.Bookable`). A request's
+``pool_properties`` select on what Cinder reported for the pool and
+``resource_properties`` on its extra capabilities
+(:data:`~reservation_ext.planning.capabilities.REPORTED_POOL_TARGET`,
+:data:`~reservation_ext.planning.capabilities.POOL_TARGET`). Free pools
+come by name; a request gets ``max`` of them when that many are free,
+else as many as are, and none (409) when fewer than ``min`` are. Its
+pools' capacity leaves the reservable GB of volume reservations for the
+window (:func:`reservation_ext.planning.volume_capacity.check_pools`).
+"""
+
+import uuid
+
+import sqlalchemy as sa
+
+from db import tables
+from reservation_ext import exceptions
+from reservation_ext.planning import exclusive
+from reservation_ext.planning import volume_capacity
+from reservation_ext.states import ReservationStatus
+from reservation_ext.store import storage_pools as store
+
+STORAGE_POOLS = tables.STORAGE_POOLS
+STORAGE_POOL_ALLOCATIONS = tables.STORAGE_POOL_ALLOCATIONS
+LEASES = tables.LEASES
+LEASE_PROJECTS = tables.LEASE_PROJECTS
+RESERVATIONS = tables.RESERVATIONS
+
+POOLS = exclusive.Bookable(
+    STORAGE_POOLS, STORAGE_POOL_ALLOCATIONS,
+    STORAGE_POOL_ALLOCATIONS.c.pool_id, (STORAGE_POOLS.c.name,),
+    store.bump_generations_if_unchanged, store.reschedule)
+
+
+def allocate(session, reservation_id, window, busy, conditions, wanted,
+             reservable_gb):
+    """Book ``wanted`` (``(min, max)``) free matching pools for ``window``.
+
+    :param window: ``(start, end)``
+    :param conditions: SQL conditions on the pools (compiled queries)
+    :param reservable_gb: ``[reservation] volume_reservable_gb``
+    :returns: the ids of the booked pools.
+    :raises NotEnoughResources: fewer than ``min`` are free, or their
+        capacity is promised to volume reservations; nothing is written.
+    :raises ConcurrentUpdate: another writer booked one first.
+    """
+    (start, end), (minimum, maximum) = window, wanted
+    free = POOLS.find_free(session, start, end, busy, conditions,
+                           columns=[STORAGE_POOLS.c.total_capacity_gb])
+    if len(free) < minimum:
+        raise exceptions.NotEnoughResources(
+            '%d of the %d storage pools wanted (min) are not free from %s '
+            'to %s: %d registered pools match the request and are free '
+            'then.' % (minimum - len(free), minimum, start, end, len(free)))
+    chosen = free[:maximum]
+    volume_capacity.check_pools(session, reservable_gb, start, end,
+                                sum(row[2] or 0 for row in chosen), busy)
+    POOLS.claim(session, chosen)
+    store.book(session, [{'id': str(uuid.uuid4()), 'pool_id': row[0],
+                          'reservation_id': reservation_id,
+                          'start_date': start, 'end_date': end}
+                         for row in chosen])
+    return [row[0] for row in chosen]
+
+
+def check_capacity(session, reservation_id, window, busy, reservable_gb):
+    """Check a reservation's pools against volume reservations in ``window``.
+
+    As :func:`allocate` does, for the pools it booked (an update that
+    moves them); ``busy`` ignores the reservation.
+
+    :raises NotEnoughResources: volume reservations count on their GB.
+    """
+    gigabytes = session.scalar(
+        sa.select(sa.func.coalesce(sa.func.sum(
+            STORAGE_POOLS.c.total_capacity_gb), 0))
+        .where(STORAGE_POOLS.c.id.in_(POOLS.booked(session,
+                                                   reservation_id))))
+    volume_capacity.check_pools(session, reservable_gb, *window, gigabytes,
+                                busy)
+
+
+def names(session, pool_ids):
+    """Return the Cinder names of pools (``host@backend#pool``), in order."""
+    return list(session.scalars(
+        sa.select(STORAGE_POOLS.c.name)
+        .where(STORAGE_POOLS.c.id.in_(pool_ids))
+        .order_by(STORAGE_POOLS.c.name)))
+
+
+def reservable_names(session):
+    """Return the names of every registered pool."""
+    return set(session.scalars(sa.select(STORAGE_POOLS.c.name)))
+
+
+def open_to(session, reservation_id, project_id, now):
+    """Return the names of the pools a volume of ``reservation_id`` may use.
+
+    Those booked by the active reservation for a window that holds
+    ``now``, when ``project_id`` is one of its lease's projects; none
+    otherwise (a reservation of another project, or not active).
+    """
+    bookings = STORAGE_POOL_ALLOCATIONS.c
+    return set(session.scalars(
+        sa.select(STORAGE_POOLS.c.name)
+        .select_from(STORAGE_POOL_ALLOCATIONS)
+        .join(STORAGE_POOLS, STORAGE_POOLS.c.id == bookings.pool_id)
+        .join(RESERVATIONS, RESERVATIONS.c.id == bookings.reservation_id)
+        .join(LEASE_PROJECTS,
+              LEASE_PROJECTS.c.lease_id == RESERVATIONS.c.lease_id)
+        .where(bookings.reservation_id == reservation_id,
+               RESERVATIONS.c.status == ReservationStatus.ACTIVE,
+               bookings.start_date <= now, bookings.end_date > now,
+               LEASE_PROJECTS.c.project_id == project_id)))
