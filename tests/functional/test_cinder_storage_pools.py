@@ -10,7 +10,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Registering a storage pool asks Cinder, inside Cinder's harness.
+"""Storage pools and what Cinder does for them, inside Cinder's harness.
+
+Registering a storage pool asks Cinder for the pools it reports; the end
+of a ``storage:pool`` lease with ``on_end: delete_volumes`` deletes its
+projects' volumes on its pools.
 
 The storage pool inventory with the service user's real Cinder client
 (:class:`reservation_ext.clients.block_storage.CinderClient`, through
@@ -48,9 +52,11 @@ if cinder_child.IN_CINDER:
     from reservation_ext import exceptions
     from reservation_ext.storage_pools import inventory
     from tests.authz import table
+    from tests import base as test_base
     from tests.functional import cinder_base
 
-    ADMIN = table.PERSONAS[0]
+    ADMIN, MEMBER, OTHER = (table.PERSONAS[0], table.PERSONAS[1],
+                            table.PERSONAS[3])
 
     class StoragePoolRegistrationTest(cinder_base.KeystoneCinderTestCase):
 
@@ -112,3 +118,41 @@ if cinder_child.IN_CINDER:
                     self.admin, {'name': unknown})
                 self.assertIn(unknown, error.message)
             self.assertEqual([], self.rows())
+
+        def new_volume(self, persona):
+            """A new volume of ``persona``'s project, once available."""
+            response = self.request(persona, 'POST', '/volumes', {
+                'volume': {'size': 1, 'name': persona.name}})
+            self.assertEqual(202, response.status_code, response.text)
+            volume_id = response.json()['volume']['id']
+            test_base.wait_until(
+                lambda: self.shown(volume_id)['status'] != 'creating',
+                'volume %s created' % volume_id, 60)
+            return self.shown(volume_id)
+
+        def shown(self, volume_id):
+            """The admin's view of a volume (with its host), or None."""
+            response = self.request(ADMIN, 'GET', '/volumes/' + volume_id)
+            if response.status_code == 404:
+                return None
+            self.assertEqual(200, response.status_code, response.text)
+            return response.json()['volume']
+
+        def test_the_end_deletes_the_projects_volumes_on_the_pools_only(
+                self):
+            mine, theirs = self.new_volume(MEMBER), self.new_volume(OTHER)
+            self.assertEqual('available', mine['status'])
+            pool = mine['os-vol-host-attr:host']
+            self.assertEqual(pool, theirs['os-vol-host-attr:host'])
+            # Volumes of the lease's project elsewhere stay too.
+            self.clients.cinder.delete_pool_volumes(
+                [pool + '-elsewhere'], [MEMBER.project], interval=0.1)
+            self.assertIsNotNone(self.shown(mine['id']))
+
+            self.clients.cinder.delete_pool_volumes(
+                [pool], [MEMBER.project], interval=0.1)
+            self.assertIsNone(self.shown(mine['id']))
+            self.assertEqual('available', self.shown(theirs['id'])['status'])
+            # Again, with nothing left to delete, it is done at once.
+            self.clients.cinder.delete_pool_volumes(
+                [pool], [MEMBER.project], interval=0.1)
