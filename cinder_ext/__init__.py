@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Cinder API extension of reservation-ext (loaded by cinder-api).
+"""Cinder API extension of reservation-ext (loaded by cinder-api), and its
+scheduler filter (loaded by cinder-scheduler).
 
 * :mod:`.extension` is the extension cinder.conf loads: reserved volume
   creates, the lease keys of volume views, Cinder's actions refused on
@@ -21,5 +22,8 @@
 * :mod:`.volume_quotas` reads the project's Cinder quotas and usage for
   the check of Cinder's quotas over a lease's window;
 * :mod:`.body_check` is the paste filter that answers request bodies
-  nobody can read (too deep, not UTF-8) with Cinder's 400.
+  nobody can read (too deep, not UTF-8) with Cinder's 400;
+* :mod:`.reservation_filter` is ``ReservationFilter``, the scheduler
+  filter that keeps the registered storage pools for the volumes of the
+  leases that hold them.
 """
