@@ -19,7 +19,9 @@ Everything lives in the state directory (default ``./.sandbox``)::
     nova.conf            Nova, the lease API and the engine (one file, as
                          in a deployment where nova.conf carries the
                          [reservation] options)
-    cinder.conf          Cinder with the reservation extension
+    cinder.conf          Cinder with the reservation extension, its
+                         scheduler filter and three pools on two fake
+                         backends
     neutron.conf, neutron-api-paste.ini  Neutron's API (:mod:`.neutron`)
     heat.conf            Heat's API and engine (:mod:`.heat`)
     placement.conf       Placement
@@ -110,6 +112,14 @@ CINDER_EXTENSIONS = ('cinder.api.contrib.standard_extensions',
 # own code can upload to the image API (on_end snapshot_delete).
 FAKE_VOLUME_DRIVER = (
     'reservation_ext.sandbox.cinder.volume_driver.SparseFileVolumeDriver')
+# Cinder's backends (enabled_backends: a volume service of host
+# sandbox@<backend> each) and the pools each reports, sandbox@hdd#bronze
+# and so on: pools that storage pool leases can reserve.
+CINDER_HOST = 'sandbox'
+CINDER_BACKENDS = {'hdd': ('bronze',), 'ssd': ('gold', 'silver')}
+# The scheduler filters of Cinder: its defaults, then ours.
+CINDER_FILTERS = ('AvailabilityZoneFilter', 'CapacityFilter',
+                  'CapabilitiesFilter', 'ReservationFilter')
 # The one image of the image API (metadata only: the fake hypervisor
 # needs no image data).
 IMAGE_ID = '4e0a2c5e-0b6f-4c43-9d51-3f0c6a2b7d10'
@@ -435,12 +445,33 @@ def _oslo_limit(layout):
                               ('endpoint_interface', 'public')]
 
 
+def cinder_pools(host=CINDER_HOST):
+    """Return the names of the pools Cinder reports on ``host``, in order.
+
+    Those of :data:`CINDER_BACKENDS`, whose volume services run on
+    ``host`` (the sandbox's, by default).
+    """
+    return sorted('%s@%s#%s' % (host, backend, pool)
+                  for backend, pools in CINDER_BACKENDS.items()
+                  for pool in pools)
+
+
+def cinder_backend_sections():
+    """Return the cinder.conf section of each of :data:`CINDER_BACKENDS`.
+
+    The volume driver is the one of ``[backend_defaults]``.
+    """
+    return {backend: [('volume_backend_name', backend),
+                      ('sandbox_pools', ','.join(pools))]
+            for backend, pools in CINDER_BACKENDS.items()}
+
+
 def write_cinder_conf(layout):
     cinder_state = layout.path('cinder')
     os.makedirs(cinder_state, exist_ok=True)
     write_file(layout.path('cinder.conf'), _conf(layout, 'cinder', {
         'DEFAULT': [
-            ('host', 'sandbox'),
+            ('host', CINDER_HOST),
             ('my_ip', HOST),
             ('state_path', cinder_state),
             ('transport_url', 'fake://'),
@@ -448,10 +479,13 @@ def write_cinder_conf(layout):
             ('api_paste_config', api_paste_path('cinder')),
             ('resource_query_filters_file',
              etc_path('cinder', 'resource_filters.json')),
+            ('enabled_backends', ','.join(CINDER_BACKENDS)),
+            ('scheduler_default_filters', ','.join(CINDER_FILTERS)),
         ] + [('osapi_volume_extension', extension)
              for extension in CINDER_EXTENSIONS],
-        # The volume service's backend options without enabled_backends.
+        # What every backend has in common.
         'backend_defaults': [('volume_driver', FAKE_VOLUME_DRIVER)],
+        **cinder_backend_sections(),
         'database': [('connection', layout.sqlite_url('cinder'))],
         'keystone_authtoken': _authtoken(layout),
         'oslo_concurrency': [('lock_path', os.path.join(cinder_state,

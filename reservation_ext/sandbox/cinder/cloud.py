@@ -15,10 +15,13 @@
 - cinder-api with Cinder's stock api-paste.ini (keystonemiddleware) and
   the reservation extension (:mod:`cinder_ext.extension`), on its HTTP
   port;
-- cinder-scheduler and cinder-volume with the sandbox's volume driver
+- cinder-scheduler, with the reservation filter
+  (:mod:`cinder_ext.reservation_filter`), and a cinder-volume for each
+  backend with the sandbox's volume driver
   (:mod:`reservation_ext.sandbox.cinder.volume_driver`: Cinder's fake
-  driver with a sparse file per volume), talking over oslo.messaging's
-  in-memory transport instead of a message broker;
+  driver with a sparse file per volume, reporting the pools of
+  :data:`reservation_ext.sandbox.config.CINDER_BACKENDS`), talking over
+  oslo.messaging's in-memory transport instead of a message broker;
 - Cinder's database as an SQLite file.
 
 Nothing here needs Keystone until a request comes, so the child starts
@@ -56,18 +59,22 @@ class SharedProcessService(service.Service):
 
 
 def start_services():
-    """cinder-volume first: the scheduler waits for its capabilities.
+    """A cinder-volume per backend first: the scheduler asks for their pools.
 
-    As cinder-volume does, the volume service starts the coordinator (a
-    file-based one, in state_path) that its manager takes locks with.
+    As cinder-volume does, each backend of ``enabled_backends`` is a
+    volume service of host ``host@backend``, and the volume services
+    start the coordinator (a file-based one, in state_path) that their
+    managers take locks with.
     """
     services = []
-    for binary in ('cinder-volume', 'cinder-scheduler'):
-        server = SharedProcessService.create(
-            binary=binary, host=CONF.host,
-            coordination=binary == 'cinder-volume')
-        server.start()
-        services.append(server)
+    for backend in CONF.enabled_backends:
+        services.append(SharedProcessService.create(
+            binary='cinder-volume', host='%s@%s' % (CONF.host, backend),
+            service_name=backend, coordination=True))
+        services[-1].start()
+    services.append(SharedProcessService.create(binary='cinder-scheduler',
+                                                host=CONF.host))
+    services[-1].start()
     return services
 
 

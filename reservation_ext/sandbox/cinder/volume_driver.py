@@ -22,6 +22,11 @@ driver inherits) on real bytes.
 Nothing in the sandbox writes into a volume (the fake hypervisor attaches
 nothing), so every volume holds zeros: a clone or a volume made from a
 snapshot is a new sparse file of its size, like its source.
+
+A backend reports its ``volume_backend_name`` and the pools of its option
+``sandbox_pools``, so that a sandbox has several pools to reserve
+(``host@backend#pool``); by default, as Cinder's fake driver, the backend
+``fake`` with one pool of that name.
 """
 
 import contextlib
@@ -33,10 +38,31 @@ from oslo_utils import units
 
 CONF = cfg.CONF
 VOLUMES_DIR = 'volumes'
+POOLS_OPT = cfg.ListOpt(
+    'sandbox_pools', default=[],
+    help='The pools this backend reports, each as Cinder\'s fake driver '
+         'reports its one (of unlimited size); by default that one, '
+         '"fake".')
 
 
 class SparseFileVolumeDriver(fake_driver.FakeLoggingVolumeDriver):
     """Cinder's fake driver with a sparse file for each volume."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.configuration.append_config_values([POOLS_OPT])
+
+    def _update_volume_stats(self):
+        super()._update_volume_stats()
+        # Cinder's fake driver says "fake" whatever the backend's name.
+        backend = self.configuration.safe_get('volume_backend_name')
+        if backend:
+            self._stats['volume_backend_name'] = backend
+        names = self.configuration.safe_get(POOLS_OPT.name)
+        if names:
+            [pool] = self._stats['pools']
+            self._stats['pools'] = [dict(pool, pool_name=name)
+                                    for name in names]
 
     def local_path(self, volume, vg=None):
         return os.path.join(CONF.state_path, VOLUMES_DIR, volume.name)
