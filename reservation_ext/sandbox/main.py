@@ -25,7 +25,8 @@ supervises five child processes (each logs to ``DIR/logs/<name>.log``):
   API, Placement, the image API, conductor, scheduler with
   ReservationFilter and N fake compute hosts;
 - ``cinder`` (:mod:`reservation_ext.sandbox.cinder`): cinder-api with the
-  reservation extension, scheduler and volume service with a fake driver;
+  reservation extension, scheduler with ReservationFilter and a volume
+  service with a fake driver for each of two backends (three pools);
 - ``neutron`` (:mod:`reservation_ext.sandbox.neutron`): Neutron's API
   (ML2, routers, no agents), with the external network ``public`` and a
   network and router for the admin and demo projects, which Nova uses;
