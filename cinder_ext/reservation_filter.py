@@ -91,15 +91,16 @@ class ReservationFilter(filters.BaseBackendFilter):
         hints = filter_properties.get('scheduler_hints') or {}
         reservation_id = _single(hints.get(HINT))
         if reservation_id is None:
-            return _Refusing(own, self._read(storage_pools.reservable_names),
-                             'it is reservable and the volume has no '
-                             '"%s" hint' % HINT).passes
+            reservable = self._read(storage_pools.reservable_names)
+            return _Passing(own, reservable, 'it is reservable and the '
+                            'volume has no "%s" hint' % HINT).passes
         project_id = volume.get('project_id')
-        return _Refusing(own, self._read(
-            storage_pools.open_to, reservation_id, project_id,
-            self._clock.now()), 'it is not a pool of reservation %s that '
-            'project %s may use now' % (reservation_id, project_id),
-            excluded=False).passes
+        opened = self._read(storage_pools.open_to, reservation_id,
+                            project_id, self._clock.now())
+        return _Passing(own, opened, 'it is not a pool of reservation %s '
+                        'that project %s may use now' % (reservation_id,
+                                                         project_id),
+                        excluded=False).passes
 
     @staticmethod
     def _read(query, *args):
@@ -109,7 +110,7 @@ class ReservationFilter(filters.BaseBackendFilter):
             return query(session, *args)
 
 
-class _Refusing:
+class _Passing:
     """The pools of one request: all but ``names``, or only ``names``.
 
     The volume's own pool (``own``) passes whatever ``names`` are.
