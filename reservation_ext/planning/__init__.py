@@ -24,8 +24,10 @@
 * :mod:`.volume_capacity` books reservable block storage GB;
 * :mod:`.floating_ips` finds free reservable floating IPs and books
   them, with the same generation checks;
-* :mod:`.network_segments` finds free network segments and books them,
-  with the same generation checks;
+* :mod:`.exclusive` books items whole, one lease at a time, with the
+  same generation checks: :mod:`.network_segments` finds free network
+  segments and books them, :mod:`.storage_pools` free storage pools (and
+  says which pools a volume may use now);
 * :mod:`.timelines` holds the schedule of a request's capacity in
   memory, to find where proposals and availability windows may start;
 * :mod:`.healing` moves bookings off failed hosts to free replacements;

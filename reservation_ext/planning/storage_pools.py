@@ -112,18 +112,20 @@ def open_to(session, reservation_id, project_id, now):
     """Return the names of the pools a volume of ``reservation_id`` may use.
 
     Those booked by the active reservation for a window that holds
-    ``now``, when ``project_id`` is one of its lease's projects; none
+    ``now``, when ``project_id`` owns its lease or shares it; none
     otherwise (a reservation of another project, or not active).
     """
     bookings = STORAGE_POOL_ALLOCATIONS.c
+    shared = sa.exists().where(
+        LEASE_PROJECTS.c.lease_id == RESERVATIONS.c.lease_id,
+        LEASE_PROJECTS.c.project_id == project_id)
     return set(session.scalars(
         sa.select(STORAGE_POOLS.c.name)
         .select_from(STORAGE_POOL_ALLOCATIONS)
         .join(STORAGE_POOLS, STORAGE_POOLS.c.id == bookings.pool_id)
         .join(RESERVATIONS, RESERVATIONS.c.id == bookings.reservation_id)
-        .join(LEASE_PROJECTS,
-              LEASE_PROJECTS.c.lease_id == RESERVATIONS.c.lease_id)
+        .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
         .where(bookings.reservation_id == reservation_id,
                RESERVATIONS.c.status == ReservationStatus.ACTIVE,
                bookings.start_date <= now, bookings.end_date > now,
-               LEASE_PROJECTS.c.project_id == project_id)))
+               sa.or_(LEASES.c.project_id == project_id, shared))))

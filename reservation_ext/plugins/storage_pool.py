@@ -145,8 +145,10 @@ class StoragePoolPlugin(base.ResourcePlugin):
         """Delete the projects' volumes on the pools, if ``on_end`` says so."""
         if reservation['on_end'] != DELETE_VOLUMES:
             return
-        self.clients.cinder.delete_pool_volumes(reservation['pools'],
-                                                lease['projects'])
+        # ``projects`` are those the lease is shared with; the owner's too.
+        self.clients.cinder.delete_pool_volumes(
+            reservation['pools'],
+            list(dict.fromkeys([lease['project_id'], *lease['projects']])))
 
     def on_delete(self, ctx, lease, reservation):
         """End what a start began, unless the lease never started."""

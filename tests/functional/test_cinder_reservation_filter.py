@@ -267,14 +267,8 @@ if cinder_child.IN_CINDER:
 
         def test_a_volume_of_the_lease_owner_lands_on_the_leased_pools(self):
             reservation_id = self.started([GOLD])
-            # planning.storage_pools.open_to reads lease_projects only,
-            # which holds the projects a lease is shared with, not its
-            # owner's (leases.project_id): it must take both, as the
-            # pools of Nova's filter do (planning.pool_snapshot).
-            self.expectFailure(
-                'open_to leaves the lease owner out', self.assertEqual,
-                ('available', GOLD),
-                self.where(self.create(ADMIN, reservation_id)))
+            self.assertEqual(('available', GOLD),
+                             self.where(self.create(ADMIN, reservation_id)))
 
         def test_a_lease_that_has_not_started_gives_no_valid_backend(self):
             lease = self.lease([GOLD], start=dates.format_date(
