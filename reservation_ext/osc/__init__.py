@@ -14,8 +14,10 @@
 
 :mod:`.v1` holds the commands of schedule proposals (``lease
 propose``, ``lease create-from-proposal``), availability
-(``availability show``) and the admin's inventories python-blazarclient
-has no commands for (``network ...``, ``storage pool ...``). They join
+(``availability show``), the admin's inventories python-blazarclient
+has no commands for (``network ...``, ``storage pool ...``) and the
+leases of a type its ``lease create`` cannot send (``storage lease
+create``). They join
 python-blazarclient's ``openstack reservation`` tree (entry points in
 ``openstack.reservation.v1``) and use its client, so that the endpoint,
 the session and the errors are those of the other commands.

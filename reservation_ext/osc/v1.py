@@ -120,11 +120,7 @@ class CreateLeaseFromProposal(command.ShowOne):
         _resp, answer = _lease_api(self.app).post('/leases', body={
             'name': parsed_args.name,
             'proposal_id': parsed_args.proposal_id})
-        lease = answer['lease']
-        columns = sorted(lease)
-        # As python-blazarclient shows a lease: lists indented.
-        return columns, [_cell(lease[column], indent=4)
-                         for column in columns]
+        return _lease_shown(answer['lease'])
 
 
 class ShowAvailability(command.Lister):
@@ -322,6 +318,61 @@ class DeleteStoragePool(_OneStoragePool, command.Command):
     def take_action(self, parsed_args):
         _lease_api(self.app).delete(self._path(parsed_args))
         self.app.stdout.write('Deleted storage pool %s\n' % parsed_args.pool)
+
+
+class CreateStorageLease(command.ShowOne):
+    """Create a lease of whole storage pools (a storage:pool reservation).
+
+    python-blazarclient's "lease create --reservation" cannot send a type
+    it does not know with text values.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('name', metavar='<name>',
+                            help='The name of the lease.')
+        parser.add_argument('--min', type=int, default=1,
+                            help='The fewest pools the lease may hold '
+                                 '(default 1).')
+        parser.add_argument('--max', type=int,
+                            help='The most pools it holds when they are '
+                                 'free (default: --min).')
+        parser.add_argument(
+            '--pool-properties', metavar='<query>',
+            help='Which pools, by what Cinder reported for them: '
+                 '\'["=", "$volume_backend_name", "ssd"]\'.')
+        parser.add_argument(
+            '--resource-properties', metavar='<query>',
+            help='Which pools, by their extra capabilities: '
+                 '\'["=", "$tier", "gold"]\'.')
+        parser.add_argument(
+            '--on-end', choices=('release', 'delete_volumes'),
+            help='What the end does to the volumes on the pools (default '
+                 'release: they stay).')
+        parser.add_argument('--start-date', metavar='<date>', default='now',
+                            help='"YYYY-MM-DD HH:MM" (UTC; default now).')
+        parser.add_argument('--end-date', metavar='<date>', required=True,
+                            help='"YYYY-MM-DD HH:MM" (UTC).')
+        return parser
+
+    def take_action(self, parsed_args):
+        reservation = {'resource_type': 'storage:pool',
+                       'min': parsed_args.min,
+                       'max': parsed_args.max or parsed_args.min}
+        for key in ('pool_properties', 'resource_properties', 'on_end'):
+            if getattr(parsed_args, key) is not None:
+                reservation[key] = getattr(parsed_args, key)
+        _resp, answer = _lease_api(self.app).post('/leases', body={
+            'name': parsed_args.name, 'start_date': parsed_args.start_date,
+            'end_date': parsed_args.end_date, 'events': [],
+            'reservations': [reservation]})
+        return _lease_shown(answer['lease'])
+
+
+def _lease_shown(lease):
+    """A lease as python-blazarclient shows it: lists indented."""
+    columns = sorted(lease)
+    return columns, [_cell(lease[column], indent=4) for column in columns]
 
 
 def _shown(view):

@@ -14,7 +14,11 @@
 
 ``cinder create --hint reserved=True --hint lease_params=...`` goes to the
 sandbox's cinder-api with the reservation extension; the sandbox's engine
-starts and ends the lease through Cinder's API.
+starts and ends the lease through Cinder's API. Storage pool leases share
+the sandbox: the admin registers two of its three pools, the demo user
+leases one, and the unmodified ``openstack volume create --hint
+reservation=<id>`` lands on it while other volumes keep off the
+registered pools (the sandbox's Cinder runs ``ReservationFilter``).
 """
 
 import datetime
@@ -26,6 +30,12 @@ from tests.e2e import base
 
 def _date(moment):
     return moment.strftime('%Y-%m-%d %H:%M:%S')
+
+
+# The sandbox's pools (reservation_ext.sandbox.config).
+GOLD, SILVER, BRONZE = ('sandbox@ssd#gold', 'sandbox@ssd#silver',
+                        'sandbox@hdd#bronze')
+HOST = 'os-vol-host-attr:host'
 
 
 def _lease_params(start, end, **params):
@@ -116,3 +126,80 @@ class TestVolumeReservation(base.SandboxTestCase):
                                user='demo')
         self.assertEqual([], [lease for lease in leases
                               if lease['name'].startswith('bad-')])
+
+    def register_pools(self):
+        """Register gold and silver, each with its tier; removed after."""
+        for pool in (GOLD, SILVER):
+            self.run_json(['openstack', 'reservation', 'storage', 'pool',
+                           'create', pool, '--extra',
+                           'tier=' + pool.rpartition('#')[2]])
+            self.addCleanup(self.run_cli, [
+                'openstack', 'reservation', 'storage', 'pool', 'delete',
+                pool])
+
+    def new_volume(self, name, *hints, user='demo'):
+        """Create a 1 GB volume; return the admin's view once it settled."""
+        argv = ['openstack', 'volume', 'create', '--size', '1', name]
+        for hint in hints:
+            argv[3:3] = ['--hint', hint]
+        volume_id = self.run_json(argv, user)['id']
+        self.addCleanup(self.forget, volume_id)
+        return self.wait_for(lambda: self.settled(volume_id), interval=0.5)
+
+    def all_volumes(self):
+        return {volume['ID'] for volume in self.run_json(
+            ['openstack', 'volume', 'list', '--all-projects'])}
+
+    def forget(self, volume_id):
+        """Delete a volume if it is there; wait until it is gone."""
+        if volume_id in self.all_volumes():
+            self.run_cli(['openstack', 'volume', 'delete', volume_id])
+        self.wait_for(lambda: volume_id not in self.all_volumes(),
+                      interval=0.5)
+
+    def end_lease(self, lease_id):
+        """Delete a lease if it is there; wait until it is gone."""
+        def ids():
+            return {lease['id'] for lease in self.run_json(
+                ['openstack', 'reservation', 'lease', 'list'], user='demo')}
+        if lease_id in ids():
+            self.run_cli(['openstack', 'reservation', 'lease', 'delete',
+                          lease_id], user='demo')
+        self.wait_for(lambda: lease_id not in ids(), interval=0.5)
+
+    def settled(self, volume_id):
+        """The admin's view of a volume no longer being created, or None."""
+        volume = self.run_json(['openstack', 'volume', 'show', volume_id])
+        return None if volume['status'] == 'creating' else volume
+
+    def test_a_storage_pool_lease_takes_the_volumes_of_its_hint_only(self):
+        self.register_pools()
+        end = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+        lease = self.run_json([
+            'openstack', 'reservation', 'storage', 'lease', 'create',
+            '--resource-properties', '["=", "$tier", "gold"]',
+            '--on-end', 'delete_volumes', '--end-date',
+            end.strftime('%Y-%m-%d %H:%M'), 'pool-lease'], user='demo')
+        self.addCleanup(self.end_lease, lease['id'])
+        # Its lists are JSON text, as python-blazarclient shows a lease.
+        [reservation] = json.loads(lease['reservations'])
+        self.assertEqual([GOLD], reservation['pools'])
+        self.wait_for(lambda: self.run_json([
+            'openstack', 'reservation', 'lease', 'show', lease['id']],
+            user='demo')['status'] == 'ACTIVE', interval=0.5)
+
+        hint = 'reservation=' + reservation['id']
+        leased = self.new_volume('on-pool', hint)
+        self.assertEqual(('available', GOLD), (leased['status'],
+                                               leased[HOST]))
+        other = self.new_volume('elsewhere')
+        self.assertEqual(('available', BRONZE), (other['status'],
+                                                 other[HOST]))
+        # A project outside the lease finds no pool for the hint.
+        self.assertEqual('error', self.new_volume(
+            'not-mine', hint, user='admin')['status'])
+
+        self.end_lease(lease['id'])
+        # on_end delete_volumes: the lease's volumes on its pool go.
+        self.wait_for(lambda: 'on-pool' not in self.volumes(), interval=0.5)
+        self.assertEqual('available', self.volumes()['elsewhere'])
