@@ -407,6 +407,24 @@ def resource_uuid(value, field, kind, reserve_command):
         raise exceptions.InvalidInput(field, 'must be a %s UUID' % kind)
 
 
+def check_extra_capabilities(capabilities, own_keys, reason, max_length):
+    """Refuse extra capabilities named as a resource's own keys, or too long.
+
+    :param own_keys: the names of the resource's own keys
+    :param reason: why one of them is refused
+    :param max_length: the longest name an extra capability may have
+    :raises InvalidInput: naming the first such capability.
+    """
+    reserved = sorted(set(capabilities) & set(own_keys))
+    if reserved:
+        raise exceptions.InvalidInput(reserved[0], reason)
+    too_long = sorted(key for key in capabilities if len(key) > max_length)
+    if too_long:
+        raise exceptions.InvalidInput(
+            too_long[0], 'Extra capability key too long (at most %d '
+            'characters)' % max_length)
+
+
 def missing_reason(key):
     """Return Blazar's reason for a parameter ``key`` not given."""
     return 'Missing parameter %s' % key

@@ -31,6 +31,7 @@ from db import tables
 from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.hosts import schemas
+from reservation_ext.planning import capabilities as capability_queries
 from reservation_ext.planning import planner
 from reservation_ext import policy
 from reservation_ext.power import credentials
@@ -64,6 +65,10 @@ NULL_KEYS = ('status', 'trust_id')
 CAPABILITY_KEY_MAX_LENGTH = 64
 _RESERVED_KEYS = frozenset(VIEW_COLUMNS + NULL_KEYS + POWER_KEYS +
                            ('name', 'generation'))
+
+
+# The extra capabilities of the rows, by id.
+EXTRA = capability_queries.HOST_TARGET
 
 
 class HostInventory:
@@ -133,7 +138,7 @@ class HostInventory:
         _check_capabilities(capabilities)
         with db_api.writer(ctx, self.clock) as session:
             row = _get_row(session, host_id)
-            current = _capabilities_of(session, [row.id]).get(row.id, {})
+            current = EXTRA.values_of(session, [row.id]).get(row.id, {})
             current.update(capabilities)
             store_hosts.set_capabilities(session, row.id, {
                 key: value for key, value in current.items()
@@ -239,16 +244,10 @@ def _check_capabilities(capabilities):
     Those named as a host's own properties, and those with a name longer
     than Blazar allows (with Blazar's message).
     """
-    reserved = sorted(set(capabilities) & _RESERVED_KEYS)
-    if reserved:
-        raise exceptions.InvalidInput(
-            reserved[0], 'is a property of the host, not an extra capability')
-    too_long = sorted(key for key in capabilities
-                      if len(key) > CAPABILITY_KEY_MAX_LENGTH)
-    if too_long:
-        raise exceptions.InvalidInput(
-            too_long[0], 'Extra capability key too long (at most %d '
-            'characters)' % CAPABILITY_KEY_MAX_LENGTH)
+    validation.check_extra_capabilities(
+        capabilities, _RESERVED_KEYS,
+        'is a property of the host, not an extra capability',
+        CAPABILITY_KEY_MAX_LENGTH)
 
 
 def _cpu_info(value):
@@ -309,18 +308,8 @@ def _get_row(session, host_id):
     return row
 
 
-def _capabilities_of(session, host_ids):
-    found = {}
-    for host_id, name, value in session.execute(
-            sa.select(CAPABILITIES.c.host_id, CAPABILITIES.c.name,
-                      CAPABILITIES.c.value)
-            .where(CAPABILITIES.c.host_id.in_(host_ids))):
-        found.setdefault(host_id, {})[name] = value
-    return found
-
-
 def _views(session, rows):
-    capabilities = _capabilities_of(session, [row.id for row in rows])
+    capabilities = EXTRA.values_of(session, [row.id for row in rows])
     return [{**credentials.without_secrets(capabilities.get(row.id, {})),
              **_host_view(row)} for row in rows]
 

@@ -30,18 +30,22 @@ from db import tables
 from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.network_segments import schemas
+from reservation_ext.planning import capabilities as capability_queries
 from reservation_ext.planning import network_segments as planner
 from reservation_ext import policy
 from reservation_ext.store import network_segments as store
 from reservation_ext import validation
 
 NETWORK_SEGMENTS = tables.NETWORK_SEGMENTS
-NETWORK_CAPABILITIES = tables.NETWORK_CAPABILITIES
 
 # Keys of a segment view that are columns; no extra capability has them.
 VIEW_COLUMNS = ('id', 'network_type', 'physical_network', 'segment_id',
                 'created_at', 'updated_at')
 _RESERVED_KEYS = frozenset(VIEW_COLUMNS + ('generation',))
+
+
+# The extra capabilities of the rows, by id.
+EXTRA = capability_queries.NETWORK_SEGMENTS
 
 
 class NetworkInventory:
@@ -87,7 +91,7 @@ class NetworkInventory:
         _check_capabilities(body)
         with db_api.writer(ctx, self.clock) as session:
             row = _get_row(session, network_id)
-            current = _capabilities_of(session, [row.id]).get(row.id, {})
+            current = EXTRA.values_of(session, [row.id]).get(row.id, {})
             current.update(body)
             store.set_capabilities(session, row.id, {
                 key: value for key, value in current.items()
@@ -166,18 +170,11 @@ def _segment(body):
 
 def _check_capabilities(capabilities, creating=False):
     """Refuse extra capabilities named as a segment's own keys, or too long."""
-    reserved = sorted(set(capabilities) & _RESERVED_KEYS)
-    if reserved:
-        reason = ('is a property of the segment, not an extra capability'
-                  if creating else 'cannot be changed; delete the segment '
-                  'and register it again')
-        raise exceptions.InvalidInput(reserved[0], reason)
-    too_long = sorted(key for key in capabilities
-                      if len(key) > schemas.CAPABILITY_KEY_MAX_LENGTH)
-    if too_long:
-        raise exceptions.InvalidInput(
-            too_long[0], 'Extra capability key too long (at most %d '
-            'characters)' % schemas.CAPABILITY_KEY_MAX_LENGTH)
+    validation.check_extra_capabilities(
+        capabilities, _RESERVED_KEYS,
+        'is a property of the segment, not an extra capability' if creating
+        else 'cannot be changed; delete the segment and register it again',
+        schemas.CAPABILITY_KEY_MAX_LENGTH)
 
 
 def _check_new(session, values):
@@ -200,17 +197,6 @@ def _get_row(session, network_id):
     if row is None:
         raise exceptions.NotFound(kind='Network segment', id=network_id)
     return row
-
-
-def _capabilities_of(session, network_ids):
-    found = {}
-    for network_id, name, value in session.execute(
-            sa.select(NETWORK_CAPABILITIES.c.network_id,
-                      NETWORK_CAPABILITIES.c.name,
-                      NETWORK_CAPABILITIES.c.value)
-            .where(NETWORK_CAPABILITIES.c.network_id.in_(network_ids))):
-        found.setdefault(network_id, {})[name] = value
-    return found
 
 
 def _bookings(session, network_ids, now, lease_id, reservation_id):
@@ -238,7 +224,7 @@ def _bookings(session, network_ids, now, lease_id, reservation_id):
 
 
 def _views(session, rows):
-    capabilities = _capabilities_of(session, [row.id for row in rows])
+    capabilities = EXTRA.values_of(session, [row.id for row in rows])
     return [{**capabilities.get(row.id, {}), **_view(row)} for row in rows]
 
 

@@ -94,6 +94,16 @@ class Target:
         return name not in self.columns or isinstance(
             self.table.c[name].type, sa.Integer)
 
+    def values_of(self, session, ids):
+        """Return ``{id: {name: value}}`` of the rows' capabilities."""
+        caps = self.capabilities
+        found = {}
+        for owner, name, value in session.execute(
+                sa.select(self.owner, caps.c.name, caps.c.value)
+                .where(self.owner.in_(ids))):
+            found.setdefault(owner, {})[name] = value
+        return found
+
     def where(self, name, condition, numeric=False):
         """Return ``condition(value column)`` of a column or capability.
 

@@ -34,6 +34,7 @@ from db import api as db_api
 from db import tables
 from reservation_ext import dates
 from reservation_ext import exceptions
+from reservation_ext.planning import capabilities as capability_queries
 from reservation_ext.planning import storage_pools as planner
 from reservation_ext import policy
 from reservation_ext.storage_pools import schemas
@@ -41,12 +42,15 @@ from reservation_ext.store import storage_pools as store
 from reservation_ext import validation
 
 STORAGE_POOLS = tables.STORAGE_POOLS
-STORAGE_POOL_CAPABILITIES = tables.STORAGE_POOL_CAPABILITIES
 
 # Keys of a pool view that are the pool's own; no extra capability has
 # one of these names.
 VIEW_KEYS = ('id', 'name', 'backend', 'total_capacity_gb', 'capabilities',
              'created_at', 'updated_at')
+
+
+# The extra capabilities of the rows, by id.
+EXTRA = capability_queries.POOL_TARGET
 
 
 class StoragePoolInventory:
@@ -121,7 +125,7 @@ class StoragePoolInventory:
         _check_capabilities(body)
         with db_api.writer(ctx, self.clock) as session:
             row = _get_row(session, pool_id)
-            current = _capabilities_of(session, [row.id]).get(row.id, {})
+            current = EXTRA.values_of(session, [row.id]).get(row.id, {})
             current.update(body)
             store.set_capabilities(session, row.id, {
                 key: value for key, value in current.items()
@@ -151,16 +155,10 @@ class StoragePoolInventory:
 
 def _check_capabilities(capabilities):
     """Refuse extra capabilities named as a pool's own keys, or too long."""
-    reserved = sorted(set(capabilities) & set(VIEW_KEYS))
-    if reserved:
-        raise exceptions.InvalidInput(
-            reserved[0], 'is a property of the pool, not an extra capability')
-    too_long = sorted(key for key in capabilities
-                      if len(key) > schemas.CAPABILITY_KEY_MAX_LENGTH)
-    if too_long:
-        raise exceptions.InvalidInput(
-            too_long[0], 'Extra capability key too long (at most %d '
-            'characters)' % schemas.CAPABILITY_KEY_MAX_LENGTH)
+    validation.check_extra_capabilities(
+        capabilities, VIEW_KEYS,
+        'is a property of the pool, not an extra capability',
+        schemas.CAPABILITY_KEY_MAX_LENGTH)
 
 
 def _check_new(session, name):
@@ -204,19 +202,8 @@ def _get_row(session, pool_id):
     return row
 
 
-def _capabilities_of(session, pool_ids):
-    found = {}
-    for pool_id, name, value in session.execute(
-            sa.select(STORAGE_POOL_CAPABILITIES.c.pool_id,
-                      STORAGE_POOL_CAPABILITIES.c.name,
-                      STORAGE_POOL_CAPABILITIES.c.value)
-            .where(STORAGE_POOL_CAPABILITIES.c.pool_id.in_(pool_ids))):
-        found.setdefault(pool_id, {})[name] = value
-    return found
-
-
 def _views(session, rows):
-    capabilities = _capabilities_of(session, [row.id for row in rows])
+    capabilities = EXTRA.values_of(session, [row.id for row in rows])
     return [{**capabilities.get(row.id, {}), **_view(row)} for row in rows]
 
 

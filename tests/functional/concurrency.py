@@ -20,6 +20,7 @@ other error, which the checks reject.
 """
 
 import collections
+from concurrent import futures
 import multiprocessing
 
 from oslo_config import cfg
@@ -113,6 +114,37 @@ class PoolMixin:
         self.assertEqual(requests, len(outcomes))
         self.assertEqual(self.POOL, counts.pop('booked', 0))
         self.assertEqual(set(), set(counts) - {'not enough', 'conflict'})
+
+
+class WholeItemsMixin(PoolMixin):
+    """Concurrent bookings of items booked whole: never one in two leases.
+
+    Subclasses add ``POOL`` items (:meth:`add_pool`) and say how one is
+    booked in a window (``book``, a function of the window returning its
+    outcome, which a process can pickle) and how to find two bookings of
+    one item that overlap (``overlapping``, a function of a connection).
+    """
+
+    book = None
+    overlapping = None
+
+    def assert_no_double_booking(self, outcomes, requests):
+        self.assert_one_booking_each(type(self).overlapping, outcomes,
+                                     requests)
+
+    def in_threads(self):
+        """24 bookings by 8 threads; their outcomes, checked."""
+        requests = [WINDOWS[i % len(WINDOWS)] for i in range(24)]
+        with futures.ThreadPoolExecutor(8) as executor:
+            outcomes = list(executor.map(type(self).book, requests))
+        self.assert_no_double_booking(outcomes, len(requests))
+
+    def in_four_processes(self):
+        """Each window booked by 4 processes at once; checked."""
+        batches = [WINDOWS[i:] + WINDOWS[:i] for i in range(4)]
+        self.assert_no_double_booking(
+            self.in_processes(type(self).book, batches),
+            sum(len(batch) for batch in batches))
 
 
 class SQLiteFileTestCase(base.TestCase):

@@ -19,7 +19,6 @@ Concurrent bookings (threads on an SQLite file, processes on the
 servers) never put one segment in two overlapping leases.
 """
 
-from concurrent import futures
 import json
 import uuid
 
@@ -317,9 +316,11 @@ def overlapping_bookings(connection):
         connection, tables.NETWORK_ALLOCATIONS, 'network_id')
 
 
-class _ConcurrencyMixin(concurrency.PoolMixin):
+class _ConcurrencyMixin(concurrency.WholeItemsMixin):
 
     POOL = 3
+    book = staticmethod(book)
+    overlapping = staticmethod(overlapping_bookings)
 
     def add_pool(self, session):
         for vni in range(self.POOL):
@@ -328,30 +329,18 @@ class _ConcurrencyMixin(concurrency.PoolMixin):
                 'physical_network': None, 'segment_id': vni + 1,
                 'created_at': test_planner.T0}, {})
 
-    def assert_no_double_booking(self, outcomes, requests):
-        self.assert_one_booking_each(overlapping_bookings, outcomes,
-                                     requests)
-
 
 class ConcurrentThreadsTest(_ConcurrencyMixin,
                             concurrency.SQLiteFileTestCase):
 
     def test_concurrent_threads_never_put_a_segment_in_two_leases(self):
-        requests = [concurrency.WINDOWS[i % len(concurrency.WINDOWS)]
-                    for i in range(24)]
-        with futures.ThreadPoolExecutor(8) as executor:
-            outcomes = list(executor.map(book, requests))
-        self.assert_no_double_booking(outcomes, len(requests))
+        self.in_threads()
 
 
 class _ProcessesMixin(_ConcurrencyMixin):
 
     def test_concurrent_processes_never_put_a_segment_in_two_leases(self):
-        windows = concurrency.WINDOWS
-        batches = [windows[i:] + windows[:i] for i in range(4)]
-        self.assert_no_double_booking(
-            self.in_processes(book, batches),
-            sum(len(batch) for batch in batches))
+        self.in_four_processes()
 
 
 class ConcurrentProcessesPostgreSQLTest(_ProcessesMixin,

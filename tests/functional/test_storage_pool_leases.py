@@ -21,7 +21,6 @@ bookings (threads on an SQLite file, processes on the servers) never
 put one pool in two overlapping leases.
 """
 
-from concurrent import futures
 import datetime
 import uuid
 
@@ -278,39 +277,29 @@ def overlapping_bookings(connection):
         connection, tables.STORAGE_POOL_ALLOCATIONS, 'pool_id')
 
 
-class _ConcurrencyMixin(concurrency.PoolMixin):
+class _ConcurrencyMixin(concurrency.WholeItemsMixin):
 
     POOL = 3
+    book = staticmethod(book)
+    overlapping = staticmethod(overlapping_bookings)
 
     def add_pool(self, session):
         for name, (reported, extra) in POOLS.items():
             register(session, name, dict(reported, total_capacity_gb=None),
                      extra)
 
-    def assert_no_double_booking(self, outcomes, requests):
-        self.assert_one_booking_each(overlapping_bookings, outcomes,
-                                     requests)
-
 
 class ConcurrentThreadsTest(_ConcurrencyMixin,
                             concurrency.SQLiteFileTestCase):
 
     def test_concurrent_threads_never_put_a_pool_in_two_leases(self):
-        requests = [concurrency.WINDOWS[i % len(concurrency.WINDOWS)]
-                    for i in range(24)]
-        with futures.ThreadPoolExecutor(8) as executor:
-            outcomes = list(executor.map(book, requests))
-        self.assert_no_double_booking(outcomes, len(requests))
+        self.in_threads()
 
 
 class _ProcessesMixin(_ConcurrencyMixin):
 
     def test_concurrent_processes_never_put_a_pool_in_two_leases(self):
-        windows = concurrency.WINDOWS
-        batches = [windows[i:] + windows[:i] for i in range(4)]
-        self.assert_no_double_booking(
-            self.in_processes(book, batches),
-            sum(len(batch) for batch in batches))
+        self.in_four_processes()
 
 
 class ConcurrentProcessesPostgreSQLTest(_ProcessesMixin,
