@@ -26,21 +26,13 @@ import os
 import time
 
 from cinder import context as cinder_context
-from cinder.db import migration
-from cinder import objects
 from cinder.scheduler import rpcapi as scheduler_rpcapi
-from oslo_config import cfg
-from oslo_log import log as logging
-from oslo_service import wsgi
 
 from reservation_ext.sandbox.cinder import cloud
 from reservation_ext.sandbox.cinder import volume_driver
 from reservation_ext.sandbox import process
-from reservation_ext.sandbox import wsgi_server
 from tests import cinder_service
 
-CONF = cfg.CONF
-LOG = logging.getLogger(__name__)
 # A hang guard for the pools to reach the scheduler.
 POOLS_TIMEOUT = 60
 
@@ -63,20 +55,6 @@ class PoolsDriver(volume_driver.SparseFileVolumeDriver):
             for pool, size in sorted(cinder_service.POOLS.items())]
 
 
-def start_services():
-    """Start a volume service per backend, then the scheduler."""
-    services = []
-    for backend in CONF.enabled_backends:
-        services.append(cloud.SharedProcessService.create(
-            binary='cinder-volume', host='%s@%s' % (CONF.host, backend),
-            service_name=backend, coordination=True))
-        services[-1].start()
-    services.append(cloud.SharedProcessService.create(
-        binary='cinder-scheduler', host=CONF.host))
-    services[-1].start()
-    return services
-
-
 def wait_for_pools():
     """Wait until the scheduler knows every pool the driver reports."""
     expected = {cinder_service.pool_name(pool)
@@ -93,22 +71,5 @@ def wait_for_pools():
 
 def main():
     args = process.parse_args(None, 'Cinder for the tests of reservation-ext.')
-    stop = process.stop_event()
-    objects.register_all()
-    CONF(['--config-file', os.path.join(args.state_dir,
-                                        cinder_service.CONF_FILE)],
-         project='cinder')
-    logging.setup(CONF, 'cinder')
-    migration.db_sync()
-    services = start_services()
-    wait_for_pools()
-    api = wsgi_server.Server(
-        'cinder', wsgi.Loader(CONF).load_app('osapi_volume'),
-        args.listen['cinder'])
-    api.start()
-    process.signal_ready(args.ready_fd)
-    stop.wait()
-    LOG.info('Stopping')
-    api.stop()
-    for running in reversed(services):
-        running.stop()
+    cloud.serve(args, os.path.join(args.state_dir, cinder_service.CONF_FILE),
+                wait_for_pools)

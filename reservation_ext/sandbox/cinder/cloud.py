@@ -80,13 +80,24 @@ def start_services():
 
 def main(argv=None):
     args = process.parse_args(argv, 'The Cinder side of reservation-sandbox.')
-    layout = config.Layout.load(args.state_dir)
+    serve(args, config.Layout.load(args.state_dir).path('cinder.conf'))
+
+
+def serve(args, conf_file, when_started=None):
+    """Run Cinder's services and API from ``conf_file`` until stopped.
+
+    :param args: the child's arguments (:func:`process.parse_args`)
+    :param when_started: called once the services started, before the
+        API serves and the child says it is ready.
+    """
     stop = process.stop_event()
     objects.register_all()
-    CONF(['--config-file', layout.path('cinder.conf')], project='cinder')
+    CONF(['--config-file', conf_file], project='cinder')
     logging.setup(CONF, 'cinder')
     migration.db_sync()
     services = start_services()
+    if when_started is not None:
+        when_started()
     api = wsgi_server.Server(
         'cinder', wsgi.Loader(CONF).load_app('osapi_volume'),
         args.listen['cinder'])
