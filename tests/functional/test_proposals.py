@@ -340,7 +340,7 @@ class _ProposalTests:
             ({'resource_type': 'physical:fridge', 'end': date(NOW + HOUR)},
              "resource_type: unknown resource type 'physical:fridge', "
              "expected one of: flavor:instance, network, physical:host, "
-             "virtual:floatingip, "),
+             "storage:pool, virtual:floatingip, "),
             ({'resource_type': 'virtual:instance', 'end': date(NOW + HOUR),
               'vcpus': 'two', 'memory_mb': 1, 'disk_gb': 1},
              'vcpus: must be an integer'),
