@@ -95,12 +95,17 @@ def check_capacity(session, reservation_id, window, busy, reservable_gb):
                                 busy)
 
 
-def names(session, pool_ids):
-    """Return the Cinder names of pools (``host@backend#pool``), in order."""
-    return list(session.scalars(
-        sa.select(STORAGE_POOLS.c.name)
-        .where(STORAGE_POOLS.c.id.in_(pool_ids))
-        .order_by(STORAGE_POOLS.c.name)))
+def pools_of(session, reservation_ids):
+    """Return ``{reservation_id: [pool name]}``, names in order; one query."""
+    bookings = STORAGE_POOL_ALLOCATIONS.c
+    found = {reservation_id: [] for reservation_id in reservation_ids}
+    for reservation_id, name in session.execute(
+            sa.select(bookings.reservation_id, STORAGE_POOLS.c.name)
+            .join(STORAGE_POOLS, STORAGE_POOLS.c.id == bookings.pool_id)
+            .where(bookings.reservation_id.in_(reservation_ids))
+            .order_by(STORAGE_POOLS.c.name)):
+        found[reservation_id].append(name)
+    return found
 
 
 def reservable_names(session):

@@ -112,10 +112,10 @@ class StoragePoolPlugin(base.ResourcePlugin):
 
     def get_details(self, session, reservation_ids):
         """Return each reservation's request and the names of its pools."""
+        pools = planner.pools_of(session, reservation_ids)
         return {row.reservation_id: dict(
             {key: getattr(row, key) for key in _COLUMNS},
-            pools=planner.names(session, planner.POOLS.booked(
-                session, row.reservation_id)))
+            pools=pools[row.reservation_id])
             for row in session.execute(
                 sa.select(STORAGE_POOL_RESERVATIONS).where(
                     STORAGE_POOL_RESERVATIONS.c.reservation_id.in_(
