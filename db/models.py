@@ -774,6 +774,34 @@ class StoragePoolReservation(Base):
     on_end = sa.Column(sa.String(32), nullable=False)
 
 
+class StackReservation(Base):
+    """The request of a ``heat:stack`` reservation, its needs and its stack.
+
+    ``servers`` (JSON) lists the template's servers by flavor with their
+    sizes, ``volume_gb`` its volumes' gigabytes and ``floating_ips``
+    (JSON) its addresses by external network, as Heat's preview showed
+    them at the create; the bookings are the planner's rows of the
+    reservation. ``stack_id`` and ``stack_status`` are the stack the
+    engine made at the start, as last seen.
+    """
+
+    __tablename__ = 'stack_reservations'
+
+    id = sa.Column(ID, primary_key=True)
+    reservation_id = _reservation_fk()
+    template = sa.Column(sa.Text, nullable=False)
+    parameters = sa.Column(sa.Text, nullable=False)
+    environment = sa.Column(sa.Text, nullable=True)
+    on_end = sa.Column(sa.String(32), nullable=False)
+    servers = sa.Column(sa.Text, nullable=False)
+    volume_gb = sa.Column(sa.Integer, nullable=False)
+    floating_ips = sa.Column(sa.Text, nullable=False)
+    trust_id = sa.Column(sa.String(64), nullable=True)
+    stack_id = sa.Column(ID, nullable=True)
+    stack_status = sa.Column(sa.String(64), nullable=True)
+    stack_status_reason = sa.Column(sa.Text, nullable=True)
+
+
 class StoragePoolAllocation(Base):
     """A storage pool booked for a reservation's window."""
 

@@ -64,6 +64,8 @@ STORAGE_POOL_CAPABILITIES = models.StoragePoolExtraCapability.__table__
 STORAGE_POOL_REPORTED = models.StoragePoolReportedCapability.__table__
 STORAGE_POOL_RESERVATIONS = models.StoragePoolReservation.__table__
 STORAGE_POOL_ALLOCATIONS = models.StoragePoolAllocation.__table__
+# The heat:stack requests, with their needs and their stacks.
+STACK_RESERVATIONS = models.StackReservation.__table__
 
 # The one module that may write each table (by table name). A table
 # that several parts of the code change has a module of its own in
@@ -101,4 +103,5 @@ OWNERS = {
     STORAGE_POOL_REPORTED.name: 'reservation_ext.store.storage_pools',
     STORAGE_POOL_RESERVATIONS.name: 'reservation_ext.store.storage_pools',
     STORAGE_POOL_ALLOCATIONS.name: 'reservation_ext.store.storage_pools',
+    STACK_RESERVATIONS.name: 'reservation_ext.store.stacks',
 }

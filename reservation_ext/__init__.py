@@ -29,7 +29,7 @@ code to it):
   import-blazar``); ``plugins/``, one per resource type;
 * the services: ``leases/``, usage ``enforcement/`` of lease changes,
   the reservable ``hosts/``, ``floatingips/``, ``network_segments/`` and
-  ``storage_pools/``;
+  ``storage_pools/``; ``stacks/``, what a Heat stack needs;
 * ``planning/``, free capacity and bookings in SQL; ``power/``, the
   power policy and drivers of the reservable hosts; ``clients/``, the
   calls to other services; ``store/``, the one writer of each shared

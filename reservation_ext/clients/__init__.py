@@ -22,6 +22,8 @@ Each client speaks to one service, as the reservation service user of
   reads Cinder's quotas with it for the lease API;
 * :mod:`.image` calls the image API (Glance v2);
 * :mod:`.network` calls Neutron (reserved floating IPs);
+* :mod:`.orchestration` calls Heat (a stack's preview), as a user of
+  the stack's project;
 * :mod:`.plugin_clients` gives a resource plugin its Nova and Cinder
   clients: the service user's, or the in-process ones of nova-api and
   cinder-api;

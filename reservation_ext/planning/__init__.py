@@ -28,6 +28,8 @@
   same generation checks: :mod:`.network_segments` finds free network
   segments and books them, :mod:`.storage_pools` free storage pools (and
   says which pools a volume may use now);
+* :mod:`.stacks` books a Heat stack's servers, volume GB and floating
+  IPs all or nothing, with the planners above;
 * :mod:`.timelines` holds the schedule of a request's capacity in
   memory, to find where proposals and availability windows may start;
 * :mod:`.healing` moves bookings off failed hosts to free replacements;

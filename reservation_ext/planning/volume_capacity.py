@@ -15,8 +15,10 @@
 The operator makes ``[reservation] volume_reservable_gb`` GB of the
 cloud's block storage reservable. A ``virtual:volume`` reservation of
 ``size_gb`` for ``[start, end)`` is granted when ``size_gb`` plus the GB
-of every other volume reservation whose lease overlaps the window (windows
-that only touch do not overlap) is at most that. Summing every
+of every other volume reservation (and of the volumes of every stack
+reservation, :mod:`reservation_ext.planning.stacks`) whose lease
+overlaps the window (windows that only touch do not overlap) is at most
+that. Summing every
 overlapping reservation, rather than the peak at any one moment, is
 conservative: two reservations that overlap the window but not each other
 both count. It keeps the check one SQL statement, whatever the number of
@@ -53,6 +55,7 @@ LEASES = tables.LEASES
 PROPOSALS = tables.PROPOSALS
 VOLUME_STATE = tables.VOLUME_STATE
 STORAGE_POOLS = tables.STORAGE_POOLS
+STACK_RESERVATIONS = tables.STACK_RESERVATIONS
 STORAGE_POOL_ALLOCATIONS = tables.STORAGE_POOL_ALLOCATIONS
 
 
@@ -83,19 +86,23 @@ def read_held(session, lower, upper, busy):
 
 
 def _volume_holds(lower, upper, busy):
-    """SELECTs of the volume reservations and proposal holds overlapping."""
+    """SELECTs of what holds volume GB in a window, but for storage pools.
+
+    The volume reservations and the stack reservations (their volumes'
+    GB) whose leases overlap it, and the live proposal holds that do.
+    """
     conditions = [LEASES.c.start_date < upper, LEASES.c.end_date > lower,
                   RESERVATIONS.c.status != ReservationStatus.DELETED]
     if busy.ignore_reservation is not None:
         conditions.append(RESERVATIONS.c.id != busy.ignore_reservation)
-    reservations = (
-        sa.select(LEASES.c.start_date, LEASES.c.end_date,
-                  VOLUME_RESERVATIONS.c.size_gb)
-        .select_from(VOLUME_RESERVATIONS)
-        .join(RESERVATIONS,
-              RESERVATIONS.c.id == VOLUME_RESERVATIONS.c.reservation_id)
+    reservations = [
+        sa.select(LEASES.c.start_date, LEASES.c.end_date, size)
+        .select_from(size.table)
+        .join(RESERVATIONS, RESERVATIONS.c.id == size.table.c.reservation_id)
         .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
-        .where(*conditions))
+        .where(*conditions, size > 0)
+        for size in (VOLUME_RESERVATIONS.c.size_gb,
+                     STACK_RESERVATIONS.c.volume_gb)]
     holds = (sa.select(PROPOSALS.c.start_date, PROPOSALS.c.end_date,
                        PROPOSALS.c.volume_gb)
              .where(PROPOSALS.c.start_date < upper,
@@ -103,7 +110,7 @@ def _volume_holds(lower, upper, busy):
                     PROPOSALS.c.expires_at > busy.now,
                     PROPOSALS.c.volume_gb > 0,
                     PROPOSALS.c.id != (busy.ignore_proposal or '')))
-    return reservations, holds
+    return (*reservations, holds)
 
 
 def _pool_holds(lower, upper, busy):

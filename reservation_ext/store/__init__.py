@@ -44,6 +44,9 @@ The callers keep their transactions, their reads and their decisions.
     ``network_segments``, ``network_extra_capabilities``,
     ``network_reservations`` and ``network_allocations``: the reservable
     segments, the ``network`` requests and the segments' bookings.
+:mod:`.stacks`
+    ``stack_reservations``: what a ``heat:stack`` reservation asked for
+    and the needs of its stack.
 :mod:`.storage_pools`
     ``storage_pools`` and ``storage_pool_extra_capabilities``: the
     reservable Cinder pools and their extra capabilities.

@@ -23,16 +23,35 @@ booting onto the lease's reservations once it is ACTIVE.
 import datetime
 import os
 
+import fixtures
+from keystoneauth1.identity import v3
+from oslo_config import cfg
+from oslo_config import fixture as config_fixture
+
+from reservation_ext.clients import orchestration
+from reservation_ext import conf as conf_mod
+from reservation_ext.stacks import needs
 from tests.e2e import base
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
                          'doc', 'source', 'user', 'heat')
+PREVIEWED = os.path.join(os.path.dirname(__file__), os.pardir, 'unit',
+                         'heat_previews', 'mixed.yaml')
 # Stacks here take seconds; the default of the client is an hour.
 STACK_TIMEOUT = 120
 
 
 def _template(name):
     return os.path.join(TEMPLATES, name)
+
+
+def _auth(env):
+    """keystoneauth1's plugin of an openrc's user."""
+    return v3.Password(
+        auth_url=env['OS_AUTH_URL'], username=env['OS_USERNAME'],
+        password=env['OS_PASSWORD'], project_name=env['OS_PROJECT_NAME'],
+        user_domain_name=env['OS_USER_DOMAIN_NAME'],
+        project_domain_name=env['OS_PROJECT_DOMAIN_NAME'])
 
 
 def _minute(delta):
@@ -141,3 +160,42 @@ class TestHeat(base.SandboxTestCase):
         self.wait_for(lambda: [server['Name'] for server in self.run_json(
             ['openstack', 'server', 'list'])
             if 'seat' in server['Name']] == [])
+
+    def heat_client(self):
+        """Our Heat client, with the sandbox's admin as the service user."""
+        conf = self.useFixture(config_fixture.Config(cfg.ConfigOpts())).conf
+        conf_mod.register_opts(conf)
+        admin = self.sandbox.env['admin']
+        path = self.useFixture(fixtures.TempDir()).join('reservation.conf')
+        with open(path, 'w') as out:
+            out.write('[%s]\nauth_type = password\nauth_url = %s\n'
+                      'username = %s\npassword = %s\nproject_name = %s\n'
+                      'user_domain_name = Default\n'
+                      'project_domain_name = Default\n' % (
+                          conf_mod.CLIENT_GROUP, admin['OS_AUTH_URL'],
+                          admin['OS_USERNAME'], admin['OS_PASSWORD'],
+                          admin['OS_PROJECT_NAME']))
+        conf(['--config-file', path])
+        return orchestration.HeatClient(conf)
+
+    def test_heats_preview_as_the_user_gives_what_a_stack_needs(self):
+        with open(PREVIEWED) as template:
+            text = template.read()
+        client, demo = self.heat_client(), _auth(self.sandbox.env['demo'])
+        preview = client.preview(demo, 'needs', text,
+                                 {'image': self.image()})
+        self.assertEqual(needs.Needs({'m1.small': 1, 'm1.tiny': 3}, 3,
+                                     {'public': 1}),
+                         needs.from_preview(preview))
+        preview = client.preview(demo, 'needs', text, {
+            'image': self.image(), 'worker_count': 1},
+            environment='parameter_defaults: {worker_count: 5}')
+        self.assertEqual({'m1.small': 1, 'm1.tiny': 1},
+                         needs.from_preview(preview).servers)
+        # Heat validates as the user: a parameter missing, an image that
+        # is not theirs.
+        error = self.assertRaises(orchestration.TemplateRefused,
+                                  client.preview, demo, 'needs', text, {})
+        self.assertIn('image', str(error))
+        self.assertRaises(orchestration.TemplateRefused, client.preview,
+                          demo, 'needs', text, {'image': 'not-an-image'})

@@ -1,0 +1,94 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What a Heat stack needs, as Heat's preview of it shows.
+
+Heat's preview (``POST /stacks/preview``) lists the resources a stack
+would make, with their properties resolved from the parameters and the
+environment; the members of a nested stack (a resource group's, counted
+out) come as a nested list. Of those, three kinds take capacity that
+leases book:
+
+* ``OS::Nova::Server``: one server of its ``flavor`` (a name or an id,
+  as written);
+* ``OS::Cinder::Volume``: ``size`` GB (a volume without a size, made
+  from an image or snapshot, cannot be booked ahead: the request is
+  refused, naming it);
+* ``OS::Neutron::FloatingIP``: one address of its ``floating_network``
+  (a name or an id).
+
+Everything else (ports, attachments, associations, networks) takes no
+booked capacity. Reading Heat's preview rather than the template means
+parameters, environments and resource groups count as Heat counts them.
+"""
+
+import collections
+import dataclasses
+
+from reservation_ext import exceptions
+
+SERVER = 'OS::Nova::Server'
+VOLUME = 'OS::Cinder::Volume'
+FLOATING_IP = 'OS::Neutron::FloatingIP'
+
+
+@dataclasses.dataclass(frozen=True)
+class Needs:
+    """A stack's servers by flavor, volume GB and addresses by network."""
+
+    servers: dict
+    volume_gb: int
+    floating_ips: dict
+
+    @property
+    def empty(self):
+        """Say whether the stack needs no booked capacity at all."""
+        return not (self.servers or self.volume_gb or self.floating_ips)
+
+
+def from_preview(preview):
+    """Return the :class:`Needs` of Heat's preview of a stack.
+
+    :param preview: the ``stack`` of Heat's preview answer.
+    :raises InvalidInput: (``template``) a volume has no size.
+    """
+    servers = collections.Counter()
+    floating_ips = collections.Counter()
+    volume_gb = 0
+    for resource in _flat(preview.get('resources') or []):
+        kind, properties = resource['resource_type'], resource['properties']
+        if kind == SERVER:
+            servers[str(properties['flavor'])] += 1
+        elif kind == VOLUME:
+            volume_gb += _size(resource)
+        elif kind == FLOATING_IP:
+            floating_ips[str(properties['floating_network'])] += 1
+    return Needs(dict(sorted(servers.items())), volume_gb,
+                 dict(sorted(floating_ips.items())))
+
+
+def _flat(resources):
+    """Yield the resources of a preview, those of nested stacks too."""
+    for resource in resources:
+        if isinstance(resource, list):
+            yield from _flat(resource)
+        else:
+            yield resource
+
+
+def _size(volume):
+    size = volume['properties'].get('size')
+    if not size:
+        raise exceptions.InvalidInput(
+            'template', 'volume %s has no size: a stack reservation books '
+            'volumes by their size' % volume['resource_name'])
+    return int(size)

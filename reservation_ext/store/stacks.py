@@ -1,0 +1,31 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The one writer of ``stack_reservations``: what a stack lease asked for.
+
+A row holds a ``heat:stack`` reservation's template, parameters,
+environment and ``on_end``, and the needs Heat's preview showed at the
+create (:mod:`reservation_ext.stacks.needs`): its ``volume_gb`` count
+against the reservable volume gigabytes
+(:mod:`reservation_ext.planning.volume_capacity`) for the lease's window.
+"""
+
+import sqlalchemy as sa
+
+from db import tables
+
+STACK_RESERVATIONS = tables.STACK_RESERVATIONS
+
+
+def record_request(session, values):
+    """Record a stack reservation's request and needs (the row's columns)."""
+    session.execute(sa.insert(STACK_RESERVATIONS).values(**values))
