@@ -35,6 +35,7 @@ import collections
 import dataclasses
 
 from reservation_ext import exceptions
+from reservation_ext.planning import stacks as planning
 
 SERVER = 'OS::Nova::Server'
 VOLUME = 'OS::Cinder::Volume'
@@ -74,6 +75,23 @@ def from_preview(preview):
             floating_ips[str(properties['floating_network'])] += 1
     return Needs(dict(sorted(servers.items())), volume_gb,
                  dict(sorted(floating_ips.items())))
+
+
+def to_booking(needs, size_of, network_id_of):
+    """Return what the planner books for ``needs``.
+
+    ``(servers, volume_gb, addresses)`` as
+    :func:`reservation_ext.planning.stacks.book` takes them.
+
+    :param size_of: the ``(vcpus, memory_mb, disk_gb)`` of a flavor, by
+        its name or id as the template wrote it (the caller asks Nova).
+    :param network_id_of: the id of a network, by its name or id.
+    """
+    return ([planning.Servers(flavor, size_of(flavor), count)
+             for flavor, count in needs.servers.items()],
+            needs.volume_gb,
+            [planning.Addresses(network, network_id_of(network), count)
+             for network, count in needs.floating_ips.items()])
 
 
 def _flat(resources):

@@ -23,6 +23,7 @@ import json
 import os
 
 from reservation_ext import exceptions
+from reservation_ext.planning import stacks as planning
 from reservation_ext.stacks import needs
 from tests import base
 
@@ -70,3 +71,14 @@ class TestStackNeeds(base.TestCase):
                                   needs.from_preview, answer)
         self.assertEqual('template', error.field)
         self.assertIn('volume data has no size', str(error))
+
+    def test_the_booking_has_each_flavors_size_and_each_networks_id(self):
+        sizes = {'m1.small': (1, 2048, 20), 'm1.tiny': (1, 512, 1)}
+        servers, volume_gb, addresses = needs.to_booking(
+            needs.from_preview(preview()), sizes.__getitem__,
+            {'public': 'public-id'}.__getitem__)
+        self.assertEqual(
+            ([planning.Servers('m1.small', (1, 2048, 20), 1),
+              planning.Servers('m1.tiny', (1, 512, 1), 3)], 3,
+             [planning.Addresses('public', 'public-id', 1)]),
+            (servers, volume_gb, addresses))
