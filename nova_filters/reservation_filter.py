@@ -169,14 +169,18 @@ def _seat_hosts(spec_obj):
     """Return the hosts of the seats of a capacity-flavor boot, or None.
 
     Only a flavor with the extra spec ``reservation:id`` (or Blazar's,
-    on a started reservation imported from Blazar) has seats, so other
-    requests cost no query. The server's own seat, and those its boot
-    took (several servers of one boot are scheduled with the first one's
-    spec; Nova narrows the hosts from one to the next).
+    on a started reservation imported from Blazar), or a server of a
+    stack reservation's stack (Heat's ``heat_path_in_stack`` hint names
+    it), has seats, so other requests cost no query. The server's own
+    seat, and those its boot took (several servers of one boot are
+    scheduled with the first one's spec; Nova narrows the hosts from one
+    to the next).
     """
     extra_specs = spec_obj.flavor.extra_specs or {}
     reservation_id = (extra_specs.get(seats.FLAVOR_SPEC) or
-                      extra_specs.get(seats.BLAZAR_FLAVOR_SPEC))
+                      extra_specs.get(seats.BLAZAR_FLAVOR_SPEC) or
+                      seats.stack_reservation_id(
+                          spec_obj.get_scheduler_hint(seats.STACK_HINT)))
     if reservation_id is None:
         return None
     taken = spec_obj.get_scheduler_hint(seats.HINT) or []

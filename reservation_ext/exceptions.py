@@ -102,6 +102,16 @@ class PluginError(ReservationError):
     message = 'Resource plugin failure.'
 
 
+class ActionFailed(PluginError):
+    """An action failed for good: trying it again would fail again.
+
+    The engine does not retry the event: the lease goes to ERROR with
+    the reason at once (a stack Heat could not create).
+    """
+
+    message = 'Action failed.'
+
+
 class NotYet(PluginError):
     """What an action needs is not free yet: another lease still holds it.
 

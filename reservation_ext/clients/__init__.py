@@ -22,8 +22,10 @@ Each client speaks to one service, as the reservation service user of
   reads Cinder's quotas with it for the lease API;
 * :mod:`.image` calls the image API (Glance v2);
 * :mod:`.network` calls Neutron (reserved floating IPs);
-* :mod:`.orchestration` calls Heat (a stack's preview), as a user of
-  the stack's project;
+* :mod:`.orchestration` calls Heat (a stack's preview, create and
+  delete), as a user of the stack's project;
+* :mod:`.identity` makes the Keystone trusts through which the service
+  user acts for a lease's caller later;
 * :mod:`.plugin_clients` gives a resource plugin its Nova and Cinder
   clients: the service user's, or the in-process ones of nova-api and
   cinder-api;

@@ -307,6 +307,16 @@ class NovaClient:
         found = self._get('/flavors/%s' % flavor_id, missing_ok=True)
         return found and found['flavor']
 
+    def find_flavor(self, name_or_id):
+        """Return a flavor (Nova's view, extra specs too) by id or name.
+
+        None if Nova has no such flavor.
+        """
+        found = self._sdk('GET /flavors/%s' % name_or_id,
+                          self._compute.find_flavor, name_or_id,
+                          ignore_missing=True, get_extra_specs=True)
+        return found and _view(found)
+
     def ensure_private_flavor(self, flavor, extra_specs, projects):
         """Make the private flavor ``flavor`` (Nova's create body) once.
 

@@ -68,6 +68,13 @@ class NeutronClient:
                            self._network.get_network, network_id, ok=(404,))
         return found and found.to_dict(computed=False)
 
+    def find_network_id(self, name_or_id):
+        """Return the id of a network named so (or of that id), or None."""
+        found = self._call('GET /networks?name=%s' % name_or_id,
+                           self._network.find_network, name_or_id,
+                           ignore_missing=True)
+        return found and found.id
+
     def subnets_of(self, network_id):
         """Return the views of a network's subnets."""
         return [subnet.to_dict(computed=False) for subnet in self._call(

@@ -14,7 +14,9 @@
 
 Heat's URLs name the project (``/v1/{project_id}``), so each call is made
 with the auth of someone in the stack's project: the lease's caller for a
-preview at the lease's create. The requests go through the adapter of
+preview at the lease's create, the service user through the caller's
+trust for the stack's create and delete at the lease's start and end
+(:mod:`.identity`). The requests go through the adapter of
 ``[reservation_client]`` (:func:`.service_user.adapter`), found through
 the catalog as ``orchestration``, with that auth instead of the service
 user's. A preview changes nothing: keystoneauth1 retries it as a read.
@@ -26,10 +28,12 @@ Heat's reason, for the caller to show; other failures raise
 
 from keystoneauth1 import exceptions as ks_exc
 
+from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
 
 SERVICE = 'Heat'
+DELETE_COMPLETE = 'DELETE_COMPLETE'
 
 
 class TemplateRefused(exceptions.PluginError):
@@ -71,6 +75,81 @@ class HeatClient:
             raise exceptions.PluginError(
                 'Heat call POST /stacks/preview failed: %s' % exc) from None
         return response.json()['stack']
+
+    def ensure_stack(self, auth, name, template, parameters,
+                     environment=None, files=None):
+        """Return the id of the stack ``name``, created once.
+
+        A stack of that name in the project is taken as the one an
+        earlier attempt made (the engine names a lease's stack after its
+        reservation).
+
+        :param files: ``(environment_files, files)``: environments
+            merged before ``environment``, and the files they and the
+            template name, by name.
+        :raises TemplateRefused: Heat refused the stack.
+        """
+        found = self.find_stack(auth, name)
+        if found is not None:
+            return found['id']
+        body = {'stack_name': name, 'template': template,
+                'parameters': parameters, 'disable_rollback': True}
+        if environment:
+            body['environment'] = environment
+        if files and files[0]:
+            body['environment_files'], body['files'] = files
+        try:
+            response = self._adapter.post(
+                '/stacks', json=body, auth=auth, raise_exc=True,
+                connect_retries=0, status_code_retries=0)
+        except ks_exc.BadRequest as exc:
+            raise TemplateRefused(_reason(exc.response)) from None
+        except ks_exc.ClientException as exc:
+            raise exceptions.PluginError(
+                'Heat call POST /stacks failed: %s' % exc) from None
+        return response.json()['stack']['id']
+
+    def find_stack(self, auth, name_or_id):
+        """Return Heat's view of a stack (``id``, ``stack_status``, ...).
+
+        None when the project has no such stack (or it was deleted).
+        """
+        found = service_user.call(self._adapter, SERVICE, 'GET',
+                                  '/stacks/%s' % name_or_id, ok=(404,),
+                                  auth=auth)
+        if found is None or found['stack']['stack_status'] == (
+                DELETE_COMPLETE):
+            return None
+        return found['stack']
+
+    def wait_for_stack(self, auth, stack_id, pending, timeout=3600,
+                       interval=2):
+        """Return a stack's view once its status is not in ``pending``.
+
+        None if it is gone.
+        """
+        return polling.wait_for(
+            lambda: self.find_stack(auth, stack_id),
+            lambda stack: stack is None or
+            stack['stack_status'] not in pending, timeout, interval,
+            lambda stack: 'Heat stack %s is still %s after %d s' % (
+                stack_id, stack and stack['stack_status'], timeout))
+
+    def delete_stack(self, auth, stack_id, timeout=3600, interval=2):
+        """Delete a stack and wait until it is gone (gone already: fine).
+
+        :raises PluginError: Heat could not delete it (``DELETE_FAILED``
+            with Heat's reason).
+        """
+        service_user.call(self._adapter, SERVICE, 'DELETE',
+                          '/stacks/%s' % stack_id, ok=(404,), auth=auth)
+        stack = self.wait_for_stack(auth, stack_id, ('DELETE_IN_PROGRESS',),
+                                    timeout, interval)
+        if stack is not None:
+            raise exceptions.PluginError(
+                'Heat could not delete stack %s: %s %s' % (
+                    stack_id, stack['stack_status'],
+                    stack['stack_status_reason']))
 
 
 def _reason(response):

@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The Nova, Cinder and Neutron clients a resource plugin acts through.
+"""The clients a resource plugin acts through: Nova, Cinder, Neutron, Heat.
 
 The engine and the lease API give the plugins the service user's clients
 (:mod:`.compute`, :mod:`.block_storage`, :mod:`.network`); nova-api and
@@ -27,11 +27,17 @@ import functools
 
 from reservation_ext.clients import block_storage
 from reservation_ext.clients import compute
+from reservation_ext.clients import identity
 from reservation_ext.clients import network
+from reservation_ext.clients import orchestration
 
 
 class PluginClients:
-    """``nova``, ``cinder``, ``network``: the given or the service user's."""
+    """``nova``, ``cinder``, ``network``: the given or the service user's.
+
+    ``heat`` and ``trusts`` (Keystone trusts) are always the service
+    user's adapter's, made at first use.
+    """
 
     def __init__(self, conf, nova=None, cinder=None, transport=None,
                  network=None):
@@ -58,3 +64,13 @@ class PluginClients:
     def network(self):
         """Return the Neutron client (:class:`.network.NeutronClient`)."""
         return network.NeutronClient(self._conf, self._transport)
+
+    @functools.cached_property
+    def heat(self):
+        """Return the Heat client (:class:`.orchestration.HeatClient`)."""
+        return orchestration.HeatClient(self._conf, self._transport)
+
+    @functools.cached_property
+    def trusts(self):
+        """Return the trusts client (:class:`.identity.TrustClient`)."""
+        return identity.TrustClient(self._conf, self._transport)

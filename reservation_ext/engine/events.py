@@ -228,6 +228,9 @@ class EventRunner:
             return _Outcome(None, False, (), waiting)
         except exceptions.NotYet as e:
             return self._not_yet(event, '%s: %s' % (step.action, e), e)
+        except exceptions.ActionFailed as e:
+            return self._failed(event, '%s: %s' % (step.action, e),
+                                final=True)
         except Exception as e:
             return self._failed(event, '%s: %s' % (
                 step.action, str(e) or type(e).__name__))
@@ -261,10 +264,13 @@ class EventRunner:
                       min(waited / 4, _NOT_YET_MAX_BACKOFF))
         return _Outcome(reason, False, (), not_yet_backoff=backoff)
 
-    def _failed(self, event, reason):
-        """Log a failed attempt; return its outcome (final or not)."""
+    def _failed(self, event, reason, final=False):
+        """Log a failed attempt; return its outcome (final or not).
+
+        :param final: no retry, whatever the attempts left.
+        """
         attempts = event['attempts'] + 1
-        final = attempts >= self.conf.event_max_attempts
+        final = final or attempts >= self.conf.event_max_attempts
         LOG.log(logging.ERROR if final else logging.WARNING,
                 'Event %(id)s (%(type)s of lease %(lease)s), attempt '
                 '%(attempt)d of %(max)d failed: %(reason)s',

@@ -40,8 +40,10 @@ Deleting a server frees its seat (:meth:`CapacityBoots.free_seat`).
 """
 
 import functools
+import math
 
 from nova import context as nova_context
+from nova import exception as nova_exception
 from nova import objects
 
 from db import api as db_api
@@ -71,20 +73,24 @@ class CapacityBoots:
             ``rctx`` the caller's reservation context.
         """
         server = body['server']
+        nova_ctx = req.environ['nova.context']
         capacity = self._capacity(rctx, server.get('flavorRef'))
-        if capacity is None or (
-                req.environ['nova.context'].project_id
-                not in capacity.projects):
+        size, starting = None, False
+        if capacity is None:
+            capacity, size = self._stack_seats(rctx, nova_ctx, hints,
+                                               server.get('flavorRef'))
+            starting = True
+        if capacity is None or nova_ctx.project_id not in capacity.projects:
             return None
         _check_hints(hints, capacity)
         if _own_group(hints, capacity):
             del hints[GROUP_HINT]
             req.json_body = body
-        self._check_window(capacity)
+        self._check_window(capacity, starting)
         count = _count(server)
         with db_api.writer(rctx, self.clock) as session:
             token, seat_ids = seats.claim(
-                session, capacity.reservation_id, count)
+                session, capacity.reservation_id, count, size)
         try:
             with held_builds.capture(False, before_cast=functools.partial(
                     self._bind, rctx, token, seat_ids,
@@ -108,16 +114,49 @@ class CapacityBoots:
         with db_api.context_manager.reader.using(rctx) as session:
             return seats.capacity(session, flavor_id)
 
-    def _check_window(self, capacity):
+    @staticmethod
+    def _stack_seats(rctx, nova_ctx, hints, flavor_ref):
+        """Return the stack reservation of a boot by Heat, and its size.
+
+        ``(None, None)`` for a boot of no reservation's stack. The size
+        is the flavor's, as the booking counted it (root, ephemeral and
+        swap disk).
+        """
+        reservation_id = seats.stack_reservation_id(
+            hints.get(seats.STACK_HINT))
+        if reservation_id is None or not isinstance(flavor_ref, str):
+            return None, None
+        with db_api.context_manager.reader.using(rctx) as session:
+            capacity = seats.stack_capacity(session, reservation_id)
+        if capacity is None:
+            return None, None
+        try:
+            flavor = objects.Flavor.get_by_flavor_id(
+                nova_ctx, flavor_ref.rstrip('/').rsplit('/', 1)[-1])
+        except nova_exception.FlavorNotFound:
+            # Nova says so itself.
+            return None, None
+        return capacity, (flavor.vcpus, flavor.memory_mb,
+                          flavor.root_gb + flavor.ephemeral_gb +
+                          math.ceil(flavor.swap / 1024))
+
+    def _check_window(self, capacity, starting=False):
+        """Refuse a boot outside the lease's window.
+
+        :param starting: the boot may come while the lease starts (a
+            stack's servers: its start makes them).
+        """
         now = self.clock.now()
-        if now < capacity.start_date or capacity.lease_status in (
-                LeaseStatus.PENDING, LeaseStatus.STARTING):
+        early = (LeaseStatus.PENDING,) if starting else (
+            LeaseStatus.PENDING, LeaseStatus.STARTING)
+        if now < capacity.start_date or capacity.lease_status in early:
             raise exceptions.Conflict(
                 'Reservation %s starts at %s: its flavor can be used from '
                 'then until its end.' % (capacity.reservation_id,
                                          _date(capacity.start_date)))
-        if now >= capacity.end_date or capacity.lease_status != (
-                LeaseStatus.ACTIVE):
+        if now >= capacity.end_date or capacity.lease_status not in (
+                (LeaseStatus.ACTIVE, LeaseStatus.STARTING) if starting
+                else (LeaseStatus.ACTIVE,)):
             raise exceptions.Conflict(
                 'Reservation %s ended at %s: its flavor can no longer be '
                 'used.' % (capacity.reservation_id,

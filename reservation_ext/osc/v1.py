@@ -16,13 +16,16 @@
 show``, ``network create|list|show|delete`` (the network segments,
 as Chameleon's python-blazarclient has them) and ``storage pool
 create|list|show|set|delete`` (the reservable Cinder storage pools, as
-``host`` has the hosts). Each command sends one
+``host`` has the hosts), and ``storage lease create`` and ``stack
+create``, the leases of types python-blazarclient cannot send. Each
+command sends one
 request to the lease API through the reservation client of
 python-blazarclient (``client_manager.reservation``), whose errors
 (``ERROR: <field>: <reason>``) the commands let through as the other
 ``openstack reservation`` commands do.
 """
 
+import abc
 import argparse
 import json
 import re
@@ -320,8 +323,8 @@ class DeleteStoragePool(_OneStoragePool, command.Command):
         self.app.stdout.write('Deleted storage pool %s\n' % parsed_args.pool)
 
 
-class CreateStorageLease(command.ShowOne):
-    """Create a lease of whole storage pools (a storage:pool reservation).
+class _CreateLease(command.ShowOne):
+    """A lease of one reservation, the type's command names its fields.
 
     python-blazarclient's "lease create --reservation" cannot send a type
     it does not know with text values.
@@ -331,6 +334,29 @@ class CreateStorageLease(command.ShowOne):
         parser = super().get_parser(prog_name)
         parser.add_argument('name', metavar='<name>',
                             help='The name of the lease.')
+        parser.add_argument('--start-date', metavar='<date>', default='now',
+                            help='"YYYY-MM-DD HH:MM" (UTC; default now).')
+        parser.add_argument('--end-date', metavar='<date>', required=True,
+                            help='"YYYY-MM-DD HH:MM" (UTC).')
+        return parser
+
+    @abc.abstractmethod
+    def reservation(self, parsed_args):
+        """Return the lease's reservation, as the lease API takes it."""
+
+    def take_action(self, parsed_args):
+        _resp, answer = _lease_api(self.app).post('/leases', body={
+            'name': parsed_args.name, 'start_date': parsed_args.start_date,
+            'end_date': parsed_args.end_date, 'events': [],
+            'reservations': [self.reservation(parsed_args)]})
+        return _lease_shown(answer['lease'])
+
+
+class CreateStorageLease(_CreateLease):
+    """Create a lease of whole storage pools (a storage:pool reservation)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
         parser.add_argument('--min', type=int, default=1,
                             help='The fewest pools the lease may hold '
                                  '(default 1).')
@@ -349,24 +375,50 @@ class CreateStorageLease(command.ShowOne):
             '--on-end', choices=('release', 'delete_volumes'),
             help='What the end does to the volumes on the pools (default '
                  'release: they stay).')
-        parser.add_argument('--start-date', metavar='<date>', default='now',
-                            help='"YYYY-MM-DD HH:MM" (UTC; default now).')
-        parser.add_argument('--end-date', metavar='<date>', required=True,
-                            help='"YYYY-MM-DD HH:MM" (UTC).')
         return parser
 
-    def take_action(self, parsed_args):
+    def reservation(self, parsed_args):
+        """Return the storage:pool reservation of the arguments."""
         reservation = {'resource_type': 'storage:pool',
                        'min': parsed_args.min,
                        'max': parsed_args.max or parsed_args.min}
         for key in ('pool_properties', 'resource_properties', 'on_end'):
             if getattr(parsed_args, key) is not None:
                 reservation[key] = getattr(parsed_args, key)
-        _resp, answer = _lease_api(self.app).post('/leases', body={
-            'name': parsed_args.name, 'start_date': parsed_args.start_date,
-            'end_date': parsed_args.end_date, 'events': [],
-            'reservations': [reservation]})
-        return _lease_shown(answer['lease'])
+        return reservation
+
+
+class CreateStackLease(_CreateLease):
+    """Create a lease of a Heat stack (a heat:stack reservation).
+
+    Its servers, volumes and floating IPs are booked now; the stack is
+    made at the lease's start, in the lease's project.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--template', metavar='<file>', required=True,
+                            type=argparse.FileType('r'),
+                            help='The stack\'s template (HOT, YAML).')
+        parser.add_argument('--parameter', metavar='<key=value>',
+                            action='append', default=[],
+                            type=_field_argument,
+                            help='A template parameter (repeatable).')
+        parser.add_argument('--environment', metavar='<file>',
+                            type=argparse.FileType('r'),
+                            help='A Heat environment (YAML).')
+        return parser
+
+    def reservation(self, parsed_args):
+        """Return the heat:stack reservation of the arguments."""
+        with parsed_args.template as template:
+            reservation = {'resource_type': 'heat:stack',
+                           'template': template.read(),
+                           'parameters': dict(parsed_args.parameter)}
+        if parsed_args.environment is not None:
+            with parsed_args.environment as environment:
+                reservation['environment'] = environment.read()
+        return reservation
 
 
 def _lease_shown(lease):

@@ -50,6 +50,7 @@ INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
 RESERVATIONS = tables.RESERVATIONS
 LEASES = tables.LEASES
 LEASE_PROJECTS = tables.LEASE_PROJECTS
+STACK_RESERVATIONS = tables.STACK_RESERVATIONS
 # The extra spec of a reservation's private flavor: the reservation id.
 FLAVOR_SPEC = 'reservation:id'
 # Blazar 18's, on the flavors of the reservations imported from Blazar
@@ -58,6 +59,13 @@ BLAZAR_FLAVOR_SPEC = 'aggregate_instance_extra_specs:reservation'
 # The scheduler hint nova-api sets on the builds of one boot: the seats
 # they took (the scheduler passes their hosts).
 HINT = 'reservation_seats'
+
+# The name of the stack a heat:stack reservation's start makes, and the
+# scheduler hint in which Heat (stack_scheduler_hints) names the stacks
+# of a server's path, the root stack's first.
+STACK_NAME = 'reservation-%s'
+STACK_HINT = 'heat_path_in_stack'
+_STACK_PREFIX = STACK_NAME % ''
 
 # What a boot with a reservation's flavor needs to know of it.
 Capacity = collections.namedtuple('Capacity', (
@@ -89,8 +97,44 @@ def capacity(session, reservation_id):
     return Capacity(*row[:7], projects=frozenset([row[7], *shared]))
 
 
-def claim(session, reservation_id, count):
+def stack_reservation_id(path):
+    """Return the reservation whose stack a server is of, or None.
+
+    :param path: the server's ``heat_path_in_stack`` hint, a list of
+        stack names from the root (or the root's name alone).
+    """
+    root = path[0] if isinstance(path, list) and path else path
+    if isinstance(root, str) and root.startswith(_STACK_PREFIX):
+        return root[len(_STACK_PREFIX):]
+    return None
+
+
+def stack_capacity(session, reservation_id):
+    """Get the :class:`Capacity` of a heat:stack reservation, or None.
+
+    Its ``amount`` is its number of seats; it has no server group.
+    """
+    row = session.execute(
+        sa.select(RESERVATIONS.c.id, LEASES.c.id, LEASES.c.status,
+                  LEASES.c.start_date, LEASES.c.end_date,
+                  LEASES.c.project_id)
+        .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+        .join(STACK_RESERVATIONS,
+              STACK_RESERVATIONS.c.reservation_id == RESERVATIONS.c.id)
+        .where(RESERVATIONS.c.id == reservation_id)).first()
+    if row is None:
+        return None
+    amount = session.scalar(sa.select(sa.func.count()).where(
+        ALLOCATIONS.c.reservation_id == reservation_id))
+    return Capacity(*row[:5], amount=amount, server_group_id=None,
+                    projects=frozenset([row[5]]))
+
+
+def claim(session, reservation_id, count, size=None):
     """Take ``count`` free seats of a reservation for one boot.
+
+    :param size: only seats of this ``(vcpus, memory_mb, disk_gb)``
+        (a stack's seats are of its servers' several flavors).
 
     :returns: ``(token, seat_ids)``: the claim's token, to :func:`bind`
         and :func:`free` with, and the seats taken.
@@ -99,7 +143,10 @@ def claim(session, reservation_id, count):
     """
     token = str(uuid.uuid4())
     free = (ALLOCATIONS.c.reservation_id == reservation_id,
-            ALLOCATIONS.c.server_id.is_(None))
+            ALLOCATIONS.c.server_id.is_(None),
+            *(column == value for column, value in zip(
+                (ALLOCATIONS.c.vcpus, ALLOCATIONS.c.memory_mb,
+                 ALLOCATIONS.c.disk_gb), size or ())))
     # SKIP LOCKED: concurrent boots pick different free seats instead of
     # all racing for the first (SQLite has no row locks; it serializes
     # writers anyway).

@@ -33,7 +33,9 @@ namespace; the entry point name is the resource type:
 * :mod:`.network_segment` is ``network``: a VLAN or VXLAN segment for a
   lease, made a Neutron provider network at its start;
 * :mod:`.storage_pool` is ``storage:pool``: whole Cinder storage pools
-  for a lease, dedicated to its volumes while it is active.
+  for a lease, dedicated to its volumes while it is active;
+* :mod:`.heat_stack` is ``heat:stack``: what a Heat stack needs, booked
+  at the create, and the stack made at the start.
 
 This module loads them (:func:`load_plugins`).
 """

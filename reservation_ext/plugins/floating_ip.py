@@ -268,7 +268,7 @@ class FloatingIPPlugin(base.ResourcePlugin):
         self._create(ctx, lease, reservation)
 
     def _create(self, ctx, lease, reservation, fip_ids=None):
-        for row in _booked_addresses(ctx, reservation['id'], fip_ids):
+        for row in booked_addresses(ctx, reservation['id'], fip_ids):
             self.clients.network.ensure_floating_ip(
                 row.floating_network_id, row.subnet_id,
                 row.floating_ip_address, lease['project_id'],
@@ -305,8 +305,11 @@ def _starts_after(session, allocation_id, start):
         FLOATINGIP_ALLOCATIONS.c.id == allocation_id)) > start
 
 
-def _booked_addresses(ctx, reservation_id, fip_ids=None):
-    """Read the addresses booked for a reservation (``fip_ids`` of them)."""
+def booked_addresses(ctx, reservation_id, fip_ids=None):
+    """Read the addresses booked for a reservation (``fip_ids`` of them).
+
+    Their ``floatingips`` rows, in the order of their address text.
+    """
     with db_api.context_manager.reader.using(ctx) as session:
         query = (sa.select(FLOATINGIPS)
                  .join(FLOATINGIP_ALLOCATIONS,

@@ -10,4 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Heat stacks as reservations: what a stack needs (:mod:`.needs`)."""
+"""Heat stacks as reservations.
+
+* :mod:`.needs` says what a stack needs, from Heat's preview of it;
+* :mod:`.addresses` gives a stack's floating IPs the addresses booked
+  for them (a Heat environment and provider templates).
+"""

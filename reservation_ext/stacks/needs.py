@@ -24,7 +24,10 @@ leases book:
   from an image or snapshot, cannot be booked ahead: the request is
   refused, naming it);
 * ``OS::Neutron::FloatingIP``: one address of its ``floating_network``
-  (a name or an id).
+  (a name or an id), for a resource of the stack itself: the start
+  gives it the address booked for it by its name
+  (:mod:`.addresses`), which a member of a nested stack does not have
+  (the request is refused, naming it).
 
 Everything else (ports, attachments, associations, networks) takes no
 booked capacity. Reading Heat's preview rather than the template means
@@ -44,7 +47,11 @@ FLOATING_IP = 'OS::Neutron::FloatingIP'
 
 @dataclasses.dataclass(frozen=True)
 class Needs:
-    """A stack's servers by flavor, volume GB and addresses by network."""
+    """A stack's servers by flavor, volume GB and addresses by network.
+
+    ``floating_ips`` maps each network to the names of the floating IP
+    resources of it.
+    """
 
     servers: dict
     volume_gb: int
@@ -63,18 +70,25 @@ def from_preview(preview):
     :raises InvalidInput: (``template``) a volume has no size.
     """
     servers = collections.Counter()
-    floating_ips = collections.Counter()
+    floating_ips = collections.defaultdict(list)
     volume_gb = 0
-    for resource in _flat(preview.get('resources') or []):
+    for resource, nested in _flat(preview.get('resources') or []):
         kind, properties = resource['resource_type'], resource['properties']
         if kind == SERVER:
             servers[str(properties['flavor'])] += 1
         elif kind == VOLUME:
             volume_gb += _size(resource)
         elif kind == FLOATING_IP:
-            floating_ips[str(properties['floating_network'])] += 1
+            if nested:
+                raise exceptions.InvalidInput(
+                    'template', 'floating IP %s is in a nested stack: a '
+                    'stack reservation books the floating IPs of the '
+                    "stack's own resources" % resource['resource_name'])
+            floating_ips[str(properties['floating_network'])].append(
+                resource['resource_name'])
     return Needs(dict(sorted(servers.items())), volume_gb,
-                 dict(sorted(floating_ips.items())))
+                 {network: sorted(names)
+                  for network, names in sorted(floating_ips.items())})
 
 
 def to_booking(needs, size_of, network_id_of):
@@ -90,17 +104,18 @@ def to_booking(needs, size_of, network_id_of):
     return ([planning.Servers(flavor, size_of(flavor), count)
              for flavor, count in needs.servers.items()],
             needs.volume_gb,
-            [planning.Addresses(network, network_id_of(network), count)
-             for network, count in needs.floating_ips.items()])
+            [planning.Addresses(network, network_id_of(network),
+                                len(names))
+             for network, names in needs.floating_ips.items()])
 
 
-def _flat(resources):
-    """Yield the resources of a preview, those of nested stacks too."""
+def _flat(resources, nested=False):
+    """Yield ``(resource, nested)`` of a preview, nested stacks' too."""
     for resource in resources:
         if isinstance(resource, list):
-            yield from _flat(resource)
+            yield from _flat(resource, True)
         else:
-            yield resource
+            yield resource, nested
 
 
 def _size(volume):

@@ -17,6 +17,7 @@ environment and ``on_end``, and the needs Heat's preview showed at the
 create (:mod:`reservation_ext.stacks.needs`): its ``volume_gb`` count
 against the reservable volume gigabytes
 (:mod:`reservation_ext.planning.volume_capacity`) for the lease's window.
+The engine records there the stack it made at the start, and its status.
 """
 
 import sqlalchemy as sa
@@ -29,3 +30,11 @@ STACK_RESERVATIONS = tables.STACK_RESERVATIONS
 def record_request(session, values):
     """Record a stack reservation's request and needs (the row's columns)."""
     session.execute(sa.insert(STACK_RESERVATIONS).values(**values))
+
+
+def set_stack(session, reservation_id, stack_id, status, reason=None):
+    """Record the stack a reservation's start made, as last seen in Heat."""
+    session.execute(sa.update(STACK_RESERVATIONS).where(
+        STACK_RESERVATIONS.c.reservation_id == reservation_id).values(
+            stack_id=stack_id, stack_status=status,
+            stack_status_reason=reason))

@@ -185,7 +185,7 @@ class TestHeat(base.SandboxTestCase):
         preview = client.preview(demo, 'needs', text,
                                  {'image': self.image()})
         self.assertEqual(needs.Needs({'m1.small': 1, 'm1.tiny': 3}, 3,
-                                     {'public': 1}),
+                                     {'public': ['address']}),
                          needs.from_preview(preview))
         preview = client.preview(demo, 'needs', text, {
             'image': self.image(), 'worker_count': 1},

@@ -301,7 +301,8 @@ class _LeaseAPITests:
         self.assertEqual({'physical:host', 'virtual:instance',
                           'flavor:instance', 'virtual:volume',
                           'virtual:floatingip', 'network',
-                          'storage:pool', test_plugins.RESOURCE_TYPE,
+                          'storage:pool', 'heat:stack',
+                          test_plugins.RESOURCE_TYPE,
                           'test:broken'},
                          {plugin['resource_type'] for plugin in plugins})
         self.assertEqual(

@@ -339,7 +339,8 @@ class _ProposalTests:
               'colour': 'red'}, 'colour: unknown key'),
             ({'resource_type': 'physical:fridge', 'end': date(NOW + HOUR)},
              "resource_type: unknown resource type 'physical:fridge', "
-             "expected one of: flavor:instance, network, physical:host, "
+             "expected one of: flavor:instance, heat:stack, network, "
+             "physical:host, "
              "storage:pool, virtual:floatingip, "),
             ({'resource_type': 'virtual:instance', 'end': date(NOW + HOUR),
               'vcpus': 'two', 'memory_mb': 1, 'disk_gb': 1},

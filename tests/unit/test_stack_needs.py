@@ -45,7 +45,7 @@ class TestStackNeeds(base.TestCase):
         self.assertEqual(3, needs.from_preview(preview()).volume_gb)
 
     def test_floating_ips_count_by_network_as_written(self):
-        self.assertEqual({'public': 1},
+        self.assertEqual({'public': ['address']},
                          needs.from_preview(preview()).floating_ips)
 
     def test_ports_attachments_and_groups_themselves_need_nothing(self):
@@ -82,3 +82,15 @@ class TestStackNeeds(base.TestCase):
               planning.Servers('m1.tiny', (1, 512, 1), 3)], 3,
              [planning.Addresses('public', 'public-id', 1)]),
             (servers, volume_gb, addresses))
+
+    def test_a_floating_ip_of_a_nested_stack_is_refused_naming_it(self):
+        answer = copy.deepcopy(preview())
+        [address] = [resource for resource in answer['resources']
+                     if not isinstance(resource, list) and
+                     resource['resource_type'] == needs.FLOATING_IP]
+        answer['resources'].remove(address)
+        answer['resources'].append([address])
+        error = self.assertRaises(exceptions.InvalidInput,
+                                  needs.from_preview, answer)
+        self.assertIn('floating IP address is in a nested stack',
+                      str(error))

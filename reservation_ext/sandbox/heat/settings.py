@@ -60,6 +60,9 @@ def sections(state_dir, db_url, password, auth_url, region, authtoken,
             ('stack_domain_admin_password', password),
             ('heat_stack_user_role', STACK_USER_ROLE),
             ('deferred_auth_method', 'trusts'),
+            # A stack reservation's servers are seated by the stack's
+            # name, which Heat's scheduler hints carry.
+            ('stack_scheduler_hints', 'true'),
             ('region_name_for_services', region),
         ],
         'database': [('connection', db_url)],
