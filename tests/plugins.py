@@ -20,7 +20,8 @@ exactly once. The request may ask it to fail or be slow:
     {"resource_type": "test:journal", "fail_start": 2, "fail_end": 0,
      "sleep": 0.5}
 
-makes ``on_start`` fail twice before it succeeds; ``"make": 1`` journals
+makes ``on_start`` fail twice before it succeeds (``-1``: fail for good,
+which the engine does not retry); ``"make": 1`` journals
 ``prepare_create`` (``made``) and its undo (``unmade``), ``"make": 2``
 makes ``prepare_create`` fail. The behaviour is kept in
 the reservation's ``resource_id`` (``"<fail_start>,<fail_end>,<sleep>"``),
@@ -109,6 +110,8 @@ class JournalPlugin(base.ResourcePlugin):
         failures = int((fail_start, fail_end)[fail_index]) if (
             fail_index is not None) else 0
         self._write('attempt_' + action, reservation['id'])
+        if failures < 0:
+            raise exceptions.ActionFailed('%s failed for good' % action)
         if attempts(action, reservation['id']) <= failures:
             raise exceptions.PluginError('%s failed on purpose' % action)
         time.sleep(float(sleep))

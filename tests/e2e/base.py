@@ -114,6 +114,16 @@ class PostgreSQL(ProvisionedDatabase):
     REQUIRED = 'RESERVATION_REQUIRE_POSTGRESQL'
 
 
+def created(output):
+    """The object of a blazarclient create's ``-f json`` output.
+
+    The client writes "Created a new ...:" on the line before it.
+    """
+    first, rest = output.split('\n', 1)
+    assert first.startswith('Created a new'), output
+    return json.loads(rest)
+
+
 class SandboxTestCase(testtools.TestCase):
     """Tests sharing one sandbox per class (``cls.sandbox``)."""
 

@@ -21,21 +21,10 @@ server add floating ip``, grows the lease, and deleting the lease
 deletes the addresses, the server keeping its port.
 """
 
-import json
 
 from tests.e2e import base
 
 FIP = 'virtual:floatingip'
-
-
-def created(output):
-    """The object of a blazarclient create's ``-f json`` output.
-
-    The client writes "Created a new ...:" on the line before it.
-    """
-    first, rest = output.split('\n', 1)
-    assert first.startswith('Created a new'), output
-    return json.loads(rest)
 
 
 class TestFloatingIPs(base.SandboxTestCase):
@@ -50,9 +39,9 @@ class TestFloatingIPs(base.SandboxTestCase):
                       for ip in self.demo_json('floating', 'ip', 'list'))
 
     def register(self, network_id, address):
-        return created(self.run_cli(['openstack', 'reservation',
-                                     'floatingip', 'create', network_id,
-                                     address, '-f', 'json']))
+        return base.created(self.run_cli([
+            'openstack', 'reservation', 'floatingip', 'create', network_id,
+            address, '-f', 'json']))
 
     def register_two(self, network_id):
         """Register .10 and .11 (not .150, in the pool); return .10's."""
@@ -75,7 +64,7 @@ class TestFloatingIPs(base.SandboxTestCase):
         network_id = self.run_json(['openstack', 'network', 'show',
                                     'public'])['id']
         fip = self.register_two(network_id)
-        lease = created(self.run_cli([
+        lease = base.created(self.run_cli([
             'openstack', 'reservation', 'lease', 'create', '--reservation',
             'resource_type=%s,network_id=%s,amount=1,required_floatingips='
             '["172.24.4.10"]' % (FIP, network_id),

@@ -10,17 +10,21 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Heat in the sandbox: stacks, and Heat's Blazar resource types on leases.
+"""Heat in the sandbox: stacks, Heat's Blazar types, stack reservations.
 
 The templates are the user guide's (``doc/source/user/heat/``), run with
 the unmodified ``openstack stack`` commands (python-heatclient): the demo
 user's server with an attached volume and a floating IP, and, as the
 admin (Heat's Blazar types list ``os-hosts``, an admin call),
 ``OS::Blazar::Host`` and ``OS::Blazar::Lease``, with a second stack
-booting onto the lease's reservations once it is ACTIVE.
+booting onto the lease's reservations once it is ACTIVE. The demo user
+reserves a stack ahead (``openstack reservation stack create``): it is
+made at the lease's start on the host and addresses booked for it, and
+goes at its end.
 """
 
 import datetime
+import json
 import os
 
 import fixtures
@@ -54,6 +58,22 @@ def _auth(env):
         project_domain_name=env['OS_PROJECT_DOMAIN_NAME'])
 
 
+def _reservations(lease):
+    """A lease's reservations, from a client's ``-f json`` of the lease.
+
+    Our commands show the list as JSON text; python-blazarclient's
+    ``lease show`` shows each reservation as JSON text, one per line.
+    """
+    found = lease['reservations']
+    if not isinstance(found, str):
+        return found
+    try:
+        found = json.loads(found)
+    except ValueError:
+        return [json.loads('[%s]' % found.replace('}\n{', '},{'))][0]
+    return found if isinstance(found, list) else [found]
+
+
 def _minute(delta):
     """Blazar's date format, ``delta`` from now (UTC)."""
     return (datetime.datetime.now(datetime.timezone.utc) + delta).strftime(
@@ -62,7 +82,9 @@ def _minute(delta):
 
 class TestHeat(base.SandboxTestCase):
 
-    HOSTS = 2
+    # compute-1 and compute-2 are the Blazar types' hosts, compute-3 the
+    # stack reservation's.
+    HOSTS = 3
 
     def create_stack(self, name, template, user='admin', **parameters):
         """Create a stack and wait for it; its outputs ``{key: value}``."""
@@ -199,3 +221,102 @@ class TestHeat(base.SandboxTestCase):
         self.assertIn('image', str(error))
         self.assertRaises(orchestration.TemplateRefused, client.preview,
                           demo, 'needs', text, {'image': 'not-an-image'})
+
+    def test_a_reserved_stack_is_made_on_what_was_booked_and_goes_at_end(
+            self):
+        self.add_reservable_hosts({'compute-3': 'false'})
+        self.addCleanup(self.run_cli, ['openstack', 'reservation', 'host',
+                                       'delete', 'compute-3'])
+        public = self.run_json(['openstack', 'network', 'show', 'public'])
+        for address in ('172.24.4.20', '172.24.4.21'):
+            fip = base.created(self.run_cli([
+                'openstack', 'reservation', 'floatingip', 'create',
+                public['id'], address, '-f', 'json']))
+            self.addCleanup(self.run_cli, ['openstack', 'reservation',
+                                           'floatingip', 'delete', fip['id']])
+        minute = datetime.timedelta(minutes=1)
+        lease = self.run_json([
+            'openstack', 'reservation', 'stack', 'create', '--template',
+            _template('reserved-pair.yaml'), '--parameter',
+            'image=%s' % self.image(), '--start-date', _minute(minute),
+            '--end-date', _minute(30 * minute), 'pair'], user='demo')
+        self.addCleanup(self.run_cli, ['openstack', 'reservation', 'lease',
+                                       'delete', lease['id']], user='demo')
+        [booked] = _reservations(lease)
+        self.assertEqual(
+            ('PENDING', {'m1.small': 1, 'm1.medium': 1}, 3, {'public': 2},
+             None),
+            (lease['status'], booked['servers'], booked['volume_gb'],
+             booked['floating_ips'], booked['stack_id']))
+
+        # What the pair holds then is not booked twice.
+        refused = self.run_cli([
+            'openstack', 'reservation', 'stack', 'create', '--template',
+            _template('reserved-cluster.yaml'), '--parameter',
+            'image=%s' % self.image(), '--parameter', 'size=50',
+            '--start-date', _minute(minute), '--end-date',
+            _minute(30 * minute), 'cluster'], user='demo',
+            expect_failure=True)
+        self.assertRegex(refused, r'ERROR: \d+ of 50 server\(s\) of flavor '
+                                  r'm1.large do not fit between ')
+
+        self.wait_for(lambda: self.lease(lease['id'])['status'] == 'ACTIVE',
+                      timeout=150)
+        [started] = _reservations(self.lease(lease['id']))
+        self.assertEqual('CREATE_COMPLETE', started['stack_status'])
+        self.check_made_as_booked(started['stack_id'])
+
+        # Ended within a minute: the stack, its servers, volumes and
+        # addresses go.
+        self.run_cli(['openstack', 'reservation', 'lease', 'set',
+                      '--end-date', _minute(minute),
+                      lease['id']], user='demo')
+        self.wait_for(lambda: self.lease(lease['id'])['status'] ==
+                      'TERMINATED', timeout=150)
+        for kind in ('stack', 'server', 'volume', 'floating ip'):
+            self.assertEqual([], self.run_json(
+                ['openstack'] + kind.split() + ['list'], user='demo'), kind)
+
+    def test_a_stack_heat_fails_to_make_puts_its_lease_in_error(self):
+        lease = self.run_json([
+            'openstack', 'reservation', 'stack', 'create', '--template',
+            _template('failing.yaml'), '--start-date',
+            _minute(datetime.timedelta(minutes=1)), '--end-date',
+            _minute(datetime.timedelta(minutes=30)), 'doomed'], user='demo')
+        self.addCleanup(self.run_cli, ['openstack', 'reservation', 'lease',
+                                       'delete', lease['id']], user='demo')
+        self.wait_for(lambda: self.lease(lease['id'])['status'] == 'ERROR',
+                      timeout=150)
+        reason = self.lease(lease['id'])['status_reason']
+        self.assertIn('Heat could not create stack reservation-', reason)
+        self.assertIn('CREATE_FAILED', reason)
+        self.assertIn('Test Resource failed', reason)
+        # Nothing is left behind.
+        self.assertEqual([], self.run_json(['openstack', 'stack', 'list'],
+                                           user='demo'))
+
+    def lease(self, lease_id):
+        return self.run_json(['openstack', 'reservation', 'lease', 'show',
+                              lease_id], user='demo')
+
+    def check_made_as_booked(self, stack_id):
+        """The stack's servers on the booked host, its addresses booked."""
+        stack = self.run_json(['openstack', 'stack', 'show', stack_id],
+                              user='demo')
+        outputs = {output['output_key']: output['output_value']
+                   for output in stack['outputs']}
+        self.assertEqual({'compute-3'}, {
+            server['Host'] for server in self.run_json(
+                ['openstack', 'server', 'list', '--all-projects', '--long'])})
+        # Neutron's view: each booked address on its server's port.
+        for name in ('web', 'db'):
+            [address] = self.run_json(
+                ['openstack', 'floating', 'ip', 'list',
+                 '--floating-ip-address', outputs[name + '_address']],
+                user='demo')
+            self.assertEqual(outputs[name + '_port'], address['Port'])
+        self.assertEqual(['172.24.4.20', '172.24.4.21'], sorted(
+            outputs[name + '_address'] for name in ('web', 'db')))
+        self.assertEqual(['in-use', 'in-use'], [
+            volume['Status'] for volume in self.run_json(
+                ['openstack', 'volume', 'list'], user='demo')])

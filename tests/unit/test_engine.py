@@ -383,6 +383,20 @@ class EngineTestMixin:
         self.assertEqual('on_start: on_start failed on purpose',
                          message['payload']['status_reason'])
 
+    def test_an_action_that_failed_for_good_is_not_retried(self):
+        lease_id, reservation_id = create_lease(fail_start=-1)
+        self.clock.set(T0)
+        self.assertEqual(1, self.engine.run_once())
+        lease, events, _ = get_lease(lease_id)
+        start = events[EventType.START_LEASE]
+        self.assertEqual((EventStatus.ERROR, 1, LeaseStatus.ERROR,
+                          'on_start: on_start failed for good'),
+                         (start['status'], start['attempts'],
+                          lease['status'], lease['status_reason']))
+        self.assertEqual(['attempt_on_start'], [
+            action for action, rid in test_plugins.read_journal()
+            if rid == reservation_id])
+
     def test_a_finally_failed_end_leaves_the_lease_in_error_not_terminating(
             self):
         lease_id, _ = create_lease(fail_end=5, before_end=T0 + HOUR / 2)
