@@ -374,6 +374,30 @@ class _LeaseAPITests:
         self.assertEqual('end_date: End date must be later than current '
                          'and start date', message)
 
+    def test_bad_stack_requests_are_refused_naming_the_field(self):
+        stack = {'resource_type': 'heat:stack',
+                 'template': 'heat_template_version: 2021-04-16'}
+        for changes, field in (
+                ({'template': test_leases.DROP}, 'template'),
+                ({'template': 7}, 'template'),
+                ({'template': '  '}, 'template'),
+                ({'parameters': ['image=x']}, 'parameters'),
+                ({'environment': 7}, 'environment'),
+                ({'on_end': 'shelve'}, 'on_end'),
+                ({'stack_name': 'mine'}, 'stack_name'),
+                # No caller's token here: Heat cannot preview as the caller.
+                ({}, 'template')):
+            reservation = {key: value for key, value in
+                           dict(stack, **changes).items()
+                           if value is not test_leases.DROP}
+            message = self.assertError(400, 'InvalidInput', self.request(
+                'POST', '/v1/leases', lease_body(
+                    reservations=[reservation])))
+            self.assertTrue(message.startswith(
+                'reservations[0].%s: ' % field), message)
+        self.assertEqual([], self.request('GET', '/v1/leases').json[
+            'leases'])
+
     def test_long_extra_capability_keys_are_refused_as_in_blazar(self):
         key = 'k' * 65
         message = self.assertError(400, 'InvalidInput', self.request(

@@ -129,6 +129,28 @@ class SeatsMixin:
                          % reservation_id, str(error))
         self.assertEqual(3, len(self.seated(reservation_id)))
 
+    def test_a_claim_of_a_size_takes_only_the_seats_of_that_size(self):
+        with self.writer() as session:
+            reservation_id = planning.add_reservation(session)
+            for size, amount in (((1, 512, 1), 2), (SIZE, 1)):
+                planner.allocate_slices(
+                    session, planner.Owner(reservation_id), at(0), at(10),
+                    size, planning.busy(), amount=amount)
+        token, [seat] = self.claim_sized(reservation_id, 1, SIZE)
+        with self.writer() as session:
+            self.assertEqual(SIZE, session.execute(sa.select(
+                ALLOCATIONS.c.vcpus, ALLOCATIONS.c.memory_mb,
+                ALLOCATIONS.c.disk_gb).where(
+                    ALLOCATIONS.c.id == seat)).one()._tuple())
+        self.assertRaises(exceptions.Conflict, self.claim_sized,
+                          reservation_id, 1, SIZE)
+        self.assertEqual(2, len(self.claim_sized(reservation_id, 2,
+                                                 (1, 512, 1))[1]))
+
+    def claim_sized(self, reservation_id, count, size):
+        with self.writer() as session:
+            return seats.claim(session, reservation_id, count, size)
+
     def test_bound_seats_stay_and_freed_claims_return(self):
         reservation_id, _ = self.book(2, False)
         token, taken = self.claim(reservation_id, 2)

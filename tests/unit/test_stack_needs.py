@@ -23,6 +23,7 @@ import json
 import os
 
 from reservation_ext import exceptions
+from reservation_ext.planning import seats
 from reservation_ext.planning import stacks as planning
 from reservation_ext.stacks import needs
 from tests import base
@@ -94,3 +95,17 @@ class TestStackNeeds(base.TestCase):
                                   needs.from_preview, answer)
         self.assertIn('floating IP address is in a nested stack',
                       str(error))
+
+
+class TestStackOfAServer(base.TestCase):
+    """The reservation a server of a reservation's stack is seated by."""
+
+    def test_the_root_of_heats_path_names_the_reservation(self):
+        self.assertEqual('r1', seats.stack_reservation_id(
+            ['reservation-r1', 'group,reservation-r1-group-x']))
+        # Nova gives a one-element list hint as its element.
+        self.assertEqual('r1', seats.stack_reservation_id('reservation-r1'))
+
+    def test_other_stacks_and_boots_have_no_reservation(self):
+        for path in (None, [], 'web', ['web', 'group,reservation-r1'], 7):
+            self.assertIsNone(seats.stack_reservation_id(path), path)
