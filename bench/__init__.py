@@ -21,7 +21,8 @@ Timed side by side with Blazar: ``planner`` (the free-host search),
 ``filter`` (the scheduler filter), ``lease_api`` (lease creates through
 the API), ``proposals`` (schedule proposals and availability; the peer's
 side is ``peer_proposals``, run in Blazar's venv) and ``engine`` (event
-throughput). Also ``instance_leases`` (reserved server boots), the
+throughput). Also ``instance_leases`` (reserved server boots),
+``stack_leases`` (stack lease creates, and how late stacks start), the
 simulations ``utilization`` and ``energy``, and the soaks
 ``api_concurrency`` and ``engine_ha``, and ``burst`` (lease starts and
 ends all at one instant, with poisoned actions), and ``import_blazar``
