@@ -15,20 +15,25 @@
 Servers of two flavors, volume gigabytes and floating IPs in one
 transaction, with the planners' real statements, on SQLite, PostgreSQL
 and MariaDB: what another lease holds is never taken, and a need that
-does not fit books nothing and says what is missing.
+does not fit books nothing and says what is missing. An update books the
+same needs for another window (the plugin's own, without Heat).
 """
 
 import sqlalchemy as sa
 
 from db import tables
+from reservation_ext import clock as clock_mod
 from reservation_ext import exceptions
 from reservation_ext.planning import planner
 from reservation_ext.planning import seats
 from reservation_ext.planning import stacks
 from reservation_ext.planning import volume_capacity
+from reservation_ext.plugins import heat_stack
+from reservation_ext.stacks import needs
 from reservation_ext.store import floating_ips as store_fips
 from reservation_ext.store import stacks as store_stacks
 from tests import base
+from tests import fixtures
 from tests.functional import test_planner as planning
 
 at = planning.at
@@ -158,4 +163,88 @@ class TestStackBookingPostgreSQL(StackBookingMixin, base.PostgreSQLTestCase):
 
 
 class TestStackBookingMySQL(StackBookingMixin, base.MySQLTestCase):
+    """On MariaDB."""
+
+
+class StackUpdateMixin(StackBookingMixin):
+    """The heat:stack plugin's update: the same needs, another window."""
+
+    def setUp(self):
+        super().setUp()
+        conf = self.useFixture(fixtures.ReservationConf({
+            ('reservation', 'volume_reservable_gb'): RESERVABLE_GB})).conf
+        self.plugin = heat_stack.HeatStackPlugin(
+            conf, clock_mod.ManualClock(planning.T0))
+
+    def book_stack(self, window=WINDOW):
+        """A stack of two smalls, 10 GB and an address, as the plugin books."""
+        with self.writer() as session:
+            reservation_id = planning.add_reservation(session)
+            self.plugin.reserve(
+                session, None, {'start_date': window[0],
+                                'end_date': window[1]}, reservation_id, {
+                    'template': '{}', 'parameters': {}, 'environment': None,
+                    'on_end': 'delete', 'trust_id': 'trust',
+                    'needs': needs.Needs({'m1.small': 2}, 10,
+                                         {'public': ['address']}),
+                    'booking': ([stacks.Servers('m1.small', (2, 2048, 20),
+                                                2)], 10, [addresses(1)])})
+        return reservation_id
+
+    def windows(self, reservation_id):
+        found = {}
+        with self.writer() as session:
+            for table in (tables.ALLOCATIONS, tables.FLOATINGIP_ALLOCATIONS):
+                found[table.name] = set(session.execute(
+                    sa.select(table.c.start_date, table.c.end_date).where(
+                        table.c.reservation_id == reservation_id)).all())
+        return found
+
+    def update(self, reservation_id, status, window, **values):
+        with self.writer() as session:
+            self.plugin.update(session, None, {
+                'start_date': window[0], 'end_date': window[1]},
+                {'id': reservation_id, 'status': status}, values)
+
+    def test_a_pending_stack_is_booked_anew_for_the_new_window(self):
+        stack = self.book_stack()
+        self.update(stack, 'pending', (at(20), at(30)))
+        self.assertEqual({'host_allocations': {(at(20), at(30))},
+                          'floatingip_allocations': {(at(20), at(30))}},
+                         self.windows(stack))
+
+    def test_a_started_stack_moves_on_its_hosts_and_addresses(self):
+        stack = self.book_stack()
+        before = self.booked()[stack]
+        self.update(stack, 'active', (at(0), at(15)))
+        self.assertEqual({'host_allocations': {(at(0), at(15))},
+                          'floatingip_allocations': {(at(0), at(15))}},
+                         self.windows(stack))
+        self.assertEqual(before, self.booked()[stack])
+
+    def test_a_window_that_does_not_fit_changes_nothing(self):
+        stack = self.book_stack()
+        self.book([], 0, [addresses(4)], window=(at(20), at(30)))
+        self.assertRaises(exceptions.NotEnoughResources, self.update,
+                          stack, 'pending', (at(20), at(30)))
+        self.assertEqual({'host_allocations': {WINDOW},
+                          'floatingip_allocations': {WINDOW}},
+                         self.windows(stack))
+
+    def test_the_request_itself_cannot_change(self):
+        stack = self.book_stack()
+        error = self.assertRaises(exceptions.InvalidInput, self.update,
+                                  stack, 'pending', WINDOW, template='x')
+        self.assertEqual('template', error.field)
+
+
+class TestStackUpdate(StackUpdateMixin, base.DBTestCase):
+    """On SQLite."""
+
+
+class TestStackUpdatePostgreSQL(StackUpdateMixin, base.PostgreSQLTestCase):
+    """On PostgreSQL."""
+
+
+class TestStackUpdateMySQL(StackUpdateMixin, base.MySQLTestCase):
     """On MariaDB."""
