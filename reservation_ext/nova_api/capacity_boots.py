@@ -40,7 +40,6 @@ Deleting a server frees its seat (:meth:`CapacityBoots.free_seat`).
 """
 
 import functools
-import math
 
 from nova import context as nova_context
 from nova import exception as nova_exception
@@ -137,8 +136,9 @@ class CapacityBoots:
             # Nova says so itself.
             return None, None
         return capacity, (flavor.vcpus, flavor.memory_mb,
-                          flavor.root_gb + flavor.ephemeral_gb +
-                          math.ceil(flavor.swap / 1024))
+                          seats.flavor_disk_gb(flavor.root_gb,
+                                               flavor.ephemeral_gb,
+                                               flavor.swap))
 
     def _check_window(self, capacity, starting=False):
         """Refuse a boot outside the lease's window.

@@ -342,6 +342,19 @@ def slice_rooms(session, start, end, size, busy, usable=AS_IS,
                         conditions, tightest)
 
 
+def count_slices(session, start, end, size, busy, usable=AS_IS, most=None):
+    """Count the slices of ``size`` free for ``[start, end)``, up to ``most``.
+
+    As many as :func:`allocate_slices` without affinity could book at
+    once (its search, one SELECT), for saying how many of a refused
+    booking would have fitted.
+    """
+    rooms = _slice_rooms(session, start, end, size, busy, usable, ())
+    fit = sum(_seats(room, size, most or float('inf'))
+              for _generation, room in rooms.values())
+    return fit if most is None else min(fit, most)
+
+
 def _slice_rooms(session, start, end, size, busy, usable, conditions,
                  tightest=False):
     """Return ``{host_id: (generation, room)}`` of the hosts one slice fits on.

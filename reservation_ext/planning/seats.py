@@ -36,6 +36,7 @@ those that write need a writer's.
 """
 
 import collections
+import math
 import uuid
 
 import sqlalchemy as sa
@@ -97,6 +98,15 @@ def capacity(session, reservation_id):
     return Capacity(*row[:7], projects=frozenset([row[7], *shared]))
 
 
+def flavor_disk_gb(root_gb, ephemeral_gb, swap_mb):
+    """Return the disk a server of a flavor takes on its host (GB).
+
+    Root and ephemeral disk, and swap rounded up to whole GB, as the
+    slices of a flavor's size count it.
+    """
+    return root_gb + ephemeral_gb + math.ceil(swap_mb / 1024)
+
+
 def stack_reservation_id(path):
     """Return the reservation whose stack a server is of, or None.
 
@@ -112,7 +122,8 @@ def stack_reservation_id(path):
 def stack_capacity(session, reservation_id):
     """Get the :class:`Capacity` of a heat:stack reservation, or None.
 
-    Its ``amount`` is its number of seats; it has no server group.
+    It has no ``amount`` (its seats are of several sizes) and no server
+    group.
     """
     row = session.execute(
         sa.select(RESERVATIONS.c.id, LEASES.c.id, LEASES.c.status,
@@ -124,9 +135,7 @@ def stack_capacity(session, reservation_id):
         .where(RESERVATIONS.c.id == reservation_id)).first()
     if row is None:
         return None
-    amount = session.scalar(sa.select(sa.func.count()).where(
-        ALLOCATIONS.c.reservation_id == reservation_id))
-    return Capacity(*row[:5], amount=amount, server_group_id=None,
+    return Capacity(*row[:5], amount=None, server_group_id=None,
                     projects=frozenset([row[5]]))
 
 

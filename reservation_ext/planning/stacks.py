@@ -89,21 +89,12 @@ def _book_servers(session, owner, window, wanted, busy, usable):
         planner.allocate_slices(session, owner, start, end, wanted.size,
                                 busy, amount=wanted.count, usable=usable)
     except exceptions.NotEnoughResources:
-        fit = fitting_servers(session, window, wanted, busy, usable)
+        fit = planner.count_slices(session, start, end, wanted.size, busy,
+                                   usable, most=wanted.count)
         raise exceptions.NotEnoughResources(
             '%d of %d server(s) of flavor %s do not fit between %s and %s.'
             % (wanted.count - fit, wanted.count, wanted.flavor,
                _text(start), _text(end))) from None
-
-
-def fitting_servers(session, window, wanted, busy, usable):
-    """Count the servers of ``wanted`` (at most its count) that fit now."""
-    rooms = planner.slice_rooms(session, *window, wanted.size, busy, usable)
-    fit = 0
-    for _generation, room in rooms.values():
-        fit += min(int(free // size) for free, size in zip(room, wanted.size)
-                   if size > 0)
-    return min(fit, wanted.count)
 
 
 def _book_addresses(session, owner, window, wanted, busy):

@@ -304,7 +304,7 @@ def _planned(row):
         server['count']) for server in json.loads(row.servers)],
         row.volume_gb,
         [booking.Addresses(address['network'], address['network_id'],
-                           address['count'])
+                           len(address['resources']))
          for address in json.loads(row.floating_ips)])
 
 
@@ -327,7 +327,7 @@ def _server_row(wanted):
 
 def _address_row(wanted, resources):
     return {'network': wanted.network, 'network_id': wanted.network_id,
-            'count': wanted.count, 'resources': resources}
+            'resources': resources}
 
 
 def _text(value):

@@ -65,7 +65,6 @@ fine.
 
 import functools
 import json
-import math
 
 import sqlalchemy as sa
 
@@ -381,7 +380,7 @@ def flavor_request(flavor_id, flavor):
     swap = flavor.get('swap') or 0
     return {
         'vcpus': flavor['vcpus'], 'memory_mb': flavor['ram'],
-        'disk_gb': flavor['disk'] + ephemeral + math.ceil(swap / 1024),
+        'disk_gb': seats.flavor_disk_gb(flavor['disk'], ephemeral, swap),
         'source_flavor': json.dumps({
             'id': flavor_id, 'public': flavor.get(
                 'os-flavor-access:is_public', True),
