@@ -800,6 +800,36 @@ class StackReservation(Base):
     stack_id = sa.Column(ID, nullable=True)
     stack_status = sa.Column(sa.String(64), nullable=True)
     stack_status_reason = sa.Column(sa.Text, nullable=True)
+    # What Nova's and Cinder's quotas count of the stack, in all.
+    instances = sa.Column(sa.Integer, nullable=False, server_default='0')
+    vcpus = sa.Column(sa.Integer, nullable=False, server_default='0')
+    memory_mb = sa.Column(sa.Integer, nullable=False, server_default='0')
+    volumes = sa.Column(sa.Integer, nullable=False, server_default='0')
+
+
+class StackResource(Base):
+    """A server or volume of the stack a reservation's start made.
+
+    ``physical_id`` is its id in Nova or Cinder; ``resource_type`` is
+    Heat's (``OS::Nova::Server``, ``OS::Cinder::Volume``).
+    """
+
+    __tablename__ = 'stack_resources'
+    __table_args__ = (
+        sa.UniqueConstraint('reservation_id', 'physical_id',
+                            name='uq_stack_resources_reservation_physical'),
+        sa.Index('stack_resources_physical_id_idx', 'physical_id'),
+    )
+
+    id = sa.Column(ID, primary_key=True)
+    reservation_id = sa.Column(
+        ID, sa.ForeignKey('reservations.id', ondelete='CASCADE'),
+        nullable=False)
+    resource_type = sa.Column(sa.String(64), nullable=False)
+    physical_id = sa.Column(ID, nullable=False)
+    # The image an on_end snapshot_delete made of it (Nova's snapshot of
+    # a server, Cinder's upload of a volume).
+    image_id = sa.Column(ID, nullable=True)
 
 
 class StoragePoolAllocation(Base):

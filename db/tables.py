@@ -66,6 +66,7 @@ STORAGE_POOL_RESERVATIONS = models.StoragePoolReservation.__table__
 STORAGE_POOL_ALLOCATIONS = models.StoragePoolAllocation.__table__
 # The heat:stack requests, with their needs and their stacks.
 STACK_RESERVATIONS = models.StackReservation.__table__
+STACK_RESOURCES = models.StackResource.__table__
 
 # The one module that may write each table (by table name). A table
 # that several parts of the code change has a module of its own in
@@ -104,4 +105,5 @@ OWNERS = {
     STORAGE_POOL_RESERVATIONS.name: 'reservation_ext.store.storage_pools',
     STORAGE_POOL_ALLOCATIONS.name: 'reservation_ext.store.storage_pools',
     STACK_RESERVATIONS.name: 'reservation_ext.store.stacks',
+    STACK_RESOURCES.name: 'reservation_ext.store.stacks',
 }

@@ -167,7 +167,8 @@ class HeatStackPlugin(base.ResourcePlugin):
             floating_ips=json.dumps([
                 _address_row(wanted, values['needs'].floating_ips[
                     wanted.network]) for wanted in addresses]),
-            trust_id=values['trust_id']))
+            trust_id=values['trust_id'],
+            volumes=values['needs'].volumes, **_totals(servers)))
         return reservation_id
 
     def _book(self, session, reservation_id, lease, planned, busy=None):
@@ -318,6 +319,14 @@ def _view(row):
                          for wanted in addresses},
         'stack_id': row.stack_id, 'stack_status': row.stack_status,
         'stack_status_reason': row.stack_status_reason}
+
+
+def _totals(servers):
+    """Return what Nova's quotas count of the stack's servers."""
+    return {'instances': sum(wanted.count for wanted in servers),
+            'vcpus': sum(wanted.count * wanted.size[0] for wanted in servers),
+            'memory_mb': sum(wanted.count * wanted.size[1]
+                             for wanted in servers)}
 
 
 def _server_row(wanted):

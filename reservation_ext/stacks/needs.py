@@ -47,15 +47,17 @@ FLOATING_IP = 'OS::Neutron::FloatingIP'
 
 @dataclasses.dataclass(frozen=True)
 class Needs:
-    """A stack's servers by flavor, volume GB and addresses by network.
+    """A stack's servers by flavor, volumes and addresses by network.
 
-    ``floating_ips`` maps each network to the names of the floating IP
-    resources of it.
+    ``volume_gb`` is the volumes' gigabytes, ``volumes`` how many they
+    are; ``floating_ips`` maps each network to the names of the floating
+    IP resources of it.
     """
 
     servers: dict
     volume_gb: int
     floating_ips: dict
+    volumes: int = 0
 
     @property
     def empty(self):
@@ -71,13 +73,13 @@ def from_preview(preview):
     """
     servers = collections.Counter()
     floating_ips = collections.defaultdict(list)
-    volume_gb = 0
+    volume_sizes = []
     for resource, nested in _flat(preview.get('resources') or []):
         kind, properties = resource['resource_type'], resource['properties']
         if kind == SERVER:
             servers[str(properties['flavor'])] += 1
         elif kind == VOLUME:
-            volume_gb += _size(resource)
+            volume_sizes.append(_size(resource))
         elif kind == FLOATING_IP:
             if nested:
                 raise exceptions.InvalidInput(
@@ -86,9 +88,10 @@ def from_preview(preview):
                     "stack's own resources" % resource['resource_name'])
             floating_ips[str(properties['floating_network'])].append(
                 resource['resource_name'])
-    return Needs(dict(sorted(servers.items())), volume_gb,
+    return Needs(dict(sorted(servers.items())), sum(volume_sizes),
                  {network: sorted(names)
-                  for network, names in sorted(floating_ips.items())})
+                  for network, names in sorted(floating_ips.items())},
+                 len(volume_sizes))
 
 
 def to_booking(needs, size_of, network_id_of):

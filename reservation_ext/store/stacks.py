@@ -10,21 +10,27 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The one writer of ``stack_reservations``: what a stack lease asked for.
+"""The one writer of the stack tables: what a stack lease asked for, got.
 
 A row holds a ``heat:stack`` reservation's template, parameters,
 environment and ``on_end``, and the needs Heat's preview showed at the
 create (:mod:`reservation_ext.stacks.needs`): its ``volume_gb`` count
 against the reservable volume gigabytes
 (:mod:`reservation_ext.planning.volume_capacity`) for the lease's window.
-The engine records there the stack it made at the start, and its status.
+The engine records there the stack it made at the start, and its status;
+and in ``stack_resources`` the stack's servers and volumes, which Nova's
+and Cinder's quotas count already while the lease lasts
+(:mod:`reservation_ext.enforcement.window_quotas`).
 """
+
+import uuid
 
 import sqlalchemy as sa
 
 from db import tables
 
 STACK_RESERVATIONS = tables.STACK_RESERVATIONS
+STACK_RESOURCES = tables.STACK_RESOURCES
 
 
 def record_request(session, values):
@@ -38,3 +44,26 @@ def set_stack(session, reservation_id, stack_id, status, reason=None):
         STACK_RESERVATIONS.c.reservation_id == reservation_id).values(
             stack_id=stack_id, stack_status=status,
             stack_status_reason=reason))
+
+
+def record_resources(session, reservation_id, resources):
+    """Record the servers and volumes of a reservation's stack.
+
+    :param resources: ``[(resource_type, physical_id)]``, as Heat lists
+        them; those recorded already are kept once.
+    """
+    known = set(session.execute(
+        sa.select(STACK_RESOURCES.c.physical_id).where(
+            STACK_RESOURCES.c.reservation_id == reservation_id)).scalars())
+    rows = [{'id': str(uuid.uuid4()), 'reservation_id': reservation_id,
+             'resource_type': kind, 'physical_id': physical_id}
+            for kind, physical_id in dict.fromkeys(resources)
+            if physical_id not in known]
+    if rows:
+        session.execute(sa.insert(STACK_RESOURCES), rows)
+
+
+def forget_resources(session, reservation_id):
+    """Forget a reservation's stack's servers and volumes (it is gone)."""
+    session.execute(sa.delete(STACK_RESOURCES).where(
+        STACK_RESOURCES.c.reservation_id == reservation_id))
