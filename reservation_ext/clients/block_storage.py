@@ -61,6 +61,8 @@ SIZE_ACTION = 'os-reservation-size'
 STARTING = ('reserved', 'creating')
 # A volume's status while Cinder uploads it to an image.
 UPLOADING = ('uploading',)
+# Cinder's action that uploads a volume to an image.
+UPLOAD_ACTION = 'os-volume_upload_image'
 
 
 class CinderClient:
@@ -114,6 +116,28 @@ class CinderClient:
             interval, self._late(volume_id, 'uploaded'),
             deferral.Wait(deferral.VOLUME, volume_id, pending=UPLOADING))
         self._wait_gone(volume_id, timeout, interval)
+
+    def upload_volume(self, auth, volume_id, name):
+        """Start uploading a volume to a new image; return the image's id.
+
+        Sent with ``auth``, a user of the volume's project, whose project
+        owns the image. An attached volume is uploaded as it is, which
+        cinder.conf's ``enable_force_upload`` must allow.
+        """
+        return self._call('POST', '/volumes/%s/action' % volume_id,
+                          once=True, auth=auth, json={UPLOAD_ACTION: {
+                              'image_name': name, 'force': True,
+                              'disk_format': 'raw',
+                              'container_format': 'bare'}})[
+            UPLOAD_ACTION]['image_id']
+
+    def wait_uploaded(self, volume_id, timeout=900, interval=1):
+        """Wait until Cinder is done uploading a volume to an image."""
+        polling.wait_for(
+            lambda: self.volume_status(volume_id),
+            lambda status: status not in UPLOADING, timeout, interval,
+            self._late(volume_id, 'uploaded'),
+            deferral.Wait(deferral.VOLUME, volume_id, pending=UPLOADING))
 
     def delete_pool_volumes(self, pools, project_ids, timeout=900,
                             interval=1):

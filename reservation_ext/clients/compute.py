@@ -393,11 +393,16 @@ class NovaClient:
             self.snapshot_server(server, timeout, interval)
         self.delete_servers([server_id], timeout, interval)
 
+    def snapshot(self, server_id, timeout=900, interval=1):
+        """Make one active image of a server; return its id (None: gone)."""
+        server = self._server(server_id)
+        return server and self.snapshot_server(server, timeout, interval)
+
     def snapshot_server(self, server, timeout=900, interval=1):
         """Make one active image of ``server`` (an earlier try's, if any).
 
         ``server`` is the server's view; the image is named ``<server
-        name>-snapshot``.
+        name>-snapshot``. Return the image's id.
         """
         def find():
             images = self._images.find(instance_uuid=server['id'])
@@ -408,6 +413,7 @@ class NovaClient:
             json={'createImage': {'name': server['name'] + '-snapshot'}}
         )['image_id'])
         self._images.wait_active(image_id, timeout, interval)
+        return image_id
 
     def _ensure(self, find, create):
         """Return what ``find()`` finds, else what ``create()`` makes.

@@ -13,15 +13,16 @@
 """Waits that an engine's event does not sit through: it records them.
 
 The clients' waits (a server ACTIVE or gone, an image active, a volume
-available or deleted) block the calling thread, as tools and the
-periodic work of an engine want. An engine's event actions run in
-:func:`deferring` instead: there, a wait looks once, returns if what it
-waits for is there, raises its failure if the resource failed, and else
-raises :class:`Waiting` with a :class:`Wait` that says what to look at.
-The engine records the event as waiting (it holds no worker meanwhile)
-and runs it again once a status read shows that the resource moved
-(:mod:`reservation_ext.engine.waiting`); the actions are idempotent, so
-that run issues nothing twice and goes on from there.
+available or deleted, a Heat stack made or deleted) block the calling
+thread, as tools and the periodic work of an engine want. An engine's
+event actions run in :func:`deferring` instead: there, a wait looks
+once, returns if what it waits for is there, raises its failure if the
+resource failed, and else raises :class:`Waiting` with a :class:`Wait`
+that says what to look at. The engine records the event as waiting (it
+holds no worker meanwhile) and runs it again once a status read shows
+that the resource moved (:mod:`reservation_ext.engine.waiting`); the
+actions are idempotent, so that run issues nothing twice and goes on
+from there.
 """
 
 import contextlib
@@ -31,7 +32,8 @@ import json
 SERVER = 'server'
 IMAGE = 'image'
 VOLUME = 'volume'
-KINDS = (SERVER, IMAGE, VOLUME)
+STACK = 'stack'
+KINDS = (SERVER, IMAGE, VOLUME, STACK)
 
 _DEFERRING = contextvars.ContextVar('deferring', default=False)
 
@@ -51,15 +53,18 @@ class Wait:
     :param since: when the resource last changed, by the clock of the
         service that owns it, as that service wrote it when the action
         looked: a change after that ends the wait or not
+    :param scope: for a stack, the Keystone trust through which it is
+        read (Heat's URLs name the stack's project)
     """
 
     def __init__(self, kind, resource_id, until=(), pending=None,
-                 since=None):
+                 since=None, scope=None):
         self.kind = kind
         self.resource_id = resource_id
         self.until = tuple(until)
         self.pending = None if pending is None else tuple(pending)
         self.since = since
+        self.scope = scope
 
     def over(self, status):
         """Return whether a resource in ``status`` (None: gone) ends it."""
@@ -72,13 +77,14 @@ class Wait:
         return {'kind': self.kind, 'id': self.resource_id,
                 'until': list(self.until),
                 'pending': None if self.pending is None
-                else list(self.pending), 'since': self.since}
+                else list(self.pending), 'since': self.since,
+                'scope': self.scope}
 
     @classmethod
     def from_dict(cls, values):
         """Return the wait that :meth:`as_dict` made ``values`` of."""
         return cls(values['kind'], values['id'], values['until'],
-                   values['pending'], values['since'])
+                   values['pending'], values['since'], values.get('scope'))
 
     def __repr__(self):
         return '%s %s' % (self.kind, self.resource_id)

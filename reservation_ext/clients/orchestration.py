@@ -24,16 +24,24 @@ user's. A preview changes nothing: keystoneauth1 retries it as a read.
 A template Heat refuses (400) raises :class:`TemplateRefused` with
 Heat's reason, for the caller to show; other failures raise
 :class:`~reservation_ext.exceptions.PluginError`.
+
+The waits for a stack made or deleted are deferred in an engine's event
+(:mod:`.deferral`): they name the trust that reads the stack again.
 """
 
 from keystoneauth1 import exceptions as ks_exc
 
+from reservation_ext.clients import deferral
 from reservation_ext.clients import polling
 from reservation_ext.clients import service_user
 from reservation_ext import exceptions
 
 SERVICE = 'Heat'
 DELETE_COMPLETE = 'DELETE_COMPLETE'
+DELETE_IN_PROGRESS = 'DELETE_IN_PROGRESS'
+# How deep Heat lists the resources of nested stacks (resource groups of
+# templates of resource groups...).
+NESTED_DEPTH = 5
 
 
 class TemplateRefused(exceptions.PluginError):
@@ -122,34 +130,65 @@ class HeatClient:
             return None
         return found['stack']
 
+    def stack_status(self, auth, stack_id):
+        """Return a stack's status, or None if it is gone."""
+        stack = self.find_stack(auth, stack_id)
+        return stack and stack['stack_status']
+
     def wait_for_stack(self, auth, stack_id, pending, timeout=3600,
-                       interval=2):
+                       interval=2, scope=None):
         """Return a stack's view once its status is not in ``pending``.
 
         None if it is gone.
+
+        :param scope: the trust of ``auth``: in an engine's event, the
+            wait is deferred (looked at once) with it.
         """
         return polling.wait_for(
             lambda: self.find_stack(auth, stack_id),
             lambda stack: stack is None or
             stack['stack_status'] not in pending, timeout, interval,
             lambda stack: 'Heat stack %s is still %s after %d s' % (
-                stack_id, stack and stack['stack_status'], timeout))
+                stack_id, stack and stack['stack_status'], timeout),
+            scope and deferral.Wait(deferral.STACK, stack_id,
+                                    pending=pending, scope=scope))
 
-    def delete_stack(self, auth, stack_id, timeout=3600, interval=2):
+    def delete_stack(self, auth, stack_id, timeout=3600, interval=2,
+                     scope=None):
         """Delete a stack and wait until it is gone (gone already: fine).
+
+        A stack being deleted is waited for, not deleted again (Heat would
+        cancel the delete under way to start another).
 
         :raises PluginError: Heat could not delete it (``DELETE_FAILED``
             with Heat's reason).
         """
-        service_user.call(self._adapter, SERVICE, 'DELETE',
-                          '/stacks/%s' % stack_id, ok=(404,), auth=auth)
-        stack = self.wait_for_stack(auth, stack_id, ('DELETE_IN_PROGRESS',),
-                                    timeout, interval)
+        if self.stack_status(auth, stack_id) not in (None,
+                                                     DELETE_IN_PROGRESS):
+            service_user.call(self._adapter, SERVICE, 'DELETE',
+                              '/stacks/%s' % stack_id, ok=(404,), auth=auth)
+        stack = self.wait_for_stack(auth, stack_id, (DELETE_IN_PROGRESS,),
+                                    timeout, interval, scope)
         if stack is not None:
             raise exceptions.PluginError(
                 'Heat could not delete stack %s: %s %s' % (
                     stack_id, stack['stack_status'],
                     stack['stack_status_reason']))
+
+    def stack_resources(self, auth, name, stack_id, types):
+        """Return ``[(resource_type, physical_id)]`` of a stack's resources.
+
+        Those of ``types`` that exist, in nested stacks too, in the order
+        Heat lists them.
+        """
+        found = service_user.call(
+            self._adapter, SERVICE, 'GET', '/stacks/%s/%s/resources' % (
+                name, stack_id), params={'nested_depth': NESTED_DEPTH},
+            auth=auth)
+        return [(resource['resource_type'], resource['physical_resource_id'])
+                for resource in found['resources']
+                if resource['resource_type'] in types and
+                resource['physical_resource_id']]
 
 
 def _reason(response):

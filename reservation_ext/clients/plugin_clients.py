@@ -28,6 +28,7 @@ import functools
 from reservation_ext.clients import block_storage
 from reservation_ext.clients import compute
 from reservation_ext.clients import identity
+from reservation_ext.clients import image
 from reservation_ext.clients import network
 from reservation_ext.clients import orchestration
 
@@ -35,8 +36,8 @@ from reservation_ext.clients import orchestration
 class PluginClients:
     """``nova``, ``cinder``, ``network``: the given or the service user's.
 
-    ``heat`` and ``trusts`` (Keystone trusts) are always the service
-    user's adapter's, made at first use.
+    ``heat``, ``trusts`` (Keystone trusts) and ``images`` are always the
+    service user's adapter's, made at first use.
     """
 
     def __init__(self, conf, nova=None, cinder=None, transport=None,
@@ -74,3 +75,8 @@ class PluginClients:
     def trusts(self):
         """Return the trusts client (:class:`.identity.TrustClient`)."""
         return identity.TrustClient(self._conf, self._transport)
+
+    @functools.cached_property
+    def images(self):
+        """Return the image API client (:class:`.image.ImageClient`)."""
+        return image.ImageClient(self._conf, self._transport)

@@ -17,10 +17,12 @@ Resources (the ``resource_name`` of the unified limits):
 ``host_hours``
     whole hosts booked by ``physical:host`` reservations, times hours;
 ``vcpu_hours``
-    vCPUs of the capacity slices booked by ``virtual:instance``
-    reservations, times hours (a server in the shared pool books none);
+    vCPUs of the capacity slices booked by ``virtual:instance``,
+    ``flavor:instance`` and ``heat:stack`` reservations, times hours (a
+    server in the shared pool books none);
 ``gb_hours``
-    GB of ``virtual:volume`` reservations, times the hours of their lease.
+    GB of ``virtual:volume`` reservations and of the volumes of
+    ``heat:stack`` reservations, times the hours of their lease.
 
 Usage counts every lease of the project in the leases DB, whatever its
 status, from ``floor`` on: a booking from ``start`` to ``end`` counts
@@ -31,6 +33,8 @@ A deleted lease leaves the DB, and with it the usage.
 The sums are made in SQL; :class:`hours` is the hours between two
 datetime columns in each dialect the leases DB runs on.
 """
+
+import functools
 
 import sqlalchemy as sa
 from sqlalchemy.ext import compiler
@@ -47,6 +51,7 @@ LEASES = tables.LEASES
 RESERVATIONS = tables.RESERVATIONS
 ALLOCATIONS = tables.ALLOCATIONS
 VOLUME_RESERVATIONS = tables.VOLUME_RESERVATIONS
+STACK_RESERVATIONS = tables.STACK_RESERVATIONS
 
 
 class hours(expression.FunctionElement):
@@ -87,8 +92,7 @@ def project_usage(session, project_id, floor, lease_id):
     """
     usage = dict.fromkeys(RESOURCES, 0.0)
     lease_usage = dict.fromkeys(RESOURCES, 0.0)
-    for resources, query in (((HOST_HOURS, VCPU_HOURS), _allocation_usage),
-                             ((GB_HOURS,), _volume_usage)):
+    for resources, query in _QUERIES:
         for is_lease, *sums in session.execute(
                 query(project_id, floor, lease_id)):
             for resource, value in zip(resources, sums):
@@ -112,6 +116,10 @@ def _clipped_hours(start, end, floor):
 
 
 def _allocation_usage(project_id, floor, lease_id):
+    """Select the host-hours and vCPU-hours of the project's allocations.
+
+    Whole hosts, and the slices of capacity and stack reservations.
+    """
     span = _clipped_hours(ALLOCATIONS.c.start_date, ALLOCATIONS.c.end_date,
                           floor)
     is_lease = (LEASES.c.id == lease_id).label('is_lease')
@@ -127,14 +135,29 @@ def _allocation_usage(project_id, floor, lease_id):
             .group_by(is_lease))
 
 
-def _volume_usage(project_id, floor, lease_id):
+def _volume_usage(size_gb, project_id, floor, lease_id):
+    """Select the GB-hours of a reservation table's ``size_gb`` column.
+
+    A stack's slices count its servers' vCPU-hours in
+    :func:`_allocation_usage`; its volumes have no slices.
+    """
     span = _clipped_hours(LEASES.c.start_date, LEASES.c.end_date, floor)
     is_lease = (LEASES.c.id == lease_id).label('is_lease')
-    volumes = VOLUME_RESERVATIONS
-    return (sa.select(is_lease, sa.func.sum(volumes.c.size_gb * span))
+    volumes = size_gb.table
+    return (sa.select(is_lease, sa.func.sum(size_gb * span))
             .join_from(volumes, RESERVATIONS,
                        RESERVATIONS.c.id == volumes.c.reservation_id)
             .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
             .where(LEASES.c.project_id == project_id,
                    LEASES.c.end_date > floor)
             .group_by(is_lease))
+
+
+# ``(resources, query)``: the sums of ``query(project_id, floor,
+# lease_id)``'s rows ``(is_lease, *sums)`` count for ``resources``.
+_QUERIES = (
+    ((HOST_HOURS, VCPU_HOURS), _allocation_usage),
+    ((GB_HOURS,), functools.partial(_volume_usage,
+                                    VOLUME_RESERVATIONS.c.size_gb)),
+    ((GB_HOURS,), functools.partial(_volume_usage,
+                                    STACK_RESERVATIONS.c.volume_gb)))

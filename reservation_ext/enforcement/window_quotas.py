@@ -12,21 +12,23 @@
 
 """Nova's and Cinder's quotas over a lease's window.
 
-A leased server, or ``amount`` seats of an instance-capacity reservation
-(``virtual:instance`` or ``flavor:instance``), counts against the
-project's Nova quotas (instances, cores, RAM) at every instant of its
-lease's window, and only there (:data:`COMPUTE`); a reserved volume
+A leased server, ``amount`` seats of an instance-capacity reservation
+(``virtual:instance`` or ``flavor:instance``), or the servers of a
+``heat:stack`` reservation count against the project's Nova quotas
+(instances, cores, RAM) at every instant of their lease's window, and
+only there (:data:`COMPUTE`); a reserved volume, or a stack's volumes,
 against its Cinder quotas (gigabytes, volumes: :data:`VOLUME`). At an
 instant ``t`` of a new lease's window the project uses::
 
     base + (the project's reservations whose window holds t)
 
 where ``base`` is what the service counts now minus what of it belongs
-to leased resources that it counts already (built or started, or seated
-on a capacity reservation, in leases not ended): they are counted over
-their windows instead. What is not leased is taken to stay for ever,
-since nobody knows when it goes. A change is refused when, at some
-instant of the window, that usage with the lease is over a limit.
+to leased resources that it counts already (built or started, seated on
+a capacity reservation or a stack's slices, or made by a stack's start,
+in leases not ended): they are counted over their windows instead. What
+is not leased is taken to stay for ever, since nobody knows when it
+goes. A change is refused when, at some instant of the window, that
+usage with the lease is over a limit.
 
 As for :mod:`.time_quotas`, the check has two steps, so that no call to
 the service runs inside a writer transaction and two concurrent boots
@@ -69,6 +71,11 @@ RESERVATIONS = tables.RESERVATIONS
 INSTANCE_RESERVATIONS = tables.INSTANCE_RESERVATIONS
 ALLOCATIONS = tables.ALLOCATIONS
 VOLUME_RESERVATIONS = tables.VOLUME_RESERVATIONS
+STACK_RESERVATIONS = tables.STACK_RESERVATIONS
+STACK_RESOURCES = tables.STACK_RESOURCES
+# The types of a stack's resources that Nova's and Cinder's quotas count.
+STACK_SERVER = 'OS::Nova::Server'
+STACK_VOLUME = 'OS::Cinder::Volume'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,8 +84,9 @@ class Kind:
 
     :param resources: the quota resources, in the order the service names
         them in its errors.
-    :param sizes: ``(table, columns)``: the reservation table and what each
-        of its rows takes of each resource (SQL expressions).
+    :param sizes: ``((table, columns), ...)``: the reservation tables
+        and what each of their rows takes of each resource (SQL
+        expressions, in the order of ``resources``).
     :param leased: ``(project_id, now)`` -> the SQL queries of the ids of
         the leased resources the service may count already.
     :param resource_types: the resource types of its reservations.
@@ -225,8 +233,9 @@ def leased_ids(session, kind, project_id, now):
 def _leased_servers(project_id, now):
     """Select the servers in the project's leases not ended.
 
-    Reserved servers (``virtual:instance``) and those seated on
-    instance-capacity reservations: Nova counts them once built.
+    Reserved servers (``virtual:instance``), those seated on
+    instance-capacity reservations or a stack's slices, and those a
+    stack's start made: Nova counts them once built.
     """
     live = _live(project_id, now)
     reserved = (sa.select(INSTANCE_RESERVATIONS.c.server_id)
@@ -239,20 +248,37 @@ def _leased_servers(project_id, now):
                     RESERVATIONS.c.id == ALLOCATIONS.c.reservation_id)
               .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
               .where(live, ALLOCATIONS.c.server_id.is_not(None)))
-    return reserved, seated
+    # A stack's servers are seated; its record also holds one booted off
+    # its slices, which its totals count all the same.
+    return reserved, seated, _stack_resources(project_id, now, STACK_SERVER)
 
 
 def _leased_volumes(project_id, now):
     """Select the volumes in the project's leases not ended.
 
-    Cinder counts them once started.
+    Reserved volumes (``virtual:volume``), which Cinder counts once
+    started, and the volumes a stack's start made.
     """
-    return (sa.select(VOLUME_RESERVATIONS.c.volume_id)
-            .join(RESERVATIONS, RESERVATIONS.c.id ==
-                  VOLUME_RESERVATIONS.c.reservation_id)
+    reserved = (sa.select(VOLUME_RESERVATIONS.c.volume_id)
+                .join(RESERVATIONS, RESERVATIONS.c.id ==
+                      VOLUME_RESERVATIONS.c.reservation_id)
+                .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+                .where(_live(project_id, now),
+                       VOLUME_RESERVATIONS.c.volume_id.is_not(None)))
+    return reserved, _stack_resources(project_id, now, STACK_VOLUME)
+
+
+def _stack_resources(project_id, now, resource_type):
+    """Select the resources of a type made by the starts of stack leases.
+
+    Those of the project's leases not ended.
+    """
+    return (sa.select(STACK_RESOURCES.c.physical_id)
+            .join(RESERVATIONS,
+                  RESERVATIONS.c.id == STACK_RESOURCES.c.reservation_id)
             .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
             .where(_live(project_id, now),
-                   VOLUME_RESERVATIONS.c.volume_id.is_not(None))),
+                   STACK_RESOURCES.c.resource_type == resource_type))
 
 
 def _live(project_id, now):
@@ -277,20 +303,23 @@ def _demands(session, kind, project_id, start, end, lease_id, own=False):
     """Return ``[(start, end, {resource: n})]`` of the kind's reservations.
 
     Those of the project's leases whose window overlaps ``[start, end)``:
-    of lease ``lease_id`` if ``own``, else of the others.
+    of lease ``lease_id`` if ``own``, else of the others; a row of each
+    reservation, from each of the kind's tables.
     """
-    table, sizes = kind.sizes
     which = (LEASES.c.id == lease_id) if own else (LEASES.c.id != lease_id)
-    rows = session.execute(
-        sa.select(LEASES.c.start_date, LEASES.c.end_date, *sizes)
-        .join_from(table, RESERVATIONS,
-                   RESERVATIONS.c.id == table.c.reservation_id)
-        .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
-        .where(LEASES.c.project_id == project_id, which,
-               LEASES.c.start_date < end, LEASES.c.end_date > start))
-    return [(row_start, row_end, dict(zip(
-        kind.resources, (int(size or 0) for size in row_sizes))))
-        for row_start, row_end, *row_sizes in rows]
+    demands = []
+    for table, sizes in kind.sizes:
+        rows = session.execute(
+            sa.select(LEASES.c.start_date, LEASES.c.end_date, *sizes)
+            .join_from(table, RESERVATIONS,
+                       RESERVATIONS.c.id == table.c.reservation_id)
+            .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
+            .where(LEASES.c.project_id == project_id, which,
+                   LEASES.c.start_date < end, LEASES.c.end_date > start))
+        demands += [(row_start, row_end, dict(zip(
+            kind.resources, (int(size or 0) for size in row_sizes))))
+            for row_start, row_end, *row_sizes in rows]
+    return demands
 
 
 def peak_usage(resources, bookings, start, end):
@@ -314,22 +343,28 @@ def peak_usage(resources, bookings, start, end):
 
 
 _AMOUNT = INSTANCE_RESERVATIONS.c.amount
-# Nova's: a leased server or a capacity reservation's seats, with Nova's
-# resources in the order its quota errors name them.
+_STACK = STACK_RESERVATIONS.c
+# Nova's: a leased server, a capacity reservation's seats or a stack's
+# servers, with Nova's resources in the order its quota errors name them.
 COMPUTE = Kind(
     resources=(INSTANCES, CORES, RAM),
-    sizes=(INSTANCE_RESERVATIONS,
-           (_AMOUNT, _AMOUNT * INSTANCE_RESERVATIONS.c.vcpus,
-            _AMOUNT * INSTANCE_RESERVATIONS.c.memory_mb)),
+    sizes=((INSTANCE_RESERVATIONS,
+            (_AMOUNT, _AMOUNT * INSTANCE_RESERVATIONS.c.vcpus,
+             _AMOUNT * INSTANCE_RESERVATIONS.c.memory_mb)),
+           (STACK_RESERVATIONS,
+            (_STACK.instances, _STACK.vcpus, _STACK.memory_mb))),
     leased=_leased_servers,
-    resource_types=('virtual:instance', 'flavor:instance'),
+    resource_types=('virtual:instance', 'flavor:instance', 'heat:stack'),
     id_key='server_id',
     error=exceptions.ComputeQuotaExceeded)
-# Cinder's: a leased volume, gigabytes first as Cinder checks them.
+# Cinder's: a leased volume or a stack's volumes, gigabytes first as
+# Cinder checks them.
 VOLUME = Kind(
     resources=(GIGABYTES, VOLUMES),
-    sizes=(VOLUME_RESERVATIONS,
-           (VOLUME_RESERVATIONS.c.size_gb, sa.literal(1))),
-    leased=_leased_volumes, resource_types=('virtual:volume',),
+    sizes=((VOLUME_RESERVATIONS,
+            (VOLUME_RESERVATIONS.c.size_gb, sa.literal(1))),
+           (STACK_RESERVATIONS, (_STACK.volume_gb, _STACK.volumes))),
+    leased=_leased_volumes,
+    resource_types=('virtual:volume', 'heat:stack'),
     id_key='volume_id',
     error=exceptions.VolumeQuotaExceeded)

@@ -14,7 +14,8 @@
 
 An event whose actions issued their work and wait for its result (a
 server ACTIVE, shelved or gone, a snapshot active, a volume available
-or deleted: :mod:`reservation_ext.clients.deferral`) is recorded as
+or deleted, a Heat stack made or deleted:
+:mod:`reservation_ext.clients.deferral`) is recorded as
 waiting. It keeps its claim's token but has no claim expiry, so it holds
 neither a worker nor a renewal, and any engine may finish it. Each poll
 of an engine (:class:`WaitWatcher`):
@@ -25,10 +26,10 @@ of an engine (:class:`WaitWatcher`):
    failure);
 3. reads the statuses of what the others wait for: the servers in one
    Nova list of changes (of every project, deleted ones included),
-   snapshots and volumes one by one. The list asks for the changes since
-   Nova's latest change of the engine's previous list, or since the
-   oldest change seen by the actions of waits that list did not cover
-   yet, each looking back a few seconds more (:data:`LIST_LOOKBACK`):
+   snapshots, volumes and stacks one by one. The list asks for the
+   changes since Nova's latest change of the engine's previous list, or
+   since the oldest change seen by the actions of waits that list did
+   not cover yet, each looking back a few seconds more (:data:`LIST_LOOKBACK`):
    in a burst, each poll lists the few servers that changed lately
    rather than every server built since the oldest wait;
 4. gives back those whose waits are all over, in one transaction: their
@@ -125,6 +126,9 @@ class ResourceStatuses:
             return self.clients.cinder.volume_status(wait.resource_id)
         if wait.kind == deferral.IMAGE:
             return self.clients.nova.image_status(wait.resource_id)
+        if wait.kind == deferral.STACK:
+            return self.clients.heat.stack_status(
+                self.clients.trusts.auth(wait.scope), wait.resource_id)
         return self.clients.nova.server_status(wait.resource_id)
 
 

@@ -481,6 +481,9 @@ def write_cinder_conf(layout):
              etc_path('cinder', 'resource_filters.json')),
             ('enabled_backends', ','.join(CINDER_BACKENDS)),
             ('scheduler_default_filters', ','.join(CINDER_FILTERS)),
+            # A stack lease's snapshot_delete uploads its volumes as they
+            # are, attached.
+            ('enable_force_upload', 'true'),
         ] + [('osapi_volume_extension', extension)
              for extension in CINDER_EXTENSIONS],
         # What every backend has in common.

@@ -63,7 +63,9 @@ def record_resources(session, reservation_id, resources):
         session.execute(sa.insert(STACK_RESOURCES), rows)
 
 
-def forget_resources(session, reservation_id):
-    """Forget a reservation's stack's servers and volumes (it is gone)."""
-    session.execute(sa.delete(STACK_RESOURCES).where(
-        STACK_RESOURCES.c.reservation_id == reservation_id))
+def set_image(session, reservation_id, physical_id, image_id):
+    """Record the image an end made of a stack's server or volume."""
+    session.execute(sa.update(STACK_RESOURCES).where(
+        STACK_RESOURCES.c.reservation_id == reservation_id,
+        STACK_RESOURCES.c.physical_id == physical_id).values(
+            image_id=image_id))

@@ -26,6 +26,7 @@ goes at its end.
 import datetime
 import json
 import os
+import re
 
 import fixtures
 from keystoneauth1.identity import v3
@@ -238,8 +239,9 @@ class TestHeat(base.SandboxTestCase):
         lease = self.run_json([
             'openstack', 'reservation', 'stack', 'create', '--template',
             _template('reserved-pair.yaml'), '--parameter',
-            'image=%s' % self.image(), '--start-date', _minute(minute),
-            '--end-date', _minute(30 * minute), 'pair'], user='demo')
+            'image=%s' % self.image(), '--on-end', 'snapshot_delete',
+            '--start-date', _minute(minute), '--end-date',
+            _minute(30 * minute), 'pair'], user='demo')
         self.addCleanup(self.run_cli, ['openstack', 'reservation', 'lease',
                                        'delete', lease['id']], user='demo')
         [booked] = _reservations(lease)
@@ -266,8 +268,8 @@ class TestHeat(base.SandboxTestCase):
         self.assertEqual('CREATE_COMPLETE', started['stack_status'])
         self.check_made_as_booked(started['stack_id'])
 
-        # Ended within a minute: the stack, its servers, volumes and
-        # addresses go.
+        # Ended within a minute: the stack's servers and volumes are
+        # imaged, then the stack, its servers, volumes and addresses go.
         self.run_cli(['openstack', 'reservation', 'lease', 'set',
                       '--end-date', _minute(minute),
                       lease['id']], user='demo')
@@ -276,6 +278,18 @@ class TestHeat(base.SandboxTestCase):
         for kind in ('stack', 'server', 'volume', 'floating ip'):
             self.assertEqual([], self.run_json(
                 ['openstack'] + kind.split() + ['list'], user='demo'), kind)
+        [ended] = _reservations(self.lease(lease['id']))
+        images = {image['ID']: image for image in self.run_json(
+            ['openstack', 'image', 'list'], user='demo')}
+        self.assertEqual(4, len(ended['images']))
+        self.assertEqual(['active'] * 4, [images[image_id]['Status']
+                                          for image_id in ended['images']])
+        # Named after what they image, whose names Heat gave (the
+        # resource's name before a random suffix).
+        self.assertEqual({'db', 'db_data', 'web', 'web_data'}, {
+            re.search(r'-([a-z_]+)-[a-z0-9]+-snapshot$',
+                      images[image_id]['Name']).group(1)
+            for image_id in ended['images']})
 
     def test_a_stack_heat_fails_to_make_puts_its_lease_in_error(self):
         lease = self.run_json([

@@ -48,11 +48,21 @@ class WaitTest(testtools.TestCase):
 
     def test_waits_are_kept_as_json_and_read_back_alike(self):
         waits = [deferral.Wait(deferral.SERVER, 's1', until=('ACTIVE',),
-                               since='2026-11-27T10:00:00Z'), _volume()]
+                               since='2026-11-27T10:00:00Z'), _volume(),
+                 deferral.Wait(deferral.STACK, 'st1',
+                               pending=('CREATE_IN_PROGRESS',),
+                               scope='trust-1')]
         again = deferral.load(deferral.dump(waits))
         self.assertEqual([w.as_dict() for w in waits],
                          [w.as_dict() for w in again])
+        self.assertEqual('trust-1', again[2].scope)
         self.assertEqual([], deferral.load(None))
+
+    def test_a_wait_kept_before_stacks_had_a_scope_reads_back(self):
+        [wait] = deferral.load(
+            '[{"kind": "volume", "id": "v1", "until": [], '
+            '"pending": ["creating"], "since": null}]')
+        self.assertEqual(('v1', None), (wait.resource_id, wait.scope))
 
 
 class DeferringTest(testtools.TestCase):
