@@ -18,24 +18,34 @@ a ``duration``, the earliest and latest start (``not_before``,
 proposals in chronological order (the search:
 :mod:`reservation_ext.planning.timelines`). The protocol:
 
+* Before it, each plugin completes its reservation with the request
+  context (:meth:`~reservation_ext.plugins.base.ResourcePlugin.
+  prepare_proposal`): a ``heat:stack``'s needs are what Heat's preview of
+  it, as the caller, shows.
 * One writer transaction finds the windows and writes each proposal with
   its holds: host_allocations rows of the proposal (whole hosts, instance
-  slices) and ``volume_gb`` on its row. The holds are allocations like
-  bookings, so that no other lease or proposal gets their capacity, and
-  the hosts' generations move with a compare-and-swap as for a booking.
+  slices), floatingip_allocations rows, and ``volume_gb`` on its row (a
+  stack's timeline holds all three, as one item). The holds are
+  allocations like bookings, so that no other lease or proposal gets
+  their capacity, and the hosts' generations move with a compare-and-swap
+  as for a booking.
 * A hold counts until the proposal's ``expires_at`` (now +
   ``[reservation] proposal_ttl``): every test of the planner ignores it
   afterwards. Expired proposals are deleted by the next proposals
   request; nothing waits for that.
 * ``POST /v1/leases`` with ``proposal_id`` (same project, before expiry)
-  makes the lease of the proposal's window and reservations: each plugin
-  books what the proposal holds, ignoring the proposal's own holds, in
-  the lease-create transaction, which then deletes every proposal of the
-  same request, and their holds. Because nothing else could book what
-  was held, this always succeeds.
+  makes the lease of the proposal's window and reservations (their
+  plugins' ``prepare_create`` runs first, as for any create: a stack's
+  preview and trust): each plugin books what the proposal holds,
+  ignoring the proposal's own holds, in the lease-create transaction,
+  which then deletes every proposal of the same request, and their
+  holds. Because nothing else could book what was held, this always
+  succeeds (unless a stack's needs changed: a 409 says so).
 
 A proposals request takes one reservation per resource type: the
-timelines of one request do not see each other's holds.
+timelines of one request do not see each other's holds. A ``heat:stack``
+reservation, whose needs share the capacity of every other type, comes
+alone.
 """
 
 import datetime
@@ -66,6 +76,8 @@ _FIRST_SPAN_WINDOWS = 4
 _FIRST_SPAN_MIN = datetime.timedelta(days=7)
 
 _retry = db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
+# The type whose proposals hold every kind of capacity at once.
+_STACK = 'heat:stack'
 
 
 def parse(body, plugins, now, conf):
@@ -122,7 +134,22 @@ def _reservations(given, plugins):
             plugins, resource_type, values, field,
             check='validate_proposal')
         parsed.append((resource_type, checked, given[index]))
+    _check_alone(seen)
     return parsed
+
+
+def _check_alone(seen):
+    """Refuse a stack beside other reservations in one proposals request.
+
+    A stack's servers, volumes and addresses share the capacity of every
+    other type, and the timelines of one request do not see each
+    other's holds.
+    """
+    if _STACK in seen and len(seen) > 1:
+        raise exceptions.InvalidInput(
+            seen[_STACK] + '.resource_type', 'a proposals request takes a '
+            '%s reservation alone: its servers, volumes and floating IPs '
+            'share the capacity of the others' % _STACK)
 
 
 class ProposalService:
@@ -143,7 +170,22 @@ class ProposalService:
                 'Schedule proposals need a project-scoped request.')
         policy.authorize(ctx, 'propose', ctx.project_id)
         request = parse(body, self.plugins, self.clock.now(), self.conf)
-        return self._propose(ctx, request)
+        return self._propose(ctx, self._prepare(ctx, request))
+
+    def _prepare(self, ctx, request):
+        """Return ``request`` with each plugin's prepare_proposal run.
+
+        Before the writer transaction: a plugin may ask another service
+        as the caller (Heat's preview of a stack).
+        """
+        prepared = []
+        for index, (resource_type, values, given) in enumerate(
+                request['reservations']):
+            with validation.prefixed('reservations[%d].' % index):
+                values = self.plugins[resource_type].prepare_proposal(
+                    ctx, values)
+            prepared.append((resource_type, values, given))
+        return dict(request, reservations=prepared)
 
     @_retry
     def _propose(self, ctx, request):
@@ -214,21 +256,26 @@ class ProposalService:
                    'expires_at': expires_at, 'reservations': given,
                    'volume_gb': 0, 'created_at': now}
             for item, (timeline, took) in enumerate(zip(searched, taken)):
-                slices, amount = timeline.held(took)
                 owner = planner.Owner.hold(row['id'], item, expires_at)
-                if getattr(timeline, 'holds_addresses', False):
-                    address_holds.extend((owner, fip_id, start, end)
-                                         for fip_id, _size in slices)
-                    continue
-                holds.extend((owner, host, start, end, size)
-                             for host, size in slices)
-                row['volume_gb'] += amount
+                for part, part_took in _parts(timeline, took):
+                    slices, amount = part.held(part_took)
+                    if getattr(part, 'holds_addresses', False):
+                        address_holds.extend((owner, fip_id, start, end)
+                                             for fip_id, _size in slices)
+                        continue
+                    holds.extend((owner, host, start, end, size)
+                                 for host, size in slices)
+                    row['volume_gb'] += amount
             rows.append(row)
         return rows, holds, address_holds
 
     @staticmethod
     def _host_names(session, ctx, holds):
-        """Map ``{proposal_id: [hostname, ...]}``, for those who see hosts."""
+        """Map ``{proposal_id: [hostname, ...]}``, for those who see hosts.
+
+        Each host the proposal holds capacity on, once (a stack's slices
+        share hosts).
+        """
         if not holds or not policy.allowed(ctx, 'list', None,
                                            rules=policy.HOSTS):
             return {}
@@ -238,7 +285,19 @@ class ProposalService:
         held = {}
         for owner, host, *_window in holds:
             held.setdefault(owner.proposal_id, []).append(names[host])
-        return {proposal: sorted(hosts) for proposal, hosts in held.items()}
+        return {proposal: sorted(set(hosts))
+                for proposal, hosts in held.items()}
+
+
+def _parts(timeline, took):
+    """Return ``[(timeline, took)]`` of each part that holds something.
+
+    A :class:`~.timelines.AllOf` (a stack's) holds with each of its
+    parts: the slices, the GB and the addresses, all of one item.
+    """
+    if isinstance(timeline, timelines.AllOf):
+        return list(zip(timeline.parts, took))
+    return [(timeline, took)]
 
 
 def _generations(searched):

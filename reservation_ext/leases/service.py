@@ -104,6 +104,7 @@ class LeaseService:
         return self._create(ctx, request)
 
     def _create(self, ctx, request):
+        request = self._with_proposed(ctx, request)
         quota = self._check_create(ctx, request)
         request = self._prepare(ctx, request)
         try:
@@ -115,6 +116,27 @@ class LeaseService:
             raise
         self._notify(ctx, notifications.LEASE_CREATE, self._payload(ctx, view))
         return view
+
+    def _with_proposed(self, ctx, request):
+        """Return a create from a proposal with the proposal's reservations.
+
+        Parsed before the transaction, so that their plugins'
+        prepare_create runs as for any create (a stack's preview and
+        trust, as the caller); the transaction checks that the proposal,
+        taken then, proposes them. A request with reservations of its
+        own (the server and volume hints') keeps them.
+        """
+        if not request.get('proposal_id') or request['reservations']:
+            return request
+        with db_api.context_manager.reader.using(ctx) as session:
+            given = json.loads(proposals.find(
+                session, ctx, request['proposal_id'],
+                self.clock.now()).reservations)
+        return dict(request, reservations=[
+            parsing.reservation(self.plugins, values.pop('resource_type'),
+                                values, 'reservations[%d]' % index)
+            for index, values in enumerate(dict(values)
+                                           for values in given)])
 
     def _prepare(self, ctx, request):
         """Give each reservation its id and run its plugin's prepare_create.

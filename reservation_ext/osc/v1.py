@@ -16,10 +16,10 @@
 show``, ``network create|list|show|delete`` (the network segments,
 as Chameleon's python-blazarclient has them) and ``storage pool
 create|list|show|set|delete`` (the reservable Cinder storage pools, as
-``host`` has the hosts), and ``storage lease create`` and ``stack
-create``, the leases of types python-blazarclient cannot send. Each
-command sends one
-request to the lease API through the reservation client of
+``host`` has the hosts), and ``storage lease create``, ``stack
+create`` and ``stack propose``, the leases (and proposals) of types
+python-blazarclient cannot send. Each command sends one request to the
+lease API through the reservation client of
 python-blazarclient (``client_manager.reservation``), whose errors
 (``ERROR: <field>: <reason>``) the commands let through as the other
 ``openstack reservation`` commands do.
@@ -81,31 +81,39 @@ class ProposeLease(command.Lister):
                  'resource_type=physical:host,min=4,max=4,'
                  'resource_properties=\'["=", "$gpu", "true"]\'; '
                  'repeat for several.')
-        parser.add_argument('--duration', required=True,
-                            help='How long the lease lasts: "2d", "12h", '
-                                 '"30m" or seconds.')
-        parser.add_argument('--not-before', metavar='<date>',
-                            help='The earliest start (default: now).')
-        parser.add_argument('--not-after', metavar='<date>',
-                            help='The latest start.')
-        parser.add_argument('--count', type=int,
-                            help='How many proposals (default 5).')
+        _add_window_arguments(parser)
         return parser
 
     def take_action(self, parsed_args):
-        body = {'reservations': parsed_args.reservations,
-                'duration': parsed_args.duration}
-        for key in ('not_before', 'not_after', 'count'):
-            if getattr(parsed_args, key) is not None:
-                body[key] = getattr(parsed_args, key)
-        _resp, answer = _lease_api(self.app).post('/leases/proposals',
-                                                  body=body)
-        proposals = answer['proposals']
-        columns = _PROPOSAL_COLUMNS + (
-            ('hosts',) if any('hosts' in p for p in proposals) else ())
-        return columns, [
-            tuple(_cell(proposal.get(column)) for column in columns)
-            for proposal in proposals]
+        return _propose(self.app, parsed_args.reservations, parsed_args)
+
+
+def _add_window_arguments(parser):
+    """Add the arguments of a proposals request's windows."""
+    parser.add_argument('--duration', required=True,
+                        help='How long the lease lasts: "2d", "12h", '
+                             '"30m" or seconds.')
+    parser.add_argument('--not-before', metavar='<date>',
+                        help='The earliest start (default: now).')
+    parser.add_argument('--not-after', metavar='<date>',
+                        help='The latest start.')
+    parser.add_argument('--count', type=int,
+                        help='How many proposals (default 5).')
+
+
+def _propose(app, reservations, parsed_args):
+    """Ask for the proposals of ``reservations``; return the table."""
+    body = {'reservations': reservations, 'duration': parsed_args.duration}
+    for key in ('not_before', 'not_after', 'count'):
+        if getattr(parsed_args, key) is not None:
+            body[key] = getattr(parsed_args, key)
+    _resp, answer = _lease_api(app).post('/leases/proposals', body=body)
+    proposals = answer['proposals']
+    columns = _PROPOSAL_COLUMNS + (
+        ('hosts',) if any('hosts' in p for p in proposals) else ())
+    return columns, [
+        tuple(_cell(proposal.get(column)) for column in columns)
+        for proposal in proposals]
 
 
 class CreateLeaseFromProposal(command.ShowOne):
@@ -397,28 +405,62 @@ class CreateStackLease(_CreateLease):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('--template', metavar='<file>', required=True,
-                            type=argparse.FileType('r'),
-                            help='The stack\'s template (HOT, YAML).')
-        parser.add_argument('--parameter', metavar='<key=value>',
-                            action='append', default=[],
-                            type=_field_argument,
-                            help='A template parameter (repeatable).')
-        parser.add_argument('--environment', metavar='<file>',
-                            type=argparse.FileType('r'),
-                            help='A Heat environment (YAML).')
+        _add_stack_arguments(parser)
         return parser
 
     def reservation(self, parsed_args):
         """Return the heat:stack reservation of the arguments."""
-        with parsed_args.template as template:
-            reservation = {'resource_type': 'heat:stack',
-                           'template': template.read(),
-                           'parameters': dict(parsed_args.parameter)}
-        if parsed_args.environment is not None:
-            with parsed_args.environment as environment:
-                reservation['environment'] = environment.read()
-        return reservation
+        return _stack_reservation(parsed_args)
+
+
+class ProposeStack(command.Lister):
+    """Ask when a Heat stack can be had: windows held a while for it.
+
+    Each proposal holds all the stack's servers, volume GB and floating
+    IPs for its window; "lease create-from-proposal" makes the lease.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _add_stack_arguments(parser)
+        _add_window_arguments(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        return _propose(self.app, [_stack_reservation(parsed_args)],
+                        parsed_args)
+
+
+def _add_stack_arguments(parser):
+    """Add the arguments of a heat:stack reservation."""
+    parser.add_argument('--template', metavar='<file>', required=True,
+                        type=argparse.FileType('r'),
+                        help='The stack\'s template (HOT, YAML).')
+    parser.add_argument('--parameter', metavar='<key=value>',
+                        action='append', default=[],
+                        type=_field_argument,
+                        help='A template parameter (repeatable).')
+    parser.add_argument('--environment', metavar='<file>',
+                        type=argparse.FileType('r'),
+                        help='A Heat environment (YAML).')
+    parser.add_argument(
+        '--on-end', choices=('delete', 'snapshot_delete'),
+        help='What the lease\'s end does to the stack: delete it '
+             '(default), or image its servers and volumes first.')
+
+
+def _stack_reservation(parsed_args):
+    """Return the heat:stack reservation of the arguments."""
+    with parsed_args.template as template:
+        reservation = {'resource_type': 'heat:stack',
+                       'template': template.read(),
+                       'parameters': dict(parsed_args.parameter)}
+    if parsed_args.environment is not None:
+        with parsed_args.environment as environment:
+            reservation['environment'] = environment.read()
+    if parsed_args.on_end is not None:
+        reservation['on_end'] = parsed_args.on_end
+    return reservation
 
 
 def _lease_shown(lease):

@@ -25,6 +25,11 @@ the planner's SQL (:mod:`reservation_ext.planning.planner`,
   whole-host allocation overlaps and the slices that overlap leave room.
 * :class:`Capacity` (``virtual:volume``): the GB of the reservations
   that overlap, plus the request's, stay within the reservable GB.
+* :class:`Packed` (the servers of a ``heat:stack``): slices of several
+  sizes packed on shared hosts as the planner books them; :class:`AllOf`
+  joins it with the stack's GB (:class:`Capacity`) and addresses
+  (:class:`reservation_ext.planning.floating_ips.Addresses`): a window
+  fits when it fits them all.
 
 **Where a proposal may start.** Capacity is freed only where an
 allocation ends (plus the cleaning time, for hosts): a start that fits
@@ -418,6 +423,137 @@ class Capacity(_Timeline):
         return _steps(changes, start, end, self.total), {}
 
 
+class Packed(_Timeline):
+    """Track slices of several sizes packed together on shared hosts.
+
+    As the planner books a stack's servers
+    (:func:`reservation_ext.planning.stacks.book`): each size in turn, as
+    many slices as fit on each host from the preferred one up, the slices
+    placed counting on their hosts for the sizes after them. A window
+    fits when every slice finds a host. That packing is greedy: more room
+    on a host can change where the slices of a size go and leave a later
+    size without room, so a fit is not kept at the moment before it (as
+    :class:`Slices` fits are), and only the candidate starts are tried
+    (:meth:`_Timeline.earliest`).
+
+    :param capacity: ``{host_id: (vcpus, memory_mb, disk_gb)}`` as for
+        :class:`Slices`, in the planner's order of preference.
+    :param allocations: as for :class:`Slices`.
+    :param wanted: ``[(size, count)]``: the slices, in the order the
+        planner books them.
+    :param generations: as for :class:`Slices`.
+    """
+
+    def __init__(self, span, capacity, allocations, wanted,
+                 generations=None):
+        super().__init__(span)
+        self.margin = span.margin
+        self.generations = generations or {}
+        self.capacity = capacity
+        self.wanted = [(tuple(size), count) for size, count in wanted]
+        self._booked = {host: list(allocations.get(host, ()))
+                        for host in capacity}
+
+    def _ends(self):
+        return (a.end + self.margin
+                for booked in self._booked.values() for a in booked)
+
+    def fits(self, start):
+        """Return whether every slice finds a host at ``start``."""
+        return self.pack(start)[1] is None
+
+    def pack(self, start):
+        """Place the slices at ``start`` as the planner would.
+
+        :returns: ``(placed, short)``: ``[(host, size)]``, one per slice
+            placed, and ``(index in wanted, slices left)`` of the first
+            size that did not all fit (None when every slice did).
+        """
+        used, placed = {}, []
+        for index, (size, count) in enumerate(self.wanted):
+            left = count
+            for host in self._booked:
+                if not left:
+                    break
+                if host not in used:
+                    used[host] = self._used(host, start)
+                seats = _seats(self.capacity[host], used[host], size, left)
+                if seats:
+                    used[host] = tuple(u + seats * s
+                                       for u, s in zip(used[host], size))
+                    placed.extend([(host, size)] * seats)
+                    left -= seats
+            if left:
+                return placed, (index, left)
+        return placed, None
+
+    def take(self, start):
+        """Hold every slice where :meth:`pack` places it at ``start``."""
+        placed, _short = self.pack(start)
+        for host, size in placed:
+            self._booked[host].append(self._window(start, size))
+        self._freed_at(start + self.span.duration + self.margin)
+        return placed
+
+    @staticmethod
+    def held(placed):
+        """Return what :meth:`take` holds: ``([(host, size)], 0)``."""
+        return list(placed), 0
+
+    def _used(self, host, start):
+        """Return what the slices overlapping a window at ``start`` use.
+
+        None when a whole-host allocation overlaps it.
+        """
+        end = start + self.span.duration
+        used = (0, 0, 0)
+        for allocation in self._booked[host]:
+            if self.overlaps(allocation, start, end):
+                if allocation.size is None:
+                    return None
+                used = tuple(u + s for u, s in zip(used, allocation.size))
+        return used
+
+
+class AllOf(_Timeline):
+    """Track the timelines that one reservation needs all at once.
+
+    A window fits when it fits each part, and a take takes from each
+    (:meth:`take` returns what each part's returned, in the order of
+    ``parts``). The candidate starts are every part's: as for
+    :func:`first_starts`, but one part (:class:`Packed`) may fit at a
+    boundary of another and not just before it, so every candidate is
+    tried on all of them.
+    """
+
+    def __init__(self, span, parts):
+        super().__init__(span)
+        self.parts = list(parts)
+
+    @property
+    def generations(self):
+        """Return the parts' ``generations`` (hosts', addresses') merged."""
+        merged = {}
+        for part in self.parts:
+            merged.update(getattr(part, 'generations', {}))
+        return merged
+
+    def _ends(self):
+        return (moment for part in self.parts
+                for moment in part.boundaries())
+
+    def fits(self, start):
+        """Return whether every part fits a window at ``start``."""
+        return all(part.fits(start) for part in self.parts)
+
+    def take(self, start):
+        """Take a window at ``start`` from each part."""
+        taken = [part.take(start) for part in self.parts]
+        # The parts' takes added their own boundaries.
+        self._boundaries = None
+        return taken
+
+
 def first_starts(timelines, first, count):
     """Return up to ``count`` starts that every timeline fits, taken in turn.
 
@@ -510,6 +646,20 @@ def _steps(changes, start, end, base):
         level += totals.get(lower, 0)
         steps.append((lower, upper, level))
     return merge_steps(steps)
+
+
+def _seats(capacity, used, size, most):
+    """Count the slices of ``size`` (at most ``most``) left in ``capacity``.
+
+    As the planner counts them: none on a host busy as a whole (``used``
+    None) or short of the size in any resource, those a 0 of the size
+    included; ``most`` for a size of 0 in every resource.
+    """
+    if used is None or any(total - taken < wanted for total, taken, wanted
+                           in zip(capacity, used, size)):
+        return 0
+    return min([(total - taken) // wanted for total, taken, wanted
+                in zip(capacity, used, size) if wanted] + [most])
 
 
 def _how_many(capacity, used, size):

@@ -105,6 +105,18 @@ class ResourcePlugin(metaclass=abc.ABCMeta):
         raise exceptions.InvalidInput(
             'resource_type', 'no schedule proposals for this type')
 
+    def prepare_proposal(self, ctx, values):
+        """Complete a reservation of a proposals request before its search.
+
+        ``values`` as :meth:`validate_proposal` returned them. Runs with
+        the request context, outside any transaction, before the one that
+        finds and holds the windows: what another service must say of the
+        request, as the caller (Heat's preview of a stack), is asked
+        here. Return the values :meth:`timeline` gets; by default
+        ``values``.
+        """
+        return values
+
     def validate_query(self, values):
         """Check the fields of an availability query of the type.
 

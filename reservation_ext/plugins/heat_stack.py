@@ -38,27 +38,44 @@ start
     them (:mod:`reservation_ext.stacks.addresses`). A stack that
     Heat fails to create is deleted, and the lease goes to ERROR with
     Heat's reason.
+    Once Heat made it, its servers and volumes are recorded.
 end
     The stack is deleted (``on_end`` ``delete``, the default), then its
-    addresses and the trust.
+    addresses and the trust. With ``snapshot_delete``, each of its
+    servers is imaged first (Nova's snapshot, as for a
+    ``virtual:instance`` lease) and each of its volumes uploaded to an
+    image of the lease's project, attached as it is (Cinder's
+    ``os-volume_upload_image`` with ``force``, which cinder.conf's
+    ``enable_force_upload`` must allow).
+
+Schedule proposals of a stack hold its slices, volume GB and addresses
+together (:mod:`reservation_ext.planning.stack_proposals`), from Heat's
+preview as the caller; a lease made from one books what it held.
+Availability queries cannot carry a template: they refuse the type.
+
+The engine's waits for Heat are deferred (:mod:`reservation_ext.clients.
+deferral`): a stack being made or deleted holds no worker.
 
 The view shows the needs (``servers`` by flavor, ``volume_gb``,
-``floating_ips`` by network), ``on_end``, and the stack's ``stack_id``,
-``stack_status`` and ``stack_status_reason``. Only the window of a
-lease update may change.
+``floating_ips`` by network), ``on_end``, the stack's ``stack_id``,
+``stack_status`` and ``stack_status_reason``, and the ``images`` its end
+made. Only the window of a lease update may change.
 """
 
+import functools
 import json
 
 import sqlalchemy as sa
 
 from db import api as db_api
 from db import tables
+from reservation_ext.clients import deferral
 from reservation_ext.clients import orchestration
 from reservation_ext import exceptions
 from reservation_ext.planning import floating_ips
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
+from reservation_ext.planning import stack_proposals
 from reservation_ext.planning import stacks as booking
 from reservation_ext.planning import volume_capacity
 from reservation_ext.plugins import base
@@ -72,13 +89,21 @@ from reservation_ext import validation
 
 RESOURCE_TYPE = 'heat:stack'
 STACK_RESERVATIONS = tables.STACK_RESERVATIONS
+STACK_RESOURCES = tables.STACK_RESOURCES
 DELETE = 'delete'
-ON_END = (DELETE,)
+SNAPSHOT_DELETE = 'snapshot_delete'
+ON_END = (DELETE, SNAPSHOT_DELETE)
 # The name of a reservation's stack: nova-api finds the reservation of a
 # stack's server by it.
 STACK_NAME = 'reservation-%s'
 CREATE_COMPLETE = 'CREATE_COMPLETE'
 _CREATING = ('INIT_IN_PROGRESS', 'CREATE_IN_PROGRESS')
+_MADE_OR_MAKING = _CREATING + (CREATE_COMPLETE,)
+# The resources of a stack that its end may image, and whose ids its
+# start records.
+_IMAGED = (stack_needs.SERVER, stack_needs.VOLUME)
+# Seconds an image may take to become active.
+_IMAGE_TIMEOUT = 900
 _TEXT_OR_OBJECT = {'type': ['string', 'object'],
                    'description': 'YAML or JSON text, or an object'}
 SCHEMA = {
@@ -115,18 +140,7 @@ class HeatStackPlugin(base.ResourcePlugin):
         :raises InvalidInput: (``template``) Heat refused the stack, or a
             flavor or network it names cannot be found.
         """
-        if ctx.user_auth_plugin is None:
-            raise exceptions.InvalidInput(
-                'template', "a stack is previewed with the caller's token, "
-                'and this request has none')
-        try:
-            preview = self.clients.heat.preview(
-                ctx.user_auth_plugin, STACK_NAME % reservation_id,
-                values['template'], values['parameters'],
-                values['environment'])
-        except orchestration.TemplateRefused as exc:
-            raise exceptions.InvalidInput('template', exc.message) from None
-        needs = stack_needs.from_preview(preview)
+        needs = self._preview(ctx, STACK_NAME % reservation_id, values)
         planned = stack_needs.to_booking(needs, self._size_of,
                                          self._network_id_of)
         trust_id = self.clients.trusts.create(
@@ -156,9 +170,16 @@ class HeatStackPlugin(base.ResourcePlugin):
 
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
-        """Book the stack's needs; record the request with them."""
+        """Book the stack's needs; record the request with them.
+
+        From a proposal (``hold``), exactly what it holds.
+        """
         servers, volume_gb, addresses = values['booking']
-        self._book(session, reservation_id, lease, values['booking'])
+        if hold is None:
+            self._book(session, reservation_id, lease, values['booking'])
+        else:
+            self._book_held(session, reservation_id, lease,
+                            values['booking'], hold)
         store.record_request(session, dict(
             {key: _stored(values[key]) for key in _REQUEST},
             id=reservation_id, reservation_id=reservation_id,
@@ -174,15 +195,84 @@ class HeatStackPlugin(base.ResourcePlugin):
     def _book(self, session, reservation_id, lease, planned, busy=None):
         booking.book(session, reservation_id,
                      (lease['start_date'], lease['end_date']), planned,
-                     busy or self.busy(),
-                     (host_capacity.from_nova_conf(self.conf),
-                      self.conf.reservation.volume_reservable_gb))
+                     busy or self.busy(), self._limits())
 
     def get_details(self, session, reservation_ids):
-        """Return each reservation's needs, ``on_end`` and stack."""
-        return {row.reservation_id: _view(row) for row in session.execute(
-            sa.select(STACK_RESERVATIONS).where(
+        """Return each reservation's needs, ``on_end``, stack and images."""
+        images = {}
+        for rid, image_id in session.execute(
+                sa.select(STACK_RESOURCES.c.reservation_id,
+                          STACK_RESOURCES.c.image_id).where(
+                    STACK_RESOURCES.c.reservation_id.in_(reservation_ids),
+                    STACK_RESOURCES.c.image_id.is_not(None)).order_by(
+                    STACK_RESOURCES.c.image_id)):
+            images.setdefault(rid, []).append(image_id)
+        return {row.reservation_id: dict(
+            _view(row), images=images.get(row.reservation_id, []))
+            for row in session.execute(sa.select(STACK_RESERVATIONS).where(
                 STACK_RESERVATIONS.c.reservation_id.in_(reservation_ids)))}
+
+    def validate_proposal(self, values):
+        """Check a stack of a proposals request: as for a lease."""
+        return self.validate(values)
+
+    def validate_query(self, values):
+        """Refuse availability queries: a stack's needs come from Heat."""
+        raise exceptions.InvalidInput(
+            'resource_type', 'availability cannot show heat:stack: its '
+            'needs come from Heat\'s preview of a template, which a query '
+            'string cannot carry; ask for schedule proposals of the stack, '
+            'or for the availability of its flavors (virtual:instance), '
+            'volume GB (virtual:volume) and floating IPs '
+            '(virtual:floatingip)')
+
+    def prepare_proposal(self, ctx, values):
+        """Preview the stack as the caller: the needs its proposals hold.
+
+        :raises InvalidInput: (``template``) as :meth:`prepare_create`;
+            and a stack that books nothing, which needs no proposal.
+        """
+        needs = self._preview(ctx, STACK_NAME % 'proposal', values)
+        if needs.empty:
+            raise exceptions.InvalidInput(
+                'template', 'the stack has no servers, volumes or floating '
+                'IPs to book: any window fits it, no proposal is needed')
+        return dict(values, needs=needs, booking=stack_needs.to_booking(
+            needs, self._size_of, self._network_id_of))
+
+    def timeline(self, session, values, span, busy, for_update=False):
+        """Return the timeline of all the stack's needs together."""
+        return stack_proposals.timeline(session, values['booking'], span,
+                                        busy, self._limits(), for_update)
+
+    def _book_held(self, session, reservation_id, lease, planned, hold):
+        stack_proposals.book_held(
+            session, reservation_id, (lease['start_date'],
+                                      lease['end_date']), planned, hold,
+            self.busy(ignore_proposal=hold.proposal_id), self._limits())
+
+    def _limits(self):
+        """Return the hosts' usable size and the reservable volume GB."""
+        return (host_capacity.from_nova_conf(self.conf),
+                self.conf.reservation.volume_reservable_gb)
+
+    def _preview(self, ctx, name, values):
+        """Return the :class:`~.needs.Needs` of Heat's preview as the caller.
+
+        :raises InvalidInput: (``template``) no caller's token, or Heat
+            refused the stack.
+        """
+        if ctx.user_auth_plugin is None:
+            raise exceptions.InvalidInput(
+                'template', "a stack is previewed with the caller's token, "
+                'and this request has none')
+        try:
+            preview = self.clients.heat.preview(
+                ctx.user_auth_plugin, name, values['template'],
+                values['parameters'], values['environment'])
+        except orchestration.TemplateRefused as exc:
+            raise exceptions.InvalidInput('template', exc.message) from None
+        return stack_needs.from_preview(preview)
 
     def update(self, session, ctx, lease, reservation, values):
         """Book the same needs for the lease's new window.
@@ -215,33 +305,58 @@ class HeatStackPlugin(base.ResourcePlugin):
                 *window, row.volume_gb, busy)
 
     def on_start(self, ctx, lease, reservation):
-        """Make the stack through the trust; wait until Heat made it."""
+        """Make the stack through the trust; wait until Heat made it.
+
+        Run again after a deferred wait, it goes on from what it recorded:
+        a stack Heat failed to make is deleted, never made again.
+        """
         rid = reservation['id']
         row = self._read(ctx, rid)
         auth = self.clients.trusts.auth(row.trust_id)
-        heat = self.clients.heat
+        if row.stack_id and row.stack_status not in _MADE_OR_MAKING:
+            self._give_up(ctx, auth, row, row.stack_id, row.stack_status,
+                          row.stack_status_reason)
+        stack_id = self._make_stack(ctx, lease, auth, row)
+        stack = self.clients.heat.wait_for_stack(auth, stack_id, _CREATING,
+                                                 scope=row.trust_id)
+        status = stack and stack['stack_status']
+        reason = stack and stack['stack_status_reason']
+        self._record(ctx, rid, stack_id, status, reason)
+        if status != CREATE_COMPLETE:
+            self._give_up(ctx, auth, row, stack_id, status, reason)
+        found = self.clients.heat.stack_resources(
+            auth, STACK_NAME % rid, stack_id, _IMAGED)
+        with db_api.writer(ctx, self.clock) as session:
+            store.record_resources(session, rid, found)
+
+    def _make_stack(self, ctx, lease, auth, row):
+        """Make the stack (once) on the booked addresses; return its id."""
+        rid = row.reservation_id
         files = addresses.environment(
             self._make_addresses(ctx, lease, rid, row), lease['project_id'])
         try:
-            stack_id = heat.ensure_stack(
+            stack_id = self.clients.heat.ensure_stack(
                 auth, STACK_NAME % rid, row.template,
                 json.loads(row.parameters), row.environment, files)
         except orchestration.TemplateRefused as exc:
             raise exceptions.ActionFailed(
                 'Heat refused the stack: %s' % exc.message) from None
-        self._record(ctx, rid, stack_id, _CREATING[-1])
-        stack = heat.wait_for_stack(auth, stack_id, _CREATING)
-        status = stack and stack['stack_status']
-        reason = stack and stack['stack_status_reason']
-        self._record(ctx, rid, stack_id, status, reason)
-        if status != CREATE_COMPLETE:
-            # Nothing is left behind: the lease's resources go with it.
-            heat.delete_stack(auth, stack_id)
-            self._record(ctx, rid, stack_id, orchestration.DELETE_COMPLETE,
-                         reason)
-            raise exceptions.ActionFailed(
-                'Heat could not create stack %s: %s %s'
-                % (STACK_NAME % rid, status, reason))
+        if row.stack_id is None:
+            self._record(ctx, rid, stack_id, _CREATING[-1])
+        return stack_id
+
+    def _give_up(self, ctx, auth, row, stack_id, status, reason):
+        """Delete a stack Heat failed to make; fail the start for good.
+
+        Nothing is left behind: the lease's resources go with the stack.
+        """
+        rid = row.reservation_id
+        self.clients.heat.delete_stack(auth, stack_id, scope=row.trust_id)
+        self._record(ctx, rid, stack_id, orchestration.DELETE_COMPLETE,
+                     reason)
+        raise exceptions.ActionFailed(
+            'Heat could not create stack %s: %s %s'
+            % (STACK_NAME % rid, status, reason))
 
     def _make_addresses(self, ctx, lease, reservation_id, row):
         """Make the booked addresses in the lease's project, tagged.
@@ -266,18 +381,63 @@ class HeatStackPlugin(base.ResourcePlugin):
         return made
 
     def on_end(self, ctx, lease, reservation):
-        """Delete the stack through the trust, its addresses, the trust."""
+        """End the stack as ``on_end`` says; delete its addresses, the trust.
+
+        ``snapshot_delete`` images the servers and volumes of a stack that
+        Heat made before it is deleted; a snapshot that fails leaves the
+        stack as it is, and the end fails.
+        """
         rid = reservation['id']
         row = self._read(ctx, rid)
         if row.stack_id and row.stack_status != (
                 orchestration.DELETE_COMPLETE):
-            self.clients.heat.delete_stack(
-                self.clients.trusts.auth(row.trust_id), row.stack_id)
+            auth = self.clients.trusts.auth(row.trust_id)
+            if (row.on_end == SNAPSHOT_DELETE and
+                    row.stack_status == CREATE_COMPLETE):
+                self._snapshot(ctx, auth, rid)
+            self.clients.heat.delete_stack(auth, row.stack_id,
+                                           scope=row.trust_id)
             self._record(ctx, rid, row.stack_id,
                          orchestration.DELETE_COMPLETE)
         if json.loads(row.floating_ips):
             self.clients.network.delete_reserved_floating_ips(rid)
         self.clients.trusts.delete(row.trust_id)
+
+    def _snapshot(self, ctx, auth, reservation_id):
+        """Image each server and volume of the stack, all at once."""
+        with db_api.context_manager.reader.using(ctx) as session:
+            made = session.execute(sa.select(
+                STACK_RESOURCES.c.resource_type,
+                STACK_RESOURCES.c.physical_id, STACK_RESOURCES.c.image_id
+            ).where(STACK_RESOURCES.c.reservation_id == reservation_id)
+            ).all()
+        deferral.gather([functools.partial(
+            self._image, ctx, auth, reservation_id, *resource)
+            for resource in made])
+
+    def _image(self, ctx, auth, reservation_id, kind, physical_id,
+               image_id):
+        """Image a server (Nova's snapshot) or a volume (Cinder's upload).
+
+        The image a volume's upload makes is recorded at once, so that a
+        run after a deferred wait waits for it rather than uploading
+        again (Nova's snapshot of a server is found by the server's id).
+        """
+        if kind == stack_needs.SERVER:
+            image_id = self.nova.snapshot(physical_id)
+        elif image_id is None:
+            volume = self.cinder.find_volume(physical_id)
+            if volume is None:
+                return
+            image_id = self.cinder.upload_volume(
+                auth, physical_id,
+                '%s-snapshot' % (volume['name'] or physical_id))
+            self._record_image(ctx, reservation_id, physical_id, image_id)
+        if kind == stack_needs.VOLUME:
+            self.clients.images.wait_active(image_id, _IMAGE_TIMEOUT)
+            self.cinder.wait_uploaded(physical_id)
+        elif image_id is not None:
+            self._record_image(ctx, reservation_id, physical_id, image_id)
 
     def on_delete(self, ctx, lease, reservation):
         """End what a start began; before the start, only the trust goes."""
@@ -286,6 +446,10 @@ class HeatStackPlugin(base.ResourcePlugin):
     def _read(self, ctx, reservation_id):
         with db_api.context_manager.reader.using(ctx) as session:
             return _row(session, reservation_id)
+
+    def _record_image(self, ctx, reservation_id, physical_id, image_id):
+        with db_api.writer(ctx, self.clock) as session:
+            store.set_image(session, reservation_id, physical_id, image_id)
 
     def _record(self, ctx, reservation_id, stack_id, status, reason=None):
         with db_api.writer(ctx, self.clock) as session:

@@ -208,7 +208,7 @@ class TestHeat(base.SandboxTestCase):
         preview = client.preview(demo, 'needs', text,
                                  {'image': self.image()})
         self.assertEqual(needs.Needs({'m1.small': 1, 'm1.tiny': 3}, 3,
-                                     {'public': ['address']}),
+                                     {'public': ['address']}, volumes=2),
                          needs.from_preview(preview))
         preview = client.preview(demo, 'needs', text, {
             'image': self.image(), 'worker_count': 1},
@@ -225,16 +225,7 @@ class TestHeat(base.SandboxTestCase):
 
     def test_a_reserved_stack_is_made_on_what_was_booked_and_goes_at_end(
             self):
-        self.add_reservable_hosts({'compute-3': 'false'})
-        self.addCleanup(self.run_cli, ['openstack', 'reservation', 'host',
-                                       'delete', 'compute-3'])
-        public = self.run_json(['openstack', 'network', 'show', 'public'])
-        for address in ('172.24.4.20', '172.24.4.21'):
-            fip = base.created(self.run_cli([
-                'openstack', 'reservation', 'floatingip', 'create',
-                public['id'], address, '-f', 'json']))
-            self.addCleanup(self.run_cli, ['openstack', 'reservation',
-                                           'floatingip', 'delete', fip['id']])
+        self.reservable_for_stacks('172.24.4.20', '172.24.4.21')
         minute = datetime.timedelta(minutes=1)
         lease = self.run_json([
             'openstack', 'reservation', 'stack', 'create', '--template',
@@ -291,6 +282,37 @@ class TestHeat(base.SandboxTestCase):
                       images[image_id]['Name']).group(1)
             for image_id in ended['images']})
 
+    def test_a_stacks_proposal_holds_it_and_becomes_its_lease(self):
+        self.reservable_for_stacks('172.24.4.22', '172.24.4.23')
+        pair = ['--template', _template('reserved-pair.yaml'),
+                '--parameter', 'image=%s' % self.image()]
+        tomorrow = _minute(datetime.timedelta(days=1))
+        first, second = self.run_json(
+            ['openstack', 'reservation', 'stack', 'propose'] + pair +
+            ['--duration', '2h', '--not-before', tomorrow, '--count', '2'],
+            user='demo')
+        # Two addresses: the second window starts when the first ends.
+        self.assertEqual(first['end_date'], second['start_date'])
+        # What the first holds is not booked by a lease of its window.
+        refused = self.run_cli(
+            ['openstack', 'reservation', 'stack', 'create'] + pair +
+            ['--start-date', tomorrow, '--end-date', _minute(
+                datetime.timedelta(days=1, hours=1)), 'other'],
+            user='demo', expect_failure=True)
+        self.assertIn('floating IP(s) of network public are not free',
+                      refused)
+        lease = self.run_json(
+            ['openstack', 'reservation', 'lease', 'create-from-proposal',
+             first['id'], 'proposed-pair'], user='demo')
+        self.addCleanup(self.run_cli, ['openstack', 'reservation', 'lease',
+                                       'delete', lease['id']], user='demo')
+        [booked] = _reservations(self.lease(lease['id']))
+        self.assertEqual(
+            ('PENDING', first['start_date'][:16], {'m1.small': 1,
+                                                   'm1.medium': 1}),
+            (self.lease(lease['id'])['status'],
+             self.lease(lease['id'])['start_date'][:16], booked['servers']))
+
     def test_a_stack_heat_fails_to_make_puts_its_lease_in_error(self):
         lease = self.run_json([
             'openstack', 'reservation', 'stack', 'create', '--template',
@@ -308,6 +330,19 @@ class TestHeat(base.SandboxTestCase):
         # Nothing is left behind.
         self.assertEqual([], self.run_json(['openstack', 'stack', 'list'],
                                            user='demo'))
+
+    def reservable_for_stacks(self, *addresses):
+        """Make compute-3 and ``addresses`` reservable, for the test."""
+        self.add_reservable_hosts({'compute-3': 'false'})
+        self.addCleanup(self.run_cli, ['openstack', 'reservation', 'host',
+                                       'delete', 'compute-3'])
+        public = self.run_json(['openstack', 'network', 'show', 'public'])
+        for address in addresses:
+            fip = base.created(self.run_cli([
+                'openstack', 'reservation', 'floatingip', 'create',
+                public['id'], address, '-f', 'json']))
+            self.addCleanup(self.run_cli, ['openstack', 'reservation',
+                                           'floatingip', 'delete', fip['id']])
 
     def lease(self, lease_id):
         return self.run_json(['openstack', 'reservation', 'lease', 'show',

@@ -45,6 +45,9 @@ class TestStackNeeds(base.TestCase):
     def test_volumes_add_up_their_sizes_whatever_their_type(self):
         self.assertEqual(3, needs.from_preview(preview()).volume_gb)
 
+    def test_volumes_are_counted_for_cinders_quota(self):
+        self.assertEqual(2, needs.from_preview(preview()).volumes)
+
     def test_floating_ips_count_by_network_as_written(self):
         self.assertEqual({'public': ['address']},
                          needs.from_preview(preview()).floating_ips)
