@@ -16,9 +16,11 @@
 fields of a reservation of that type (``resource_properties``, ``hosts``,
 ``vcpus``, ``size_gb``, ...) answer with the steps of the free capacity
 over ``[start, end)``: whole hosts free, servers of the size that fit,
-or GB. A host counts as busy from the cleaning time before each of its
-bookings and live proposal holds to the cleaning time after, so that a
-window that the answer shows free can be booked.
+GB, addresses, or copies of a stack's needs (``servers``, ``volume_gb``,
+``floating_ips``) that fit at once. A host counts as busy from the
+cleaning time before each of its bookings and live proposal holds to the
+cleaning time after, so that a window that the answer shows free can be
+booked.
 
 Everybody with the rule ``reservation:availability:get`` sees the counts,
 which say nothing of whose leases hold the rest; who may list the
@@ -42,7 +44,8 @@ HOSTS = tables.HOSTS
 
 # What the steps count, by resource type.
 UNITS = {'physical:host': 'hosts', 'virtual:instance': 'servers',
-         'virtual:volume': 'GB', 'virtual:floatingip': 'floating IPs'}
+         'virtual:volume': 'GB', 'virtual:floatingip': 'floating IPs',
+         'heat:stack': 'stacks'}
 # Query parameters that may be given more than once, or as a list
 # separated by commas.
 _LISTS = ('hosts',)

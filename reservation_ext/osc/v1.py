@@ -143,8 +143,11 @@ class ShowAvailability(command.Lister):
             '--resource-type', required=True,
             help='physical:host (hosts free), virtual:instance (servers '
                  'of --vcpus, --memory-mb, --disk-gb that fit), '
-                 'virtual:volume (GB free) or virtual:floatingip '
-                 '(addresses of --field network_id=<id> free).')
+                 'virtual:volume (GB free), virtual:floatingip '
+                 '(addresses of --field network_id=<id> free) or heat:stack '
+                 '(copies of --field servers=<flavor>:<n>,... '
+                 '--field volume_gb=<n> --field floating_ips=<network>:<n> '
+                 'that fit).')
         parser.add_argument('--start', default='now', metavar='<date>',
                             help='From (default: now).')
         parser.add_argument('--end', required=True, metavar='<date>',

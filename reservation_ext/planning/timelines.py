@@ -56,6 +56,8 @@ import heapq
 import itertools
 
 _NEVER = datetime.datetime.max
+# The most copies of a request that availability counts at one moment.
+MOST_COPIES = 1000
 _ZERO = datetime.timedelta(0)
 
 
@@ -259,6 +261,12 @@ class WholeHosts(_Timeline):
         """Return what :meth:`take` holds: ``([(host, None)], 0)``."""
         return [(host, None) for host in hosts], 0
 
+    def copies(self, start, end):
+        """Return how many requests fit at once, and when: free / need."""
+        steps, _hosts = self.timeline(start, end)
+        return merge_steps([(lower, upper, free // self.need)
+                            for lower, upper, free in steps])
+
     def timeline(self, start, end):
         """Return how many hosts are free over ``[start, end)``, and when.
 
@@ -411,6 +419,12 @@ class Capacity(_Timeline):
         """Return what :meth:`take` holds: ``([], amount)``."""
         return [], amount
 
+    def copies(self, start, end):
+        """Return how many requests fit at once, and when: GB free / GB."""
+        steps, _hosts = self.timeline(start, end)
+        return [(lower, upper, free // self.amount)
+                for lower, upper, free in steps]
+
     def timeline(self, start, end):
         """Return how much is free over ``[start, end)``.
 
@@ -469,14 +483,21 @@ class Packed(_Timeline):
             placed, and ``(index in wanted, slices left)`` of the first
             size that did not all fit (None when every slice did).
         """
-        used, placed = {}, []
+        used = _Lazy(lambda host: self._used(host, start))
+        return self._place(used)
+
+    def _place(self, used):
+        """Place the slices on the hosts, ``used`` as they are; see pack.
+
+        ``used`` maps each host to what it has in use (None: busy as a
+        whole); the slices placed are added to it.
+        """
+        placed = []
         for index, (size, count) in enumerate(self.wanted):
             left = count
             for host in self._booked:
                 if not left:
                     break
-                if host not in used:
-                    used[host] = self._used(host, start)
                 seats = _seats(self.capacity[host], used[host], size, left)
                 if seats:
                     used[host] = tuple(u + seats * s
@@ -486,6 +507,42 @@ class Packed(_Timeline):
             if left:
                 return placed, (index, left)
         return placed, None
+
+    def copies(self, start, end):
+        """Return how many times the slices all fit at once, and when.
+
+        :returns: ``[(from, to, copies)]`` over ``[start, end)``: at each
+            moment, the copies packed one after the other as the planner
+            books them; :data:`MOST_COPIES` at most.
+        """
+        changes = {}
+        for host, booked in self._booked.items():
+            for allocation in booked:
+                if self.overlaps(allocation, start, end):
+                    lower = max(allocation.start - self.margin, start)
+                    upper = min(allocation.end + self.margin, end)
+                    changes.setdefault(lower, []).append(
+                        (host, allocation.size, 1))
+                    changes.setdefault(upper, []).append(
+                        (host, allocation.size, -1))
+        held = {host: _Held() for host in self._booked}
+        moments = sorted(set(changes) | {start, end})
+        steps = []
+        for lower, upper in zip(moments, moments[1:]):
+            for host, size, sign in changes.get(lower, ()):
+                held[host].add(size, sign)
+            steps.append((lower, upper, self._copies(held)))
+        return merge_steps(steps)
+
+    def _copies(self, held):
+        """Count the copies of the slices that fit beside ``held``."""
+        if not self.wanted:
+            return MOST_COPIES
+        used = {host: one.used for host, one in held.items()}
+        copies = 0
+        while copies < MOST_COPIES and self._place(used)[1] is None:
+            copies += 1
+        return copies
 
     def take(self, start):
         """Hold every slice where :meth:`pack` places it at ``start``."""
@@ -545,6 +602,20 @@ class AllOf(_Timeline):
     def fits(self, start):
         """Return whether every part fits a window at ``start``."""
         return all(part.fits(start) for part in self.parts)
+
+    def timeline(self, start, end):
+        """Return how many times the request fits at once, and when.
+
+        :returns: ``([(from, to, copies)], {})``: at each moment, the
+            fewest copies any part fits (availability of a stack).
+        """
+        steps = [part.copies(start, end) for part in self.parts]
+        moments = sorted({moment for part in steps
+                          for lower, upper, _n in part
+                          for moment in (lower, upper)} | {start, end})
+        return merge_steps([
+            (lower, upper, min(_level(part, lower) for part in steps))
+            for lower, upper in zip(moments, moments[1:])]), {}
 
     def take(self, start):
         """Take a window at ``start`` from each part."""
@@ -646,6 +717,45 @@ def _steps(changes, start, end, base):
         level += totals.get(lower, 0)
         steps.append((lower, upper, level))
     return merge_steps(steps)
+
+
+def _level(steps, moment):
+    """Return the level of the step that holds ``moment``."""
+    index = bisect.bisect_right([lower for lower, _upper, _n in steps],
+                                moment) - 1
+    return steps[index][2]
+
+
+class _Lazy(dict):
+    """A dict whose missing values ``compute(key)`` makes, once."""
+
+    def __init__(self, compute):
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, key):
+        self[key] = value = self._compute(key)
+        return value
+
+
+class _Held:
+    """What a host's allocations in force hold: slices, and whole holds."""
+
+    def __init__(self):
+        self.size = (0, 0, 0)
+        self.whole = 0
+
+    def add(self, size, sign):
+        """Count an allocation in (``sign`` 1) or out (-1)."""
+        if size is None:
+            self.whole += sign
+        else:
+            self.size = tuple(u + sign * s for u, s in zip(self.size, size))
+
+    @property
+    def used(self):
+        """Return what is used, as :meth:`Packed._used` does."""
+        return None if self.whole else self.size
 
 
 def _seats(capacity, used, size, most):

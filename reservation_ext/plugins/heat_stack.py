@@ -51,7 +51,9 @@ end
 Schedule proposals of a stack hold its slices, volume GB and addresses
 together (:mod:`reservation_ext.planning.stack_proposals`), from Heat's
 preview as the caller; a lease made from one books what it held.
-Availability queries cannot carry a template: they refuse the type.
+Availability queries cannot carry a template: they name the needs
+(``servers``, ``volume_gb``, ``floating_ips``, as the view shows them),
+and count the copies of them that fit at once.
 
 The engine's waits for Heat are deferred (:mod:`reservation_ext.clients.
 deferral`): a stack being made or deleted holds no worker.
@@ -118,6 +120,17 @@ SCHEMA = {
     'required': ['template'],
 }
 _REQUEST = ('template', 'parameters', 'environment', 'on_end')
+# An availability query: the needs, as the reservation's view shows them.
+_COUNTS = r'^[^:,]+:[0-9]+(,[^:,]+:[0-9]+)*$'
+QUERY_SCHEMA = {
+    'type': 'object',
+    'properties': {
+        'servers': {'type': 'string', 'pattern': _COUNTS},
+        'volume_gb': {'type': 'string'},
+        'floating_ips': {'type': 'string', 'pattern': _COUNTS},
+    },
+    'additionalProperties': False,
+}
 
 
 class HeatStackPlugin(base.ResourcePlugin):
@@ -148,19 +161,18 @@ class HeatStackPlugin(base.ResourcePlugin):
         return dict(values, needs=needs, booking=planned,
                     trust_id=trust_id)
 
-    def _size_of(self, flavor_name):
+    def _size_of(self, flavor_name, field='template'):
         flavor = self.nova.find_flavor(flavor_name)
         if flavor is None:
-            raise exceptions.InvalidInput(
-                'template', 'no flavor %s' % flavor_name)
+            raise exceptions.InvalidInput(field, 'no flavor %s' % flavor_name)
         size = instance_capacity.flavor_request(flavor['id'], flavor)
         return tuple(size[key] for key in instance_capacity.SIZE_KEYS)
 
-    def _network_id_of(self, network):
+    def _network_id_of(self, network, field='template'):
         found = self.clients.network.find_network_id(network)
         if found is None:
             raise exceptions.InvalidInput(
-                'template', 'no network %s for floating IPs' % network)
+                field, 'no network %s for floating IPs' % network)
         return found
 
     def undo_create(self, ctx, reservation_id, values):
@@ -217,14 +229,28 @@ class HeatStackPlugin(base.ResourcePlugin):
         return self.validate(values)
 
     def validate_query(self, values):
-        """Refuse availability queries: a stack's needs come from Heat."""
-        raise exceptions.InvalidInput(
-            'resource_type', 'availability cannot show heat:stack: its '
-            'needs come from Heat\'s preview of a template, which a query '
-            'string cannot carry; ask for schedule proposals of the stack, '
-            'or for the availability of its flavors (virtual:instance), '
-            'volume GB (virtual:volume) and floating IPs '
-            '(virtual:floatingip)')
+        """Check an availability query of a stack's needs.
+
+        A query string cannot carry a template for Heat to preview: it
+        names the needs as a stack reservation's view shows them,
+        ``servers`` (``flavor:count,...``), ``volume_gb`` and
+        ``floating_ips`` (``network:count,...``). Availability counts the
+        copies of them that fit at once.
+        """
+        validation.check_schema(values, QUERY_SCHEMA)
+        servers = [booking.Servers(flavor, self._size_of(flavor, 'servers'),
+                                   count)
+                   for flavor, count in _counts(values, 'servers')]
+        volume_gb = validation.parse_integer(values.get('volume_gb', '0'),
+                                             'volume_gb')
+        addresses = [booking.Addresses(
+            network, self._network_id_of(network, 'floating_ips'), count)
+            for network, count in _counts(values, 'floating_ips')]
+        if not (servers or volume_gb or addresses):
+            raise exceptions.InvalidInput(
+                'servers', 'a stack query names what the stack needs: '
+                'servers, volume_gb or floating_ips')
+        return {'booking': (servers, volume_gb, addresses)}
 
     def prepare_proposal(self, ctx, values):
         """Preview the stack as the caller: the needs its proposals hold.
@@ -501,6 +527,21 @@ def _server_row(wanted):
 def _address_row(wanted, resources):
     return {'network': wanted.network, 'network_id': wanted.network_id,
             'resources': resources}
+
+
+def _counts(values, field):
+    """Return ``[(name, count)]`` of a query's ``name:count,...``, sorted.
+
+    Sorted by name, as Heat's preview's needs are (the order the planner
+    books them in); a count of 0 is left out.
+    """
+    counts = {}
+    for pair in values.get(field, '').split(',') if values.get(field) else ():
+        name, count = pair.rsplit(':', 1)
+        counts[name] = counts.get(name, 0) + validation.parse_integer(
+            count, field)
+    return [(name, count) for name, count in sorted(counts.items())
+            if count]
 
 
 def _text(value):

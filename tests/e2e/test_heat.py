@@ -312,6 +312,19 @@ class TestHeat(base.SandboxTestCase):
                                                    'm1.medium': 1}),
             (self.lease(lease['id'])['status'],
              self.lease(lease['id'])['start_date'][:16], booked['servers']))
+        # Availability counts the pairs that fit: none while the lease
+        # holds both addresses, one after (its other proposals are gone).
+        steps = self.run_json(
+            ['openstack', 'reservation', 'availability', 'show',
+             '--resource-type', 'heat:stack',
+             '--start', first['start_date'][:16].replace('T', ' '),
+             '--end', second['end_date'][:16].replace('T', ' '),
+             '--field', 'servers=m1.medium:1,m1.small:1',
+             '--field', 'volume_gb=3', '--field', 'floating_ips=public:2'],
+            user='demo')
+        self.assertEqual([(first['end_date'][:16], 0), (second['end_date'][
+            :16], 1)], [(step['end'][:16], step['free (stacks)'])
+                        for step in steps])
 
     def test_a_stack_heat_fails_to_make_puts_its_lease_in_error(self):
         lease = self.run_json([

@@ -400,13 +400,56 @@ class _StackProposalTests:
         self.assertEqual([], self.propose())
         self.assertEqual(0, self.count(PROPOSALS))
 
-    def test_availability_cannot_show_a_stack(self):
-        response = self.request(
-            'GET', '/v1/availability?resource_type=heat:stack&end=%s'
-            % date(NOW + HOUR).replace(' ', '%20'))
-        self.assertEqual(400, response.status_int, response.text)
-        self.assertIn('resource_type: availability cannot show heat:stack',
-                      response.json['error_message'])
+    def availability(self, expected=200, **query):
+        query = dict({'resource_type': 'heat:stack',
+                      'start': date(NOW), 'end': date(NOW + 4 * HOUR)},
+                     **query)
+        response = self.request('GET', '/v1/availability?' + '&'.join(
+            '%s=%s' % (key, value.replace(' ', '%20'))
+            for key, value in query.items()))
+        self.assertEqual(expected, response.status_int, response.text)
+        return response.json.get('availability', response.json)
+
+    def test_availability_counts_the_copies_of_a_stacks_needs_that_fit(self):
+        # Four smalls a host (two copies), 100 GB (three copies of 30),
+        # three addresses (three copies of one): three copies at most.
+        needs = {'servers': 'm1.small:2', 'volume_gb': '30',
+                 'floating_ips': 'public:1'}
+        self.lease({'resource_type': 'virtual:floatingip',
+                    'network_id': NETWORK, 'amount': 2},
+                   start=NOW + HOUR, end=NOW + 2 * HOUR)
+        self.lease(stack(large=4, small=1), start=NOW + 3 * HOUR,
+                   end=NOW + 4 * HOUR, name='servers')
+        shown = self.availability(end=date(NOW + 5 * HOUR), **needs)
+        self.assertEqual('stacks', shown['unit'])
+        self.assertEqual([
+            (viewed(NOW), viewed(NOW + HOUR), 3),
+            # One address left.
+            (viewed(NOW + HOUR), viewed(NOW + 2 * HOUR), 1),
+            (viewed(NOW + 2 * HOUR), viewed(NOW + 3 * HOUR), 3),
+            # Four larges fill host0 and host1, a small takes a quarter of
+            # host2: three smalls left, one copy.
+            (viewed(NOW + 3 * HOUR), viewed(NOW + 4 * HOUR), 1),
+            (viewed(NOW + 4 * HOUR), viewed(NOW + 5 * HOUR), 3)],
+            [(step['start'], step['end'], step['amount'])
+             for step in shown['free']])
+        # Without the addresses, the servers and GB bound the copies.
+        del needs['floating_ips']
+        self.assertEqual([3, 1, 3], [
+            step['amount'] for step in self.availability(
+                end=date(NOW + 5 * HOUR), **needs)['free']])
+
+    def test_availability_of_a_stack_refuses_what_names_no_need(self):
+        for query, reason in (
+                ({}, 'servers: a stack query names what the stack needs'),
+                ({'servers': 'm1.huge:1'}, 'servers: no flavor m1.huge'),
+                ({'servers': 'm1.small'}, 'servers: '),
+                ({'floating_ips': 'private:1'},
+                 'floating_ips: no network private'),
+                ({'volume_gb': 'ten'}, 'volume_gb: must be an integer'),
+                ({'template': 'x'}, 'template')):
+            shown = self.availability(expected=400, **query)
+            self.assertIn(reason, shown['error_message'])
 
     def test_the_propose_command_asks_for_a_stacks_proposals(self):
         url = 'http://nova-api.test/reservation'

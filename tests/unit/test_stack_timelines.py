@@ -155,6 +155,33 @@ class BruteForce:
             taken.append(chosen)
         return taken
 
+    def copies(self, stack, moment):
+        """How many times the stack fits at once at ``moment`` (1 minute).
+
+        The servers packed one copy after the other, each taking its
+        slices for that minute; the GB free over the stack's; the free
+        addresses of each network over its count.
+        """
+        counts = []
+        if stack.servers:
+            model = BruteForce(Schedule(self.hosts, (self.total, self.held),
+                                        self.networks), 1, self.cleaning)
+            copies = 0
+            while copies < timelines.MOST_COPIES:
+                placed = model.pack(stack, moment)
+                if placed is None:
+                    break
+                for host, size in placed:
+                    model.hosts[host][1].append((moment, moment + 1, size))
+                copies += 1
+            counts.append(copies)
+        if stack.volume_gb:
+            held = sum(gb for a, b, gb in self.held if a <= moment < b)
+            counts.append((self.total - held) // stack.volume_gb)
+        counts += [len(self.free_addresses(network, moment)) // count
+                   for network, count in stack.addresses.items()]
+        return min(counts)
+
     def proposals(self, stack, first, last, count):
         found = []
         for start in range(first, last + 1):
@@ -239,6 +266,27 @@ class TestStackTimeline(base.TestCase):
                 self.assertEqual(
                     [(at(start), [taken]) for start, taken in expected],
                     found)
+
+    def test_availability_matches_the_brute_force_model(self):
+        rng = random.Random(7)
+        for case in range(150):
+            schedule = random_schedule(rng, rng.randint(1, 4), 300)
+            stack = random_stack(rng)
+            cleaning = rng.choice([0, 0, 5, 30])
+            start, end = rng.randrange(0, 150), rng.randrange(150, 350)
+            model = BruteForce(schedule, 1, cleaning)
+            expected = [model.copies(stack, minute)
+                        for minute in range(start, end)]
+            steps, hosts = stack_timeline(
+                schedule, stack, end - start, cleaning, start,
+                start).timeline(at(start), at(end))
+            shown = [amount for lower, upper, amount in steps
+                     for _minute in range((upper - lower) // MINUTE)]
+            with self.subTest(case=case):
+                self.assertEqual(({}, expected), (hosts, shown))
+                # Steps that say the same are joined.
+                self.assertTrue(all(a[2] != b[2]
+                                    for a, b in zip(steps, steps[1:])))
 
     def test_flavors_pack_in_order_on_shared_hosts(self):
         # As the planner books them: two larges fill the first host,
