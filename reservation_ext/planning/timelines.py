@@ -55,9 +55,15 @@ import datetime
 import heapq
 import itertools
 
+from reservation_ext import exceptions
+
 _NEVER = datetime.datetime.max
 # The most copies of a request that availability counts at one moment.
 MOST_COPIES = 1000
+# How many host visits availability may spend packing slices of several
+# sizes (each moment something changes, every host once per size):
+# about a second's work.
+MOST_PACKING_VISITS = 1000000
 _ZERO = datetime.timedelta(0)
 
 
@@ -492,18 +498,9 @@ class Packed(_Timeline):
         ``used`` maps each host to what it has in use (None: busy as a
         whole); the slices placed are added to it.
         """
-        placed = []
+        placed, hosts = [], list(self._booked)
         for index, (size, count) in enumerate(self.wanted):
-            left = count
-            for host in self._booked:
-                if not left:
-                    break
-                seats = _seats(self.capacity[host], used[host], size, left)
-                if seats:
-                    used[host] = tuple(u + seats * s
-                                       for u, s in zip(used[host], size))
-                    placed.extend([(host, size)] * seats)
-                    left -= seats
+            _host, left = self._fill(hosts, 0, used, size, count, placed)
             if left:
                 return placed, (index, left)
         return placed, None
@@ -513,7 +510,46 @@ class Packed(_Timeline):
 
         :returns: ``[(from, to, copies)]`` over ``[start, end)``: at each
             moment, the copies packed one after the other as the planner
-            books them; :data:`MOST_COPIES` at most.
+            books them; :data:`MOST_COPIES` at most. Slices of one size
+            are counted host by host as the hosts' allocations change
+            (packing never wastes room for one size).
+        """
+        changes = self._changes(start, end)
+        held = {host: _Held() for host in self._booked}
+        single = _SeatCount(self, held) if len(self.wanted) == 1 else None
+        moments = sorted(set(changes) | {start, end})
+        if not single:
+            self._check_work(len(moments))
+        steps = []
+        for lower, upper in zip(moments, moments[1:]):
+            for host, size, sign in changes.get(lower, ()):
+                held[host].add(size, sign)
+                if single:
+                    single.moved(host)
+            steps.append((lower, upper, single.copies() if single
+                          else self._copies(held)))
+        return merge_steps(steps)
+
+    def _check_work(self, moments):
+        """Refuse a period whose packing would take too long.
+
+        :raises InvalidInput: (``end``) it would visit more than
+            :data:`MOST_PACKING_VISITS` hosts.
+        """
+        visits = moments * len(self._booked) * len(self.wanted)
+        if visits > MOST_PACKING_VISITS:
+            raise exceptions.InvalidInput(
+                'end', 'servers of %d flavors over %d reservable hosts, '
+                'whose bookings change %d times in the period, take too '
+                'long to count: ask for a period about %d times shorter'
+                % (len(self.wanted), len(self._booked), moments,
+                   -(-visits // MOST_PACKING_VISITS)))
+
+    def _changes(self, start, end):
+        """Return ``{moment: [(host, size, 1 or -1)]}`` within the period.
+
+        Where an allocation, widened by the margin, begins (1) or ends
+        (-1) to count.
         """
         changes = {}
         for host, booked in self._booked.items():
@@ -525,24 +561,49 @@ class Packed(_Timeline):
                         (host, allocation.size, 1))
                     changes.setdefault(upper, []).append(
                         (host, allocation.size, -1))
-        held = {host: _Held() for host in self._booked}
-        moments = sorted(set(changes) | {start, end})
-        steps = []
-        for lower, upper in zip(moments, moments[1:]):
-            for host, size, sign in changes.get(lower, ()):
-                held[host].add(size, sign)
-            steps.append((lower, upper, self._copies(held)))
-        return merge_steps(steps)
+        return changes
 
     def _copies(self, held):
-        """Count the copies of the slices that fit beside ``held``."""
+        """Count the copies of the slices that fit beside ``held``.
+
+        Packed as :meth:`_place` packs each copy, with one shortcut: a
+        host that ran out of room for a size keeps none for the copies
+        after (they only add to it), so each size's search goes on from
+        there rather than from the first host.
+        """
         if not self.wanted:
             return MOST_COPIES
         used = {host: one.used for host, one in held.items()}
-        copies = 0
-        while copies < MOST_COPIES and self._place(used)[1] is None:
-            copies += 1
-        return copies
+        hosts = list(self._booked)
+        first = [0] * len(self.wanted)
+        for copies in range(MOST_COPIES):
+            for index, (size, count) in enumerate(self.wanted):
+                first[index], left = self._fill(hosts, first[index], used,
+                                                size, count)
+                if left:
+                    return copies
+        return MOST_COPIES
+
+    def _fill(self, hosts, index, used, size, count, placed=None):
+        """Place ``count`` slices of ``size`` from ``hosts[index]`` on.
+
+        :param placed: a list the ``(host, size)`` of each slice placed
+            is added to, if given.
+        :returns: ``(index, left)``: the first host that may still take
+            one, and the slices that found no host.
+        """
+        while count and index < len(hosts):
+            host = hosts[index]
+            seats = _seats(self.capacity[host], used[host], size, count)
+            if seats:
+                used[host] = tuple(u + seats * s
+                                   for u, s in zip(used[host], size))
+                count -= seats
+                if placed is not None:
+                    placed.extend([(host, size)] * seats)
+            if count:
+                index += 1
+        return index, count
 
     def take(self, start):
         """Hold every slice where :meth:`pack` places it at ``start``."""
@@ -736,6 +797,35 @@ class _Lazy(dict):
     def __missing__(self, key):
         self[key] = value = self._compute(key)
         return value
+
+
+class _SeatCount:
+    """The slices of a one-size :class:`Packed` left on all hosts.
+
+    Kept up to date host by host (:meth:`moved`) rather than counted
+    again at each moment.
+    """
+
+    def __init__(self, packed, held):
+        (self.size, self.count), = packed.wanted
+        self.capacity, self.held = packed.capacity, held
+        self.most = MOST_COPIES * self.count
+        self.seats = {host: self._of(host) for host in held}
+        self.total = sum(self.seats.values())
+
+    def _of(self, host):
+        return _seats(self.capacity[host], self.held[host].used, self.size,
+                      self.most)
+
+    def moved(self, host):
+        """Count again the slices left on ``host``, whose holds changed."""
+        seats = self._of(host)
+        self.total += seats - self.seats[host]
+        self.seats[host] = seats
+
+    def copies(self):
+        """Return how many times the slices fit: seats left / count."""
+        return min(self.total // self.count, MOST_COPIES)
 
 
 class _Held:

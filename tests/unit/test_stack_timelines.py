@@ -23,6 +23,9 @@ the free addresses, and keeps what it took in plain lists.
 import datetime
 import random
 
+import fixtures
+
+from reservation_ext import exceptions
 from reservation_ext.planning import floating_ips
 from reservation_ext.planning import timelines
 from tests import base
@@ -287,6 +290,26 @@ class TestStackTimeline(base.TestCase):
                 # Steps that say the same are joined.
                 self.assertTrue(all(a[2] != b[2]
                                     for a, b in zip(steps, steps[1:])))
+
+    def test_availability_refuses_a_period_too_long_to_pack(self):
+        self.useFixture(fixtures.MockPatchObject(
+            timelines, 'MOST_PACKING_VISITS', 20))
+        schedule = Schedule({0: (HOST, [(10, 20, FLAVORS[0])]),
+                             1: (HOST, [(30, 40, FLAVORS[1])])}, (100, []),
+                            {})
+        two = Stack([(FLAVORS[0], 1), (FLAVORS[1], 1)])
+        error = self.assertRaises(
+            exceptions.InvalidInput, stack_timeline(
+                schedule, two, 100, 0, 0, 0).timeline, at(0), at(100))
+        self.assertEqual('end', error.field)
+        self.assertIn('ask for a period about 2 times shorter', str(error))
+        # One size is counted host by host, however long the period.
+        one = stack_timeline(schedule, Stack([(FLAVORS[0], 1)]), 100, 0, 0,
+                             0)
+        self.assertEqual([(at(0), at(10), 4), (at(10), at(20), 3),
+                          (at(20), at(30), 4), (at(30), at(40), 3),
+                          (at(40), at(100), 4)],
+                         one.timeline(at(0), at(100))[0])
 
     def test_flavors_pack_in_order_on_shared_hosts(self):
         # As the planner books them: two larges fill the first host,
