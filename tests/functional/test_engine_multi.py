@@ -69,6 +69,14 @@ def _unfinished_events():
             .where(models.Event.status.not_in(EventStatus.FINISHED)))
 
 
+def _engines_up():
+    """Count the engines that wrote their heartbeat: they are running."""
+    ctx = context.get_admin_context()
+    with db_api.context_manager.reader.using(ctx) as session:
+        return session.scalar(sa.select(sa.func.count()).select_from(
+            models.EngineHeartbeat))
+
+
 def _create_due_leases(count, **kwargs):
     """``count`` leases whose start and end are both due."""
     now = clock_mod.SYSTEM.now()
@@ -119,6 +127,9 @@ class _ProcessesMixin(_MultiEngineMixin):
         config_file = self._config_file()
         engines = [self.start_engine(config_file) for _ in range(ENGINES)]
         _wait_for(lambda: _unfinished_events() == 0, 'the events')
+        # One engine may run every event before another is up: a process
+        # still starting has no SIGTERM handler yet, and dies of it.
+        _wait_for(lambda: _engines_up() == ENGINES, 'the engines')
         for process in engines:
             process.send_signal(signal.SIGTERM)
         self.assertEqual([0] * ENGINES, [p.wait(WAIT) for p in engines])
