@@ -59,6 +59,7 @@ from db import api as db_api
 from db import tables
 from reservation_ext.enforcement import time_quotas
 from reservation_ext import exceptions
+from reservation_ext.store import stacks
 
 INSTANCES = 'instances'
 CORES = 'cores'
@@ -73,9 +74,6 @@ ALLOCATIONS = tables.ALLOCATIONS
 VOLUME_RESERVATIONS = tables.VOLUME_RESERVATIONS
 STACK_RESERVATIONS = tables.STACK_RESERVATIONS
 STACK_RESOURCES = tables.STACK_RESOURCES
-# The types of a stack's resources that Nova's and Cinder's quotas count.
-STACK_SERVER = 'OS::Nova::Server'
-STACK_VOLUME = 'OS::Cinder::Volume'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,7 +248,7 @@ def _leased_servers(project_id, now):
               .where(live, ALLOCATIONS.c.server_id.is_not(None)))
     # A stack's servers are seated; its record also holds one booted off
     # its slices, which its totals count all the same.
-    return reserved, seated, _stack_resources(project_id, now, STACK_SERVER)
+    return reserved, seated, _stack_resources(project_id, now, stacks.SERVER)
 
 
 def _leased_volumes(project_id, now):
@@ -265,7 +263,7 @@ def _leased_volumes(project_id, now):
                 .join(LEASES, LEASES.c.id == RESERVATIONS.c.lease_id)
                 .where(_live(project_id, now),
                        VOLUME_RESERVATIONS.c.volume_id.is_not(None)))
-    return reserved, _stack_resources(project_id, now, STACK_VOLUME)
+    return reserved, _stack_resources(project_id, now, stacks.VOLUME)
 
 
 def _stack_resources(project_id, now, resource_type):

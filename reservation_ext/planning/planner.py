@@ -41,6 +41,7 @@ transaction, which on SQLite also serializes the writers.
 
 import dataclasses
 import datetime
+import math
 import uuid
 
 import sqlalchemy as sa
@@ -173,6 +174,27 @@ def find_free_hosts(session, start, end, busy, max_count=None,
     return [tuple(row) for row in session.execute(busy.prefer.first(
         (HOSTS.c.id, HOSTS.c.generation), where, max_count, busy.now,
         start))]
+
+
+def read_slice_schedules(session, span, busy, usable):
+    """Read the reservable hosts' usable sizes and allocations, for slices.
+
+    As :func:`read_schedules` with sizes, over what ``span`` reaches.
+
+    :param usable: the hosts' :class:`.host_capacity.Usable` size.
+    :returns: ``(capacity, allocations, generations)``: ``{host_id:
+        (vcpus, memory_mb, disk_gb)}`` usable, in the order of
+        preference; the allocations; ``{host_id: generation}``.
+    """
+    hosts, allocations = read_schedules(session, *span.reach, busy,
+                                        sizes=True)
+    # Sizes are whole numbers: a slice fits the usable size when it fits
+    # its floor.
+    capacity = {host: tuple(math.floor(value)
+                            for value in usable.of(*row[1:]))
+                for host, row in hosts.items()}
+    return capacity, allocations, {host: row[0]
+                                   for host, row in hosts.items()}
 
 
 def read_schedules(session, lower, upper, busy, conditions=(),

@@ -34,7 +34,6 @@ proposal held is what is booked.
 """
 
 import collections
-import math
 
 from db import tables
 from reservation_ext import exceptions
@@ -80,19 +79,13 @@ def timeline(session, needs, span, busy, limits, for_update=False):
 
 def _servers(session, servers, span, busy, usable, for_update):
     """Return the :class:`~.timelines.Packed` of a stack's servers."""
-    hosts, allocations = planner.read_schedules(session, *span.reach, busy,
-                                                sizes=True)
-    # Sizes are whole numbers: a slice fits the usable size when it fits
-    # its floor (as for one server's proposals).
-    capacity = {host: tuple(math.floor(value)
-                            for value in usable.of(*row[1:]))
-                for host, row in hosts.items()}
+    capacity, allocations, generations = planner.read_slice_schedules(
+        session, span, busy, usable)
     wanted = [(server.size, server.count) for server in servers]
     if for_update:
         _check_servers(span, capacity, servers)
     return timelines.Packed(span, capacity, allocations, wanted,
-                            generations={host: row[0]
-                                         for host, row in hosts.items()})
+                            generations=generations)
 
 
 def _check_servers(span, capacity, servers):

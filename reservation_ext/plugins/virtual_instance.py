@@ -167,17 +167,11 @@ class VirtualInstancePlugin(base.ResourcePlugin):
 
     def timeline(self, session, values, span, busy, for_update=False):
         """See :meth:`ResourcePlugin.timeline`."""
-        hosts, allocations = planner.read_schedules(
-            session, *span.reach, busy, sizes=True)
-        usable = host_capacity.from_nova_conf(self.conf)
-        # Sizes are whole numbers: a slice fits the usable size when it
-        # fits its floor.
+        capacity, allocations, generations = planner.read_slice_schedules(
+            session, span, busy, host_capacity.from_nova_conf(self.conf))
         return timelines.Slices(
-            span, {host: tuple(math.floor(value)
-                               for value in usable.of(*row[1:]))
-                   for host, row in hosts.items()},
-            allocations, tuple(values[key] for key in SIZE_KEYS),
-            generations={host: row[0] for host, row in hosts.items()})
+            span, capacity, allocations,
+            tuple(values[key] for key in SIZE_KEYS), generations=generations)
 
     def prepare_create(self, ctx, reservation_id, values, projects):
         """See :meth:`ResourcePlugin.prepare_create`."""

@@ -39,9 +39,10 @@ import dataclasses
 
 from reservation_ext import exceptions
 from reservation_ext.planning import stacks as planning
+from reservation_ext.store import stacks as store
 
-SERVER = 'OS::Nova::Server'
-VOLUME = 'OS::Cinder::Volume'
+SERVER = store.SERVER
+VOLUME = store.VOLUME
 FLOATING_IP = 'OS::Neutron::FloatingIP'
 
 

@@ -31,6 +31,9 @@ from db import tables
 
 STACK_RESERVATIONS = tables.STACK_RESERVATIONS
 STACK_RESOURCES = tables.STACK_RESOURCES
+# Heat's types of the resources recorded in ``stack_resources``.
+SERVER = 'OS::Nova::Server'
+VOLUME = 'OS::Cinder::Volume'
 
 
 def record_request(session, values):
