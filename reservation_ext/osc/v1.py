@@ -139,43 +139,11 @@ class ShowAvailability(command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument(
-            '--resource-type', required=True,
-            help='physical:host (hosts free), virtual:instance (servers '
-                 'of --vcpus, --memory-mb, --disk-gb that fit), '
-                 'virtual:volume (GB free), virtual:floatingip '
-                 '(addresses of --field network_id=<id> free) or heat:stack '
-                 '(copies of --field servers=<flavor>:<n>,... '
-                 '--field volume_gb=<n> --field floating_ips=<network>:<n> '
-                 'that fit).')
-        parser.add_argument('--start', default='now', metavar='<date>',
-                            help='From (default: now).')
-        parser.add_argument('--end', required=True, metavar='<date>',
-                            help='To.')
-        parser.add_argument('--resource-properties', metavar='<query>',
-                            help='Which hosts, as for a host reservation.')
-        parser.add_argument(
-            '--field', metavar='<key=value>', action='append', default=[],
-            type=_field_argument,
-            help='Another field of a reservation of the type (hosts, '
-                 'availability_zone, vcpus, memory_mb, disk_gb, ...); '
-                 'repeat for several.')
-        parser.add_argument(
-            '--per-host', action='store_true',
-            help='List each host\'s free periods (who may list the '
-                 'reservable hosts only).')
+        add_availability_arguments(parser)
         return parser
 
     def take_action(self, parsed_args):
-        query = [('resource_type', parsed_args.resource_type),
-                 ('start', parsed_args.start), ('end', parsed_args.end)]
-        if parsed_args.resource_properties:
-            query.append(('resource_properties',
-                          parsed_args.resource_properties))
-        query += parsed_args.field
-        _resp, answer = _lease_api(self.app).get(
-            '/availability?' + urllib.parse.urlencode(query))
-        availability = answer['availability']
+        availability = read_availability(self.app, parsed_args)
         if parsed_args.per_host:
             return ('host', 'start', 'end'), [
                 (host['host'], step['start'], step['end'])
@@ -184,6 +152,48 @@ class ShowAvailability(command.Lister):
         return ('start', 'end', 'free (%s)' % availability['unit']), [
             (step['start'], step['end'], step['amount'])
             for step in availability['free']]
+
+
+def add_availability_arguments(parser):
+    """Add the arguments of an availability query."""
+    parser.add_argument(
+        '--resource-type', required=True,
+        help='physical:host (hosts free), virtual:instance (servers '
+             'of --vcpus, --memory-mb, --disk-gb that fit), '
+             'virtual:volume (GB free), virtual:floatingip '
+             '(addresses of --field network_id=<id> free) or heat:stack '
+             '(copies of --field servers=<flavor>:<n>,... '
+             '--field volume_gb=<n> --field floating_ips=<network>:<n> '
+             'that fit).')
+    parser.add_argument('--start', default='now', metavar='<date>',
+                        help='From (default: now).')
+    parser.add_argument('--end', required=True, metavar='<date>',
+                        help='To.')
+    parser.add_argument('--resource-properties', metavar='<query>',
+                        help='Which hosts, as for a host reservation.')
+    parser.add_argument(
+        '--field', metavar='<key=value>', action='append', default=[],
+        type=_field_argument,
+        help='Another field of a reservation of the type (hosts, '
+             'availability_zone, vcpus, memory_mb, disk_gb, ...); '
+             'repeat for several.')
+    parser.add_argument(
+        '--per-host', action='store_true',
+        help='Each host\'s free periods (who may list the reservable '
+             'hosts only).')
+
+
+def read_availability(app, parsed_args):
+    """The ``availability`` the lease API answers for ``parsed_args``."""
+    query = [('resource_type', parsed_args.resource_type),
+             ('start', parsed_args.start), ('end', parsed_args.end)]
+    if parsed_args.resource_properties:
+        query.append(('resource_properties',
+                      parsed_args.resource_properties))
+    query += parsed_args.field
+    _resp, answer = _lease_api(app).get(
+        '/availability?' + urllib.parse.urlencode(query))
+    return answer['availability']
 
 
 class CreateNetwork(command.ShowOne):

@@ -51,6 +51,7 @@ data_files``); a source checkout has them in ``etc/<service>/``;
 import dataclasses
 import json
 import os
+import shlex
 import sys
 import uuid
 
@@ -543,11 +544,24 @@ def write_placement_conf(layout):
 
 
 def write_openrc(layout):
-    """``openrc`` (admin) and ``openrc-demo`` (member of demo)."""
+    """``openrc`` (admin) and ``openrc-demo`` (member of demo).
+
+    Each also puts the sandbox's clients (``nova``, ``cinder``,
+    ``openstack``, beside this Python) first on the PATH, once however
+    often it is sourced: sourcing it is all a new shell needs.
+    """
+    path = client_path_line()
     for user in USERS:
         name = 'openrc' if user == 'admin' else 'openrc-' + user
-        write_file(layout.path(name), ''.join(
+        write_file(layout.path(name), path + ''.join(
             'export %s=%s\n' % item for item in openrc_vars(layout, user)))
+
+
+def client_path_line():
+    """The openrc's line that puts the clients' directory on the PATH."""
+    bin_dir = shlex.quote(os.path.dirname(os.path.abspath(sys.executable)))
+    return ('case ":$PATH:" in *:%s:*) ;; *) PATH=%s:$PATH ;; esac\n'
+            % (bin_dir, bin_dir))
 
 
 def session(layout, user='admin'):

@@ -164,3 +164,64 @@ class TestProposals(base.SandboxTestCase):
         self.assertEqual([5], [step['free (hosts)'] for step in
                                self.free_gpu_hosts(start,
                                                    '2031-04-01 12:00')])
+
+    def test_lease_wait_follows_a_lease_and_the_chart_draws_its_hosts(self):
+        now = datetime.datetime.now(datetime.timezone.utc)
+        end = _date(now + datetime.timedelta(hours=2))
+        self.run_cli(['openstack', 'reservation', 'lease', 'create',
+                      '--reservation', 'resource_type=physical:host,min=2,'
+                      'max=2,resource_properties=' + GPU,
+                      '--start-date', 'now', '--end-date', end, 'waited'],
+                     user='demo')
+        self.run_cli(['openstack', 'reservation', 'lease', 'wait', 'waited',
+                      '--interval', '0.5', '--timeout', '60'], user='demo')
+        self.assertEqual('ACTIVE', self.run_json(
+            ['openstack', 'reservation', 'lease', 'show', 'waited'],
+            user='demo')['status'])
+        error = self.run_cli(['openstack', 'reservation', 'lease', 'wait',
+                              'waited', '--for', 'pending'], user='demo',
+                             expect_failure=True)
+        self.assertIn('Lease waited: the lease is ACTIVE and will not be '
+                      'PENDING', error)
+
+        chart = self.run_cli([
+            'openstack', 'reservation', 'availability', 'chart',
+            '--resource-type', 'physical:host', '--end', end,
+            '--resource-properties', GPU, '--width', '20'], user='demo')
+        lines = chart.splitlines()
+        self.assertTrue(lines[0].startswith('free hosts (physical:host), '),
+                        chart)
+        self.assertTrue(lines[0].endswith('UTC, at most 3'), chart)
+        # Three of five free all along: the strip is level, 20 wide.
+        self.assertEqual(' ' * 16 + ' ▕' + '█' * 20 + '▏', lines[1])
+        self.assertTrue(lines[3].endswith('█' * 30 + ' 3'), chart)
+
+        self.run_cli(['openstack', 'reservation', 'lease', 'delete',
+                      'waited'], user='demo')
+        self.run_cli(['openstack', 'reservation', 'lease', 'wait', 'waited',
+                      '--for', 'deleted', '--interval', '0.5'], user='demo')
+        error = self.run_cli(['openstack', 'reservation', 'lease', 'wait',
+                              'waited'], user='demo', expect_failure=True)
+        self.assertIn("Unable to find resource with name 'waited'", error)
+
+    def test_lease_wait_gives_up_at_its_timeout_with_the_status(self):
+        start = datetime.datetime.now(
+            datetime.timezone.utc) + datetime.timedelta(hours=3)
+        self.run_cli(['openstack', 'reservation', 'lease', 'create',
+                      '--reservation', 'resource_type=physical:host,min=1,'
+                      'max=1,resource_properties=' + GPU, '--start-date',
+                      _date(start), '--end-date',
+                      _date(start + datetime.timedelta(hours=1)), 'later'],
+                     user='demo')
+        # Where a later lease goes next: PENDING, its hosts booked.
+        self.run_cli(['openstack', 'reservation', 'lease', 'wait', 'later'],
+                     user='demo')
+        error = self.run_cli(['openstack', 'reservation', 'lease', 'wait',
+                              'later', '--for', 'active', '--timeout', '2',
+                              '--interval', '1'], user='demo',
+                             expect_failure=True)
+        self.assertIn('later: PENDING, waiting for active', error)
+        self.assertIn('Lease later is still PENDING after 2s of waiting for '
+                      'active', error)
+        self.run_cli(['openstack', 'reservation', 'lease', 'delete',
+                      'later'], user='demo')

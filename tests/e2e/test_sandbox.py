@@ -12,6 +12,9 @@
 
 """The sandbox's cloud, as the unmodified clients see it."""
 
+import os
+import subprocess
+
 from reservation_ext.sandbox import config
 from tests.e2e import base
 
@@ -19,6 +22,19 @@ HOSTS = ['compute-1', 'compute-2', 'compute-3', 'compute-4']
 
 
 class TestSandbox(base.SandboxTestCase):
+
+    def test_sourcing_an_openrc_puts_the_clients_on_the_path(self):
+        openrc = os.path.join(self.sandbox.state_dir, 'openrc-demo')
+        # A new shell's PATH, without the sandbox's environment on it.
+        out = subprocess.run(
+            ['bash', '-c', '. %s && . %s && echo "$PATH" && openstack '
+             'server list -f value' % (openrc, openrc)],
+            env={'PATH': '/usr/bin:/bin', 'HOME': os.environ['HOME']},
+            capture_output=True, text=True, check=True).stdout
+        path = out.splitlines()[0].split(':')
+        self.assertEqual(
+            [os.path.dirname(base.sandbox_mod.executable('openstack')),
+             '/usr/bin', '/bin'], path)
 
     def test_catalog(self):
         types = {entry['Type'] for entry in self.run_json(
