@@ -19,7 +19,8 @@ code to it):
 
 * the entry points: ``cmd/`` (console scripts), ``sandbox/`` (the
   all-in-one cloud), ``osc/`` (the ``openstack reservation`` commands
-  python-blazarclient lacks), ``servers/`` (the former path of the
+  python-blazarclient lacks), ``calendars/`` (the Horizon panels of the
+  reservation calendars), ``servers/`` (the former path of the
   server middleware), the lease API in ``api/`` and the compute API's
   filter in ``nova_api/`` (beside them, outside this package, the Cinder
   extension in ``cinder_ext/`` and the scheduler filter in

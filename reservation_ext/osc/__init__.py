@@ -21,4 +21,7 @@ create``). They join
 python-blazarclient's ``openstack reservation`` tree (entry points in
 ``openstack.reservation.v1``) and use its client, so that the endpoint,
 the session and the errors are those of the other commands.
+:mod:`.lease_wait` waits for a lease to be where it goes next (``lease
+wait``); :mod:`.availability_chart` draws availability for a terminal
+(``availability chart``).
 """

@@ -32,6 +32,9 @@
   IPs all or nothing, with the planners above;
 * :mod:`.stack_proposals` finds and holds a stack's proposals (its
   needs in one timeline) and books what a proposal holds;
+* :mod:`.capacity_proposals` finds and holds the proposals of
+  instance-capacity reservations (their servers placed by affinity) and
+  books what a proposal holds;
 * :mod:`.timelines` holds the schedule of a request's capacity in
   memory, to find where proposals and availability windows may start;
 * :mod:`.healing` moves bookings off failed hosts to free replacements;

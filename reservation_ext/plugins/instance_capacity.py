@@ -61,6 +61,17 @@ update
 
 Every engine action is idempotent: what exists or is gone already is
 fine.
+
+Schedule proposals take either form as a lease create does (a
+``flavor:instance``'s flavor is looked up, and its access checked for
+the caller's project, before the search); each proposal holds the
+``amount`` slices where the planner would place them by ``affinity``,
+and a lease made from it books exactly those
+(:mod:`reservation_ext.planning.capacity_proposals`). A request that no
+window can ever fit is a 400 naming the field that makes it so.
+Availability counts ``servers``: the most servers of the size that one
+reservation of the affinity could book at each moment (``amount`` may
+be left out of the query: the count does not depend on it).
 """
 
 import functools
@@ -72,6 +83,7 @@ from db import api as db_api
 from db import tables
 from reservation_ext import exceptions
 from reservation_ext.planning import capabilities
+from reservation_ext.planning import capacity_proposals
 from reservation_ext.planning import healing
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
@@ -131,8 +143,21 @@ def is_capacity(values):
     return 'server_id' not in values and 'build_args' not in values
 
 
+def is_capacity_request(values):
+    """Say whether a virtual:instance proposal or query is of this form.
+
+    It has a field only this form has (``amount``, ``affinity``,
+    ``resource_properties``, ``on_end``); a server's, the ``proposal``
+    hint's of ``nova boot``, has only the size.
+    """
+    return any(key in values for key in _COMMON)
+
+
 class InstanceCapacityPlugin(base.ResourcePlugin):
     """Reserve capacity for a number of servers of one size."""
+
+    # The fields that give a server's size, as the user writes them.
+    SIZE_FIELDS = SIZE_KEYS
 
     def validate(self, values):
         """See :meth:`ResourcePlugin.validate`."""
@@ -194,10 +219,48 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
         if reservation.get('server_group_id'):
             self.nova.delete_server_group(reservation['server_group_id'])
 
+    def validate_proposal(self, values):
+        """Check a reservation of a proposals request: as for a lease."""
+        return self.validate(values)
+
+    def validate_query(self, values):
+        """Check an availability query: a lease's fields, ``amount`` optional.
+
+        The count (servers that one reservation could book) does not
+        depend on ``amount``; a query may give it all the same, as the
+        reservation it is about has it.
+        """
+        return self.validate_proposal(dict({'amount': 1}, **values))
+
+    def timeline(self, session, values, span, busy, for_update=False):
+        """Return the timeline of the servers placed by affinity."""
+        return capacity_proposals.timeline(
+            session, self._request(values), span, busy,
+            host_capacity.from_nova_conf(self.conf), for_update)
+
+    def _request(self, values):
+        """Return the :class:`~.capacity_proposals.Request` of ``values``."""
+        return capacity_proposals.Request(
+            _size(values), values['amount'], values['affinity'],
+            (capabilities.compile(values['resource_properties'],
+                                  'resource_properties'),),
+            self.SIZE_FIELDS)
+
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
-        """See :meth:`ResourcePlugin.reserve`."""
-        self._book(session, reservation_id, lease, values)
+        """See :meth:`ResourcePlugin.reserve`.
+
+        From a proposal (``hold``), exactly the slices it holds.
+        """
+        if hold is None:
+            self._book(session, reservation_id, lease, values)
+        else:
+            capacity_proposals.book_held(
+                session, reservation_id,
+                (lease['start_date'], lease['end_date']),
+                self._request(values), hold,
+                self.busy(ignore_proposal=hold.proposal_id),
+                host_capacity.from_nova_conf(self.conf))
         store_instances.add(session, reservation_id, dict(
             source_flavor=values['source_flavor'],
             server_group_id=values.get('server_group_id'),
@@ -342,6 +405,9 @@ class InstanceCapacityPlugin(base.ResourcePlugin):
 class FlavorInstancePlugin(InstanceCapacityPlugin):
     """Reserve capacity for a number of servers of an existing flavor."""
 
+    # The flavor gives every part of the size.
+    SIZE_FIELDS = ('flavor_id',) * len(SIZE_KEYS)
+
     def validate(self, values):
         """See :meth:`ResourcePlugin.validate`."""
         validation.check_schema(values, FLAVOR_SCHEMA)
@@ -351,6 +417,48 @@ class FlavorInstancePlugin(InstanceCapacityPlugin):
             raise _no_flavor(flavor_id)
         return dict(self._common(values),
                     **flavor_request(flavor_id, flavor))
+
+    def validate_proposal(self, values):
+        """Check a reservation of a proposals request, but its flavor.
+
+        The flavor is looked up by :meth:`prepare_proposal`, which knows
+        the caller's project.
+        """
+        validation.check_schema(values, FLAVOR_SCHEMA)
+        return dict(self._common(values), flavor_id=str(values['flavor_id']))
+
+    def prepare_proposal(self, ctx, values):
+        """Return the request with its flavor's size, for the project.
+
+        :raises InvalidInput: (``flavor_id``) no such flavor, or a private
+            one of other projects (as a create says).
+        """
+        flavor = self.nova.flavor(values['flavor_id'])
+        if flavor is None:
+            raise _no_flavor(values['flavor_id'])
+        request = dict(values, **flavor_request(values['flavor_id'], flavor))
+        self._check_flavor_access(ctx, ctx.project_id, request)
+        return request
+
+    def validate_query(self, values):
+        """Check an availability query; return it with the flavor's size.
+
+        A query has no project to check a private flavor's access for:
+        only public flavors are looked up, and a private one is answered
+        as one that does not exist (nothing leaks); its size can be asked
+        as ``virtual:instance``.
+
+        :raises InvalidInput: (``flavor_id``) no such public flavor.
+        """
+        values = self.validate_proposal(dict({'amount': 1}, **values))
+        flavor = self.nova.flavor(values['flavor_id'])
+        if flavor is None or not flavor.get('os-flavor-access:is_public',
+                                            True):
+            raise exceptions.InvalidInput(
+                'flavor_id', 'no public flavor %s (ask for a private '
+                "flavor's size as virtual:instance with vcpus, memory_mb "
+                'and disk_gb)' % values['flavor_id'])
+        return dict(values, **flavor_request(values['flavor_id'], flavor))
 
     def _check_flavor_access(self, ctx, project_id, values):
         """Check that a private source flavor is the lease's project's."""

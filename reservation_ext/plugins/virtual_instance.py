@@ -49,7 +49,10 @@ host stays free (409 saying how far it can go otherwise). At the end,
 
 A request without ``server_id`` is Blazar's instance reservation
 (``amount`` servers of a size): :mod:`.instance_capacity` serves it, and
-each method here hands such requests and reservations over.
+each method here hands such requests and reservations over; so are
+proposals and availability queries with ``amount`` or another field of
+that form (:func:`.instance_capacity.is_capacity_request`), while one
+of the size alone is a server's.
 """
 
 import functools
@@ -156,7 +159,14 @@ class VirtualInstancePlugin(base.ResourcePlugin):
         return out
 
     def validate_proposal(self, values):
-        """See :meth:`ResourcePlugin.validate_proposal`."""
+        """See :meth:`ResourcePlugin.validate_proposal`.
+
+        A request with a field of the instance-capacity form (``amount``,
+        ``affinity``, ...) is of that form; one of the size alone is a
+        server's (the ``proposal`` hint of ``nova boot``).
+        """
+        if instance_capacity.is_capacity_request(values):
+            return self.capacity.validate_proposal(values)
         validation.check_schema(values, PROPOSAL_SCHEMA)
         size = {key: validation.parse_integer(values[key], key)
                 for key in SIZE_KEYS}
@@ -165,8 +175,23 @@ class VirtualInstancePlugin(base.ResourcePlugin):
                 'vcpus', 'a server needs some vCPUs, memory or disk')
         return size
 
+    def validate_query(self, values):
+        """Check an availability query, of either form (as a proposal's)."""
+        if instance_capacity.is_capacity_request(values):
+            return self.capacity.validate_query(values)
+        return self.validate_proposal(values)
+
+    def prepare_proposal(self, ctx, values):
+        """See :meth:`ResourcePlugin.prepare_proposal`."""
+        if instance_capacity.is_capacity_request(values):
+            return self.capacity.prepare_proposal(ctx, values)
+        return values
+
     def timeline(self, session, values, span, busy, for_update=False):
         """See :meth:`ResourcePlugin.timeline`."""
+        if instance_capacity.is_capacity_request(values):
+            return self.capacity.timeline(session, values, span, busy,
+                                          for_update)
         capacity, allocations, generations = planner.read_slice_schedules(
             session, span, busy, host_capacity.from_nova_conf(self.conf))
         return timelines.Slices(

@@ -170,7 +170,7 @@ class PackagingTest(base.TestCase):
 
     def test_runtime_imports_are_requirements(self):
         extras = tuple(os.path.join(TOP, 'reservation_ext', folder, '')
-                       for folder in ('sandbox', 'osc'))
+                       for folder in ('sandbox', 'osc', 'calendars'))
         paths = [path
                  for folder in ('reservation_ext', 'nova_filters',
                                 'cinder_ext', 'db')
@@ -186,6 +186,11 @@ class PackagingTest(base.TestCase):
         self.assertEqual(set(), _unlisted_imports(
             paths, _runtime_requirements() | _sandbox_extra() |
             _extra('dashboard')))
+
+    def test_dashboard_imports_are_requirements_or_the_extra(self):
+        paths = _python_files(os.path.join('reservation_ext', 'calendars'))
+        self.assertEqual(set(), _unlisted_imports(
+            paths, _runtime_requirements() | _extra('dashboard')))
 
     def test_client_imports_are_requirements_or_the_extra(self):
         paths = _python_files(os.path.join('reservation_ext', 'osc'))

@@ -22,7 +22,8 @@ Horizon is changed; everything the sandbox sets lives in
     local/local_settings.py  Horizon's local settings: the sandbox's
                              Keystone, in-memory sessions, offline
                              compression, static files in the cache
-    enabled/                 blazar-dashboard's enabled files (the panels)
+    enabled/                 blazar-dashboard's enabled files (the panels) and
+                             the reservation calendars'
 
 Horizon imports its local settings as the top-level module
 ``local.local_settings`` (its own directory is last on ``sys.path``), so

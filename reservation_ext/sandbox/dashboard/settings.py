@@ -15,7 +15,9 @@
 The settings that shape the static files (:data:`STATIC_SETTINGS`) are
 the same for every sandbox, so that the static files built for one serve
 all; the others (Keystone's URL, the secret key, the cache) are the
-sandbox's own.
+sandbox's own. Beside blazar-dashboard's enabled files, ``enabled/`` gets
+the project's own (the reservation calendars, :mod:`reservation_ext.
+horizon`), whose static files join the build and its key.
 """
 
 import hashlib
@@ -41,6 +43,12 @@ DEFAULT_THEME = 'default'
 STATIC_DISTRIBUTIONS = ('horizon', 'blazar-dashboard', 'django',
                         'django-compressor', 'libsass')
 ENABLED_PACKAGE = 'blazar_dashboard.enabled'
+# The project's own panels (the reservation calendars), enabled beside
+# blazar-dashboard's; their static files are in the build, so a change
+# to them (or to the enabled files that list them) must change its key.
+CALENDAR_ENABLED_PACKAGE = 'reservation_ext.calendars.enabled'
+CALENDAR_STATIC_PACKAGE = 'reservation_ext.calendars'
+CALENDAR_STATIC_DIRS = ('static', 'enabled')
 MISSING = ('--dashboard needs Horizon and blazar-dashboard: pip install '
            "'reservation-ext[dashboard]'")
 
@@ -66,13 +74,34 @@ def static_root():
 
 
 def _static_key():
+    """The static build's cache key: what the build depends on, hashed."""
     versions = sorted(
         '%s==%s' % (dist.metadata['Name'].lower(), dist.version)
         for dist in importlib.metadata.distributions()
         if dist.metadata['Name'].lower() in STATIC_DISTRIBUTIONS or
         dist.metadata['Name'].lower().startswith('xstatic'))
     digest = hashlib.sha256('\n'.join(versions + [STATIC_SETTINGS]).encode())
+    _hash_calendar_files(digest)
     return digest.hexdigest()[:16]
+
+
+def _hash_calendar_files(digest):
+    """Add the calendar panels' static and enabled files to ``digest``.
+
+    They are this checkout's files, not an installed distribution's
+    version, so their content counts: a changed script is rebuilt.
+    """
+    top = os.path.dirname(
+        importlib.util.find_spec(CALENDAR_STATIC_PACKAGE).origin)
+    for folder in CALENDAR_STATIC_DIRS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(top,
+                                                                 folder)):
+            dirnames[:] = sorted(d for d in dirnames if d != '__pycache__')
+            for name in sorted(filenames):
+                path = os.path.join(dirpath, name)
+                digest.update(os.path.relpath(path, top).encode() + b'\0')
+                with open(path, 'rb') as f:
+                    digest.update(f.read())
 
 
 def write(layout):
@@ -89,13 +118,16 @@ def write(layout):
 
 
 def _copy_enabled_files(target):
+    """Copy the panels' enabled files into ``target``."""
     # What blazar-dashboard's install guide says to copy into Horizon's
-    # openstack_dashboard/local/enabled/.
-    source = os.path.dirname(importlib.util.find_spec(ENABLED_PACKAGE).origin)
+    # openstack_dashboard/local/enabled/, and what ours says (the
+    # calendars, doc/source/user/dashboard.rst).
     os.makedirs(target)
-    for name in sorted(os.listdir(source)):
-        if name.startswith('_9') and name.endswith('.py'):
-            shutil.copy(os.path.join(source, name), target)
+    for package in (ENABLED_PACKAGE, CALENDAR_ENABLED_PACKAGE):
+        source = os.path.dirname(importlib.util.find_spec(package).origin)
+        for name in sorted(os.listdir(source)):
+            if name.startswith('_9') and name.endswith('.py'):
+                shutil.copy(os.path.join(source, name), target)
 
 
 def local_settings(layout, enabled):
@@ -133,6 +165,7 @@ def local_settings(layout, enabled):
 
 
 def _logging():
+    """Horizon's LOGGING setting."""
     # To stdout, which the supervisor keeps in DIR/logs/dashboard.log.
     handler = {'class': 'logging.StreamHandler',
                'formatter': 'plain', 'stream': 'ext://sys.stdout'}
