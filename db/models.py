@@ -673,7 +673,11 @@ class NetworkReservation(Base):
 
 
 class NetworkAllocation(Base):
-    """A network segment booked for a reservation's window."""
+    """A network segment booked for a window, or held by a proposal.
+
+    Exactly one of ``reservation_id`` and ``proposal_id`` is set; a hold
+    counts until ``expires_at``.
+    """
 
     __tablename__ = 'network_allocations'
     __table_args__ = (
@@ -681,6 +685,10 @@ class NetworkAllocation(Base):
                  'start_date', 'end_date'),
         sa.Index('network_allocations_reservation_id_idx',
                  'reservation_id'),
+        sa.Index('network_allocations_proposal_id_idx', 'proposal_id'),
+        sa.CheckConstraint(
+            '(reservation_id IS NULL) <> (proposal_id IS NULL)',
+            name='ck_network_allocations_owner'),
     )
 
     id = sa.Column(ID, primary_key=True)
@@ -688,7 +696,13 @@ class NetworkAllocation(Base):
                            nullable=False)
     reservation_id = sa.Column(
         ID, sa.ForeignKey('reservations.id', ondelete='CASCADE'),
-        nullable=False)
+        nullable=True)
+    # No foreign key: whoever deletes a proposal deletes its holds (on
+    # SQLite, a key to proposals breaks dropping the tables in name order).
+    proposal_id = sa.Column(ID, nullable=True)
+    # Which of the proposal's reservations the hold is for.
+    proposal_item = sa.Column(sa.Integer, nullable=True)
+    expires_at = sa.Column(DateTime, nullable=True)
     start_date = sa.Column(DateTime, nullable=False)
     end_date = sa.Column(DateTime, nullable=False)
 
@@ -833,7 +847,11 @@ class StackResource(Base):
 
 
 class StoragePoolAllocation(Base):
-    """A storage pool booked for a reservation's window."""
+    """A storage pool booked for a window, or held by a proposal.
+
+    Exactly one of ``reservation_id`` and ``proposal_id`` is set; a hold
+    counts until ``expires_at``.
+    """
 
     __tablename__ = 'storage_pool_allocations'
     __table_args__ = (
@@ -841,6 +859,10 @@ class StoragePoolAllocation(Base):
                  'start_date', 'end_date'),
         sa.Index('storage_pool_allocations_reservation_id_idx',
                  'reservation_id'),
+        sa.Index('storage_pool_allocations_proposal_id_idx', 'proposal_id'),
+        sa.CheckConstraint(
+            '(reservation_id IS NULL) <> (proposal_id IS NULL)',
+            name='ck_storage_pool_allocations_owner'),
     )
 
     id = sa.Column(ID, primary_key=True)
@@ -848,7 +870,13 @@ class StoragePoolAllocation(Base):
                         nullable=False)
     reservation_id = sa.Column(
         ID, sa.ForeignKey('reservations.id', ondelete='CASCADE'),
-        nullable=False)
+        nullable=True)
+    # No foreign key: whoever deletes a proposal deletes its holds (on
+    # SQLite, a key to proposals breaks dropping the tables in name order).
+    proposal_id = sa.Column(ID, nullable=True)
+    # Which of the proposal's reservations the hold is for.
+    proposal_item = sa.Column(sa.Integer, nullable=True)
+    expires_at = sa.Column(DateTime, nullable=True)
     start_date = sa.Column(DateTime, nullable=False)
     end_date = sa.Column(DateTime, nullable=False)
 

@@ -51,14 +51,14 @@ FLOATINGIPS = models.FloatingIP.__table__
 FLOATINGIP_RESERVATIONS = models.FloatingIPReservation.__table__
 FLOATINGIP_ALLOCATIONS = models.FloatingIPAllocation.__table__
 # The reservable network segments, their extra capabilities, the network
-# requests and the bookings of the segments.
+# requests and the bookings (and proposal holds) of the segments.
 NETWORK_SEGMENTS = models.NetworkSegment.__table__
 NETWORK_CAPABILITIES = models.NetworkExtraCapability.__table__
 NETWORK_RESERVATIONS = models.NetworkReservation.__table__
 NETWORK_ALLOCATIONS = models.NetworkAllocation.__table__
 # The reservable Cinder storage pools, their extra capabilities and
-# those Cinder reported, the storage:pool requests and the bookings of
-# the pools.
+# those Cinder reported, the storage:pool requests and the bookings (and
+# proposal holds) of the pools.
 STORAGE_POOLS = models.StoragePool.__table__
 STORAGE_POOL_CAPABILITIES = models.StoragePoolExtraCapability.__table__
 STORAGE_POOL_REPORTED = models.StoragePoolReportedCapability.__table__

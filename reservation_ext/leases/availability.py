@@ -44,7 +44,8 @@ HOSTS = tables.HOSTS
 
 # What the steps count, by resource type.
 UNITS = {'physical:host': 'hosts', 'virtual:instance': 'servers',
-         'flavor:instance': 'servers',
+         'flavor:instance': 'servers', 'network': 'networks',
+         'storage:pool': 'pools',
          'virtual:volume': 'GB', 'virtual:floatingip': 'floating IPs',
          'heat:stack': 'stacks'}
 # Query parameters that may be given more than once, or as a list

@@ -24,8 +24,9 @@ proposals in chronological order (the search:
   it, as the caller, shows.
 * One writer transaction finds the windows and writes each proposal with
   its holds: host_allocations rows of the proposal (whole hosts, instance
-  slices), floatingip_allocations rows, and ``volume_gb`` on its row (a
-  stack's timeline holds all three, as one item). The holds are
+  slices), floatingip_allocations, network_allocations and
+  storage_pool_allocations rows, and ``volume_gb`` on its row (a stack's
+  timeline holds hosts, GB and addresses, as one item). The holds are
   allocations like bookings, so that no other lease or proposal gets
   their capacity, and the hosts' generations move with a compare-and-swap
   as for a booking.
@@ -66,6 +67,8 @@ from reservation_ext.planning import timelines
 from reservation_ext import policy
 from reservation_ext.store import allocations as store_allocations
 from reservation_ext.store import floating_ips as store_floating_ips
+from reservation_ext.store import network_segments as store_network_segments
+from reservation_ext.store import storage_pools as store_storage_pools
 from reservation_ext import validation
 
 PROPOSALS = tables.PROPOSALS
@@ -78,6 +81,11 @@ _FIRST_SPAN_MIN = datetime.timedelta(days=7)
 _retry = db_api.retry_on_conflict(exceptions.ConcurrentUpdate)
 # The type whose proposals hold every kind of capacity at once.
 _STACK = 'heat:stack'
+# Types whose proposals hold the same capacity: the hosts (whole, or
+# their slices), and the reservable volume GB (pools' GB count in it).
+_SHARING = (frozenset(['physical:host', 'virtual:instance',
+                       'flavor:instance']),
+            frozenset(['virtual:volume', 'storage:pool']))
 
 
 def parse(body, plugins, now, conf):
@@ -139,17 +147,26 @@ def _reservations(given, plugins):
 
 
 def _check_alone(seen):
-    """Refuse a stack beside other reservations in one proposals request.
+    """Refuse reservations sharing capacity in one proposals request.
 
-    A stack's servers, volumes and addresses share the capacity of every
-    other type, and the timelines of one request do not see each
-    other's holds.
+    The timelines of one request do not see each other's holds: a stack,
+    whose servers, volumes and addresses share the capacity of every
+    other type, comes alone, and of the types sharing hosts or volume GB
+    (:data:`_SHARING`) one comes at most.
     """
     if _STACK in seen and len(seen) > 1:
         raise exceptions.InvalidInput(
             seen[_STACK] + '.resource_type', 'a proposals request takes a '
             '%s reservation alone: its servers, volumes and floating IPs '
             'share the capacity of the others' % _STACK)
+    for sharing in _SHARING:
+        types = sorted(sharing.intersection(seen), key=seen.get)
+        if len(types) > 1:
+            raise exceptions.InvalidInput(
+                seen[types[1]] + '.resource_type', 'a proposals request '
+                'takes one of %s: a %s and a %s reservation share the same '
+                'capacity' % (', '.join(sorted(sharing)), types[0],
+                              types[1]))
 
 
 class ProposalService:
@@ -193,15 +210,14 @@ class ProposalService:
             now = self.clock.now()
             purge_expired(session, now)
             found, searched = self._search(session, request, now)
-            rows, holds, address_holds = self._proposals(
+            rows, holds, item_holds = self._proposals(
                 ctx, request, found, searched, now)
             if rows:
                 session.execute(sa.insert(PROPOSALS), rows)
             if holds:
                 planner.write_holds(session, holds, _generations(searched))
-            if address_holds:
-                floating_ips.write_holds(session, address_holds,
-                                         _generations(searched))
+            for write_holds, written in item_holds.items():
+                write_holds(session, written, _generations(searched))
             names = self._host_names(session, ctx, holds)
         return [_view(row, names.get(row['id'])) for row in rows]
 
@@ -239,15 +255,17 @@ class ProposalService:
     def _proposals(self, ctx, request, found, searched, now):
         """Make the proposals rows and the holds of the found windows.
 
-        Holds of hosts, and of floating IPs (timelines that hold
-        addresses).
+        Holds of hosts, and the others by who writes them: ``{writer:
+        [(owner, item_id, start, end)]}``, floating IPs (timelines that
+        hold addresses) and what timelines with a ``write_holds`` of
+        their own hold (network segments, storage pools).
         """
         expires_at = now + datetime.timedelta(
             seconds=self.conf.reservation.proposal_ttl)
         request_id = str(uuid.uuid4())
         given = json.dumps([given for _type, _values, given
                             in request['reservations']])
-        rows, holds, address_holds = [], [], []
+        rows, holds, item_holds = [], [], {}
         for start, taken in found:
             end = start + request['duration']
             row = {'id': str(uuid.uuid4()), 'request_id': request_id,
@@ -259,15 +277,17 @@ class ProposalService:
                 owner = planner.Owner.hold(row['id'], item, expires_at)
                 for part, part_took in _parts(timeline, took):
                     slices, amount = part.held(part_took)
-                    if getattr(part, 'holds_addresses', False):
-                        address_holds.extend((owner, fip_id, start, end)
-                                             for fip_id, _size in slices)
+                    writer = _hold_writer(part)
+                    if writer is not None:
+                        item_holds.setdefault(writer, []).extend(
+                            (owner, item_id, start, end)
+                            for item_id, _size in slices)
                         continue
                     holds.extend((owner, host, start, end, size)
                                  for host, size in slices)
                     row['volume_gb'] += amount
             rows.append(row)
-        return rows, holds, address_holds
+        return rows, holds, item_holds
 
     @staticmethod
     def _host_names(session, ctx, holds):
@@ -300,6 +320,17 @@ def _parts(timeline, took):
     return [(timeline, took)]
 
 
+def _hold_writer(timeline):
+    """Return who writes the holds of a timeline not of hosts, or None.
+
+    ``write_holds(session, holds, generations)``: floating IPs' for
+    addresses, the timeline's own for network segments and storage pools.
+    """
+    if getattr(timeline, 'holds_addresses', False):
+        return floating_ips.write_holds
+    return getattr(timeline, 'write_holds', None)
+
+
 def _generations(searched):
     generations = {}
     for timeline in searched:
@@ -321,9 +352,13 @@ def purge_expired(session, now):
     """Delete the proposals that expired, and their holds with them.
 
     Their holds count for nothing already; no host generation moves.
-    Those of floating IPs go with their proposals (ON DELETE CASCADE).
+    Those of floating IPs go with their proposals (ON DELETE CASCADE);
+    those of network segments and storage pools have no foreign key to
+    them and are deleted here.
     """
     store_allocations.drop_expired_holds(session, now)
+    store_network_segments.drop_expired_holds(session, now)
+    store_storage_pools.drop_expired_holds(session, now)
     session.execute(sa.delete(PROPOSALS).where(
         PROPOSALS.c.expires_at <= now))
 
@@ -363,5 +398,7 @@ def release(session, request_id):
         PROPOSALS.c.request_id == request_id)
     store_allocations.drop_holds(session, proposal_ids)
     store_floating_ips.drop_holds(session, proposal_ids)
+    store_network_segments.drop_holds(session, proposal_ids)
+    store_storage_pools.drop_holds(session, proposal_ids)
     session.execute(sa.delete(PROPOSALS).where(
         PROPOSALS.c.request_id == request_id))

@@ -141,8 +141,9 @@ class NetworkInventory:
             if held:
                 raise exceptions.Conflict(
                     'Network segment %s is held by %d current or future '
-                    'reservation(s); it can be removed once they ended or '
-                    'were deleted.' % (row.id, held))
+                    'reservation(s) or schedule proposal(s); it can be '
+                    'removed once they ended, expired or were deleted.'
+                    % (row.id, held))
             store.remove_segment(session, row.id)
 
 

@@ -159,9 +159,12 @@ def add_availability_arguments(parser):
     parser.add_argument(
         '--resource-type', required=True,
         help='physical:host (hosts free), virtual:instance (servers '
-             'of --vcpus, --memory-mb, --disk-gb that fit), '
+             'of --field vcpus=, memory_mb=, disk_gb= that fit; with '
+             'affinity= or amount=, as a capacity reservation places '
+             'them), flavor:instance (servers of --field flavor_id=), '
              'virtual:volume (GB free), virtual:floatingip '
-             '(addresses of --field network_id=<id> free) or heat:stack '
+             '(addresses of --field network_id=<id> free), network '
+             '(segments free), storage:pool (pools free) or heat:stack '
              '(copies of --field servers=<flavor>:<n>,... '
              '--field volume_gb=<n> --field floating_ips=<network>:<n> '
              'that fit).')

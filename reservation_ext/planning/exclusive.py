@@ -13,11 +13,15 @@
 """Items booked whole for a window, each by one booking at a time, in SQL.
 
 Network segments and storage pools are booked so: an item is free for
-``[start, end)`` when none of its bookings overlaps ``[start -
-cleaning_time, end + cleaning_time)``, as a host. The search is one
-statement: the request's capability queries compiled against the items
-(:mod:`reservation_ext.planning.capabilities`) and the busy test on the
-bookings, served by their (item, start_date, end_date) index.
+``[start, end)`` when none of its allocations that count (bookings, and
+the holds of schedule proposals until they expire:
+:meth:`~reservation_ext.planning.planner.Busy.counted`) overlaps
+``[start - cleaning_time, end + cleaning_time)``, as a host. The search
+is one statement: the request's capability queries compiled against the
+items (:mod:`reservation_ext.planning.capabilities`) and the busy test
+on the allocations, served by their (item, start_date, end_date) index.
+The timelines of proposals and availability read the same allocations
+(:meth:`Bookable.read_schedule`).
 
 No item is ever booked twice, also with concurrent writers: a booking
 bumps the item's ``generation`` with an UPDATE that only matches the
@@ -33,6 +37,7 @@ import typing
 import sqlalchemy as sa
 
 from reservation_ext import exceptions
+from reservation_ext.planning import timelines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,20 +63,17 @@ class Bookable:
     reschedule: typing.Callable
 
     def overlapping(self, start, end, busy):
-        """Return SQL conditions: a booking of the item row overlaps.
+        """Return SQL conditions: an allocation of the item row overlaps.
 
         :param busy: the planner's :class:`~reservation_ext.planning.
-            planner.Busy`: its cleaning time, and the reservation it
-            ignores.
+            planner.Busy`: its cleaning time, which holds are live, and
+            the reservation or proposal it ignores.
         """
         bookings = self.bookings.c
-        conditions = [self.item == self.items.c.id,
-                      bookings.start_date < end + busy.margin,
-                      bookings.end_date > start - busy.margin]
-        if busy.ignore_reservation is not None:
-            conditions.append(
-                bookings.reservation_id != busy.ignore_reservation)
-        return conditions
+        return [self.item == self.items.c.id,
+                bookings.start_date < end + busy.margin,
+                bookings.end_date > start - busy.margin,
+                *busy.counted(self.bookings)]
 
     def find_free(self, session, start, end, busy, conditions=(),
                   item_ids=None, columns=()):
@@ -136,14 +138,81 @@ class Bookable:
             .where(bookings.reservation_id == reservation_id)).all()
         if not mine:
             return None
+        # The live holds of proposals stop it too.
+        others = dataclasses.replace(busy, ignore_reservation=reservation_id)
         first = session.scalar(
             sa.select(sa.func.min(bookings.start_date)).where(
                 self.item.in_([item for item, _ in mine]),
                 bookings.start_date >= mine[0][1],
-                bookings.reservation_id != reservation_id))
+                *others.counted(self.bookings)))
         return None if first is None else first - busy.margin
 
     def is_held(self, session, item_id, now):
-        """Return how many bookings hold an item now or later."""
+        """Return how many bookings and live holds hold an item from now."""
+        expires_at = self.bookings.c.expires_at
         return session.scalar(sa.select(sa.func.count()).where(
-            self.item == item_id, self.bookings.c.end_date > now))
+            self.item == item_id, self.bookings.c.end_date > now,
+            sa.or_(expires_at.is_(None), expires_at > now)))
+
+    def count_matching(self, session, conditions=()):
+        """Return how many items match ``conditions``, free or not."""
+        return session.scalar(sa.select(sa.func.count()).select_from(
+            self.items).where(*conditions))
+
+    def read_schedule(self, session, lower, upper, busy, conditions=(),
+                      columns=()):
+        """Read the matching items and their allocations in a period.
+
+        For the timelines of proposals and availability: two statements,
+        the allocations those that count (``busy``) and overlap ``[lower,
+        upper)``.
+
+        :param columns: more columns of the items to read.
+        :returns: ``(items, allocations)``: ``{item_id: (generation,
+            *columns)}`` and ``{item_id: [timelines.Allocation]}``, both
+            with every matching item, in the order free ones are taken.
+        """
+        items = {row[0]: tuple(row[1:]) for row in session.execute(
+            sa.select(self.items.c.id, self.items.c.generation, *columns)
+            .where(*conditions).order_by(*self.order))}
+        allocations = {item: [] for item in items}
+        bookings = self.bookings.c
+        for item, start, end in session.execute(
+                sa.select(self.item, bookings.start_date, bookings.end_date)
+                .where(self.item.in_(
+                    sa.select(self.items.c.id).where(*conditions)),
+                    bookings.start_date < upper, bookings.end_date > lower,
+                    *busy.counted(self.bookings))):
+            # The timeline widens them by the cleaning time itself.
+            allocations[item].append(timelines.Allocation(start, end))
+        return items, allocations
+
+    def held(self, session, proposal_id, proposal_item):
+        """Return the ids of the items a proposal's item holds, in order."""
+        return list(session.scalars(
+            sa.select(self.item)
+            .where(self.bookings.c.proposal_id == proposal_id,
+                   self.bookings.c.proposal_item == proposal_item)
+            .order_by(self.item)))
+
+
+class Schedule(timelines.WholeHosts):
+    """Items booked whole as a timeline: each item is one "host".
+
+    What :meth:`Bookable.read_schedule` read; availability shows the
+    counts of free items only, not which. A proposal's holds of them are
+    written by ``write_holds(session, holds, generations)``, with
+    ``holds`` ``(owner, item_id, start, end)`` tuples, rather than as
+    hosts.
+    """
+
+    def __init__(self, span, allocations, need, most, generations,
+                 write_holds):
+        super().__init__(span, allocations, need, most,
+                         generations=generations)
+        self.write_holds = write_holds
+
+    def timeline(self, start, end):
+        """Return the steps of free items over ``[start, end)``."""
+        steps, _by_item = super().timeline(start, end)
+        return steps, {}

@@ -17,7 +17,9 @@ A segment is booked whole by one lease at a time
 capability queries are compiled against the segments
 (:data:`reservation_ext.planning.capabilities.NETWORK_SEGMENTS`); the
 lowest segment id of the first network type and physical network comes
-first.
+first. A schedule proposal holds one segment for its window until it
+expires (:func:`timeline`, :func:`write_holds`); a lease made from it
+books that segment.
 """
 
 import uuid
@@ -37,14 +39,18 @@ SEGMENTS = exclusive.Bookable(
     store.bump_generations_if_unchanged, store.reschedule)
 
 
-def allocate(session, reservation_id, start, end, busy, conditions=()):
+def allocate(session, reservation_id, start, end, busy, conditions=(),
+             segment_ids=None):
     """Book the first free matching segment for ``[start, end)``.
 
+    :param segment_ids: only consider these segments (what a proposal
+        holds).
     :returns: the id of the booked segment.
     :raises NotEnoughResources: none is free; nothing is written.
     :raises ConcurrentUpdate: another writer booked it first.
     """
-    free = SEGMENTS.find_free(session, start, end, busy, conditions)
+    free = SEGMENTS.find_free(session, start, end, busy, conditions,
+                              item_ids=segment_ids)
     if not free:
         raise exceptions.NotEnoughResources(
             'No network segment matching the request is free from %s to '
@@ -61,3 +67,37 @@ def booked_segment(session, reservation_id):
     """Return the id of the segment a reservation booked (or None)."""
     booked = SEGMENTS.booked(session, reservation_id)
     return booked[0] if booked else None
+
+
+def timeline(session, span, busy, conditions):
+    """Return the timeline of the segments matching ``conditions``.
+
+    One segment a window, the first free in the planner's order.
+    """
+    segments, allocations = SEGMENTS.read_schedule(session, *span.reach,
+                                                   busy, conditions)
+    return exclusive.Schedule(
+        span, allocations, 1, 1,
+        {segment: row[0] for segment, row in segments.items()},
+        write_holds)
+
+
+def write_holds(session, holds, generations):
+    """Write proposals' holds of segments, CAS on the generations read.
+
+    :param holds: ``(owner, network_id, start, end)`` tuples, ``owner``
+        a :class:`~reservation_ext.planning.planner.Owner`.
+    :param generations: ``{network_id: generation}`` as the search read
+        them.
+    :raises ConcurrentUpdate: another writer changed one of them since.
+    """
+    SEGMENTS.claim(session, [(network_id, generations[network_id])
+                             for network_id in sorted({
+                                 hold[1] for hold in holds})])
+    store.hold(session, [
+        {'id': str(uuid.uuid4()), 'network_id': network_id,
+         'reservation_id': None, 'proposal_id': owner.proposal_id,
+         'proposal_item': owner.proposal_item,
+         'expires_at': owner.expires_at, 'start_date': start,
+         'end_date': end}
+        for owner, network_id, start, end in holds])

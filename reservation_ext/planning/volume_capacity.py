@@ -28,7 +28,8 @@ the window.
 A storage pool booked by a ``storage:pool`` lease takes its whole
 capacity (Cinder's ``total_capacity_gb`` when the pool was registered;
 nothing when Cinder reported no number) out of the reservable GB for its
-window: it counts as held here, and a pool is not booked where volume
+window, as does one a schedule proposal holds until it expires: it
+counts as held here, and a pool is not booked where volume
 reservations would then hold more than is left (:func:`check_pools`).
 
 Concurrent writers cannot both fit in the last GB: :func:`check` first
@@ -114,11 +115,14 @@ def _volume_holds(lower, upper, busy):
 
 
 def _pool_holds(lower, upper, busy):
-    """A SELECT of the storage pools booked in ``[lower, upper)``."""
+    """A SELECT of the storage pools booked or held in ``[lower, upper)``.
+
+    Bookings, and the holds of schedule proposals until they expire
+    (NULL-safe on the reservation and proposal ``busy`` ignores).
+    """
     bookings = STORAGE_POOL_ALLOCATIONS.c
-    conditions = [bookings.start_date < upper, bookings.end_date > lower]
-    if busy.ignore_reservation is not None:
-        conditions.append(bookings.reservation_id != busy.ignore_reservation)
+    conditions = [bookings.start_date < upper, bookings.end_date > lower,
+                  *busy.counted(STORAGE_POOL_ALLOCATIONS)]
     return (sa.select(bookings.start_date, bookings.end_date,
                       sa.func.coalesce(STORAGE_POOLS.c.total_capacity_gb, 0))
             .select_from(STORAGE_POOL_ALLOCATIONS)

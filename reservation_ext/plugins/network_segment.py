@@ -34,6 +34,11 @@ are tagged ``reservation:<reservation id>``, and a rerun finds them. At
 end the network's router interfaces and ports, the router and subnets
 made, and the network are deleted. Only the window of a lease update may
 change; the request's fields may not.
+
+A schedule proposals request takes the same reservation: each proposal
+holds one free matching segment for its window until it expires, and a
+lease made from it books that segment. Availability counts the free
+matching segments (``network_properties``, ``resource_properties``).
 """
 
 import ipaddress
@@ -71,6 +76,15 @@ SCHEMA = {
     'additionalProperties': False,
     'required': ['network_name'],
 }
+# An availability query: which segments count.
+QUERY_SCHEMA = {
+    'type': 'object',
+    'properties': {'network_properties': _QUERY,
+                   'resource_properties': _QUERY},
+    'additionalProperties': False,
+}
+# The fields that select segments, the most specific last.
+_QUERIES = ('network_properties', 'resource_properties')
 _COLUMNS = ('network_name', 'network_description', 'network_properties',
             'resource_properties', 'subnet_cidr', 'router_external_network')
 
@@ -94,15 +108,37 @@ class NetworkSegmentPlugin(base.ResourcePlugin):
             raise exceptions.InvalidInput(
                 'router_external_network', 'needs subnet_cidr: the router '
                 'joins the subnet to the external network')
-        conditions = []
-        for field in ('network_properties', 'resource_properties'):
-            query = values.get(field, '')
-            out[field] = query if isinstance(query, str) else json.dumps(
-                query)
-            conditions.append(capabilities.compile(
-                query, field, capabilities.NETWORK_SEGMENTS))
-        out['conditions'] = conditions
+        out.update(_queries(values))
         return out
+
+    def validate_proposal(self, values):
+        """Check a network reservation of a proposals request.
+
+        The whole request, as for a lease: a lease made from a proposal
+        is made of it.
+        """
+        return self.validate(values)
+
+    def prepare_proposal(self, ctx, values):
+        """Refuse a router to an external network Neutron does not have.
+
+        As a create does, before any window is held.
+        """
+        return self.prepare_create(ctx, None, values, [])
+
+    def validate_query(self, values):
+        """Check an availability query: the queries that select segments."""
+        validation.check_schema(values, QUERY_SCHEMA)
+        return _queries(values)
+
+    def timeline(self, session, values, span, busy, for_update=False):
+        """Return the timeline of the segments the request may use.
+
+        A proposal's search refuses a request that no segment matches.
+        """
+        if for_update:
+            _check_matching(session, values)
+        return planner.timeline(session, span, busy, values['conditions'])
 
     def prepare_create(self, ctx, reservation_id, values, projects):
         """Refuse a router to an external network Neutron does not have.
@@ -120,10 +156,18 @@ class NetworkSegmentPlugin(base.ResourcePlugin):
 
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
-        """Book a free matching segment and record the request."""
+        """Book a free matching segment and record the request.
+
+        From a proposal, the segment it holds.
+        """
+        busy, held = self.busy(), None
+        if hold is not None:
+            busy = self.busy(ignore_proposal=hold.proposal_id)
+            held = planner.SEGMENTS.held(session, hold.proposal_id,
+                                         hold.proposal_item)
         planner.allocate(session, reservation_id, lease['start_date'],
-                         lease['end_date'], self.busy(),
-                         values['conditions'])
+                         lease['end_date'], busy, values['conditions'],
+                         segment_ids=held)
         store.record_request(session, dict(
             {key: values[key] for key in _COLUMNS}, id=reservation_id,
             reservation_id=reservation_id))
@@ -185,6 +229,36 @@ class NetworkSegmentPlugin(base.ResourcePlugin):
                 'Reservation %s has no network segment booked.'
                 % reservation_id)
         return dict(row._mapping)
+
+
+def _queries(values):
+    """Return the queries of a request as text, and compiled.
+
+    ``{field: text, ..., 'conditions': [SQL condition]}``; a malformed
+    query is a 400 naming its field.
+    """
+    out, conditions = {}, []
+    for field in _QUERIES:
+        query = values.get(field, '')
+        out[field] = query if isinstance(query, str) else json.dumps(query)
+        conditions.append(capabilities.compile(
+            query, field, capabilities.NETWORK_SEGMENTS))
+    out['conditions'] = conditions
+    return out
+
+
+def _check_matching(session, values):
+    """Refuse a request that no registered segment matches.
+
+    :raises InvalidInput: naming the most specific query given.
+    """
+    if planner.SEGMENTS.count_matching(session, values['conditions']):
+        return
+    field = next((key for key in reversed(_QUERIES) if values.get(key)),
+                 'resource_type')
+    raise exceptions.InvalidInput(
+        field, 'no reservable network segment matches the request: no '
+        'window can ever fit it')
 
 
 def _name(value):

@@ -35,6 +35,11 @@ end, ``on_end`` says what becomes of the volumes there: ``release`` (the
 default) leaves them and the pools take no new volume; ``delete_volumes``
 deletes the lease's projects' volumes on them. Only the window of a
 lease update may change; the request's fields may not.
+
+A schedule proposals request takes the same reservation: each proposal
+holds the pools a booking would take in its window until it expires,
+and a lease made from it books those pools. Availability counts the free
+matching pools (``pool_properties``, ``resource_properties``).
 """
 
 import json
@@ -45,6 +50,7 @@ from db import tables
 from reservation_ext import exceptions
 from reservation_ext.planning import capabilities
 from reservation_ext.planning import storage_pools as planner
+from reservation_ext.planning import volume_capacity
 from reservation_ext.plugins import base
 from reservation_ext.states import ReservationStatus
 from reservation_ext.store import storage_pools as store
@@ -69,6 +75,12 @@ SCHEMA = {
     'additionalProperties': False,
     'required': ['min', 'max'],
 }
+# An availability query: which pools count.
+QUERY_SCHEMA = {
+    'type': 'object',
+    'properties': {field: _QUERY for field in _QUERIES},
+    'additionalProperties': False,
+}
 _COLUMNS = ('min', 'max', 'pool_properties', 'resource_properties',
             'on_end')
 
@@ -88,23 +100,54 @@ class StoragePoolPlugin(base.ResourcePlugin):
         if out['max'] < out['min']:
             raise exceptions.InvalidInput('max', 'must be at least min')
         out['on_end'] = values.get('on_end', RELEASE)
-        out['conditions'] = []
-        for field, target in _QUERIES.items():
-            query = values.get(field, '')
-            out[field] = query if isinstance(query, str) else json.dumps(
-                query)
-            out['conditions'].append(
-                capabilities.compile(query, field, target))
+        out.update(_queries(values))
         return out
+
+    def validate_proposal(self, values):
+        """Check a pool reservation of a proposals request.
+
+        The whole request, as for a lease: a lease made from a proposal
+        is made of it.
+        """
+        return self.validate(values)
+
+    def validate_query(self, values):
+        """Check an availability query: the queries that select pools."""
+        validation.check_schema(values, QUERY_SCHEMA)
+        return dict(_queries(values), min=1, max=1)
+
+    def timeline(self, session, values, span, busy, for_update=False):
+        """Return the timeline of the pools the request may use.
+
+        A proposal's search takes the volume capacity lock, as a booking
+        does, and refuses a request that too few pools match.
+        """
+        if for_update:
+            volume_capacity.lock(session)
+            _check_matching(session, values)
+        return planner.timeline(
+            session, span, busy, (values['conditions'],
+                                  (values['min'], values['max'])),
+            self.conf.reservation.volume_reservable_gb)
 
     def reserve(self, session, ctx, lease, reservation_id, values,
                 hold=None):
-        """Book the free matching pools and record the request."""
-        planner.allocate(
-            session, reservation_id,
-            (lease['start_date'], lease['end_date']), self.busy(),
-            values['conditions'], (values['min'], values['max']),
-            self.conf.reservation.volume_reservable_gb)
+        """Book the free matching pools and record the request.
+
+        From a proposal, the pools it holds.
+        """
+        window = (lease['start_date'], lease['end_date'])
+        if hold is not None:
+            planner.book_held(
+                session, reservation_id, window,
+                self.busy(ignore_proposal=hold.proposal_id),
+                planner.POOLS.held(session, hold.proposal_id,
+                                   hold.proposal_item))
+        else:
+            planner.allocate(
+                session, reservation_id, window, self.busy(),
+                values['conditions'], (values['min'], values['max']),
+                self.conf.reservation.volume_reservable_gb)
         store.record_request(session, dict(
             {key: values[key] for key in _COLUMNS}, id=reservation_id,
             reservation_id=reservation_id))
@@ -154,3 +197,33 @@ class StoragePoolPlugin(base.ResourcePlugin):
         """End what a start began, unless the lease never started."""
         if reservation['status'] != ReservationStatus.PENDING:
             self.on_end(ctx, lease, reservation)
+
+
+def _queries(values):
+    """Return the queries of a request as text, and compiled.
+
+    ``{field: text, ..., 'conditions': [SQL condition]}``; a malformed
+    query is a 400 naming its field.
+    """
+    out = {'conditions': []}
+    for field, target in _QUERIES.items():
+        query = values.get(field, '')
+        out[field] = query if isinstance(query, str) else json.dumps(query)
+        out['conditions'].append(capabilities.compile(query, field, target))
+    return out
+
+
+def _check_matching(session, values):
+    """Refuse a request that fewer than ``min`` registered pools match.
+
+    :raises InvalidInput: naming the most specific query given, or
+        ``min``.
+    """
+    matching = planner.POOLS.count_matching(session, values['conditions'])
+    if matching >= values['min']:
+        return
+    field = next((key for key in reversed(list(_QUERIES))
+                  if values.get(key)), 'min')
+    raise exceptions.InvalidInput(
+        field, '%d reservable storage pool(s) match the request, %d wanted '
+        '(min): no window can ever fit it' % (matching, values['min']))

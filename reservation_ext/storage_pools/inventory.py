@@ -146,8 +146,9 @@ class StoragePoolInventory:
             if held:
                 raise exceptions.Conflict(
                     'Storage pool %s is held by %d current or future '
-                    'reservation(s); it can be removed once they ended or '
-                    'were deleted.' % (row.name, held))
+                    'reservation(s) or schedule proposal(s); it can be '
+                    'removed once they ended, expired or were deleted.'
+                    % (row.name, held))
             # A booking made since the check bumped the generation.
             planner.POOLS.claim(session, [(row.id, row.generation)])
             store.unregister_pool(session, row.id)

@@ -17,7 +17,7 @@
 segments, the planner moves their generations (its compare-and-swap).
 ``network_reservations``: what a ``network`` reservation asked for, and
 the Neutron network its start made. ``network_allocations``: the
-bookings of the segments.
+bookings of the segments, and their holds by schedule proposals.
 """
 
 import sqlalchemy as sa
@@ -93,8 +93,36 @@ def book(session, row):
     session.execute(sa.insert(NETWORK_ALLOCATIONS).values(**row))
 
 
+def hold(session, rows):
+    """Write proposals' holds of segments (rows, in one statement)."""
+    session.execute(sa.insert(NETWORK_ALLOCATIONS), rows)
+
+
 def reschedule(session, reservation_id, start, end):
     """Move a reservation's booking to ``[start, end)``."""
     session.execute(sa.update(NETWORK_ALLOCATIONS).where(
         NETWORK_ALLOCATIONS.c.reservation_id == reservation_id).values(
             start_date=start, end_date=end))
+
+
+def drop_holds(session, proposal_ids):
+    """Delete the holds of proposals (ids, or a SELECT of them).
+
+    Their segments' generations move first: a planner that read them
+    held loses its compare-and-swap, as for a released booking.
+    """
+    which = NETWORK_ALLOCATIONS.c.proposal_id.in_(proposal_ids)
+    session.execute(
+        sa.update(NETWORK_SEGMENTS).where(NETWORK_SEGMENTS.c.id.in_(
+            sa.select(NETWORK_ALLOCATIONS.c.network_id).where(which)))
+        .values(generation=NETWORK_SEGMENTS.c.generation + 1))
+    session.execute(sa.delete(NETWORK_ALLOCATIONS).where(which))
+
+
+def drop_expired_holds(session, now):
+    """Delete the holds that expired at ``now``.
+
+    They count for nothing already: no generation moves.
+    """
+    session.execute(sa.delete(NETWORK_ALLOCATIONS).where(
+        NETWORK_ALLOCATIONS.c.expires_at <= now))

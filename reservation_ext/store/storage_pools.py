@@ -18,7 +18,8 @@ inventory registers, with what Cinder reported for them then (also one
 and removes. ``storage_pool_extra_capabilities``: the extra capabilities
 an admin gives a pool, replaced as a whole. ``storage_pool_reservations``
 and ``storage_pool_allocations``: what a ``storage:pool`` reservation
-asked for, and the pools booked for its window.
+asked for, and the pools booked for its window (or held by schedule
+proposals).
 """
 
 import sqlalchemy as sa
@@ -106,8 +107,31 @@ def record_request(session, values):
 
 
 def book(session, rows):
-    """Write bookings of pools (storage_pool_allocations rows)."""
+    """Write bookings or holds of pools (storage_pool_allocations rows)."""
     session.execute(sa.insert(STORAGE_POOL_ALLOCATIONS), rows)
+
+
+def drop_holds(session, proposal_ids):
+    """Delete the holds of proposals (ids, or a SELECT of them).
+
+    Their pools' generations move first: a planner that read them held
+    loses its compare-and-swap, as for a released booking.
+    """
+    which = STORAGE_POOL_ALLOCATIONS.c.proposal_id.in_(proposal_ids)
+    session.execute(
+        sa.update(STORAGE_POOLS).where(STORAGE_POOLS.c.id.in_(
+            sa.select(STORAGE_POOL_ALLOCATIONS.c.pool_id).where(which)))
+        .values(generation=STORAGE_POOLS.c.generation + 1))
+    session.execute(sa.delete(STORAGE_POOL_ALLOCATIONS).where(which))
+
+
+def drop_expired_holds(session, now):
+    """Delete the holds that expired at ``now``.
+
+    They count for nothing already: no generation moves.
+    """
+    session.execute(sa.delete(STORAGE_POOL_ALLOCATIONS).where(
+        STORAGE_POOL_ALLOCATIONS.c.expires_at <= now))
 
 
 def reschedule(session, reservation_id, start, end):

@@ -205,6 +205,12 @@ def _nth(text, shape, rank):
     return found[rank] if rank < len(found) else None
 
 
+def expected_status(shown):
+    """The exit status a step shows as ``[status N]``, or None."""
+    match = re.search(r'^\[status (\d+)\]$', shown, re.MULTILINE)
+    return None if match is None else int(match.group(1))
+
+
 def expected_error(shown):
     """A regex of the first ``ERROR`` line a step shows, or None.
 
@@ -271,14 +277,21 @@ class DocShell:
     def run_step(self, command, shown):
         """Run a page's step; check it as its shown output says.
 
-        A step that shows an ``ERROR`` line must fail with that error;
-        any other must succeed.
+        A step that shows ``[status N]`` must exit with N; one that shows
+        an ``ERROR`` line must fail with that error; any other must
+        succeed.
 
         :raises AssertionError: it did not.
         """
         ran, status, output = self.run(literal_ids(command, self.history))
         self.history.append((shown, output))
         error = expected_error(shown)
+        wanted = expected_status(shown)
+        if wanted is not None:
+            if status != wanted:
+                raise AssertionError('exited with %d, not %d:\n$ %s\n%s'
+                                     % (status, wanted, ran, output))
+            return output
         if error is None and status != 0:
             raise AssertionError('failed with status %d:\n$ %s\n%s'
                                  % (status, ran, output))

@@ -234,6 +234,19 @@ class _ProposalTests:
              'reservations[1].resource_type: a proposals request takes one '
              'physical:host reservation, and reservations[0] has one '
              'already'),
+            ({'reservations': [hosts_request(), {
+                'resource_type': 'virtual:instance', 'vcpus': 1,
+                'memory_mb': 512, 'disk_gb': 1}]},
+             'reservations[1].resource_type: a proposals request takes one '
+             'of flavor:instance, physical:host, virtual:instance: a '
+             'physical:host and a virtual:instance reservation share the '
+             'same capacity'),
+            ({'reservations': [{'resource_type': 'virtual:volume',
+                                'size_gb': 1}, {
+                'resource_type': 'storage:pool', 'min': 1, 'max': 1}]},
+             'reservations[1].resource_type: a proposals request takes one '
+             'of storage:pool, virtual:volume: a virtual:volume and a '
+             'storage:pool reservation share the same capacity'),
             ({'not_before': date(NOW - 2 * HOUR)},
              'not_before: Start date must be later than current date'),
         ]

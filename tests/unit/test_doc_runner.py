@@ -128,5 +128,10 @@ class ExpectedErrorTest(base.TestCase):
         self.assertFalse(re.search(pattern, 'ERROR: Lease %s could not be '
                                    'found; 5 of 6' % C))
 
+    def test_a_shown_status_is_the_status_expected(self):
+        self.assertEqual(1, doc_runner.expected_status(
+            'Lease l1 is still PENDING\n[status 1]'))
+        self.assertIsNone(doc_runner.expected_status('[status one]'))
+
     def test_output_without_an_error_line_expects_success(self):
         self.assertIsNone(doc_runner.expected_error('| status | ACTIVE |'))
