@@ -33,6 +33,7 @@ transaction is rerun.
 
 import dataclasses
 import typing
+import uuid
 
 import sqlalchemy as sa
 
@@ -98,6 +99,28 @@ class Bookable:
         """
         if not self.bump(session, {row[0]: row[1] for row in free}):
             raise exceptions.ConcurrentUpdate()
+
+    def write_holds(self, session, holds, generations, write):
+        """Write proposals' holds of items, CAS on the generations read.
+
+        :param holds: ``(owner, item_id, start, end)`` tuples, ``owner``
+            a :class:`~reservation_ext.planning.planner.Owner`.
+        :param generations: ``{item_id: generation}`` as the search read
+            them.
+        :param write: the store's writer of the rows (the table's one
+            owner).
+        :raises ConcurrentUpdate: another writer changed one of them
+            since.
+        """
+        self.claim(session, [(item, generations[item])
+                             for item in sorted({hold[1] for hold in holds})])
+        write(session, [
+            {'id': str(uuid.uuid4()), self.item.key: item,
+             'reservation_id': None, 'proposal_id': owner.proposal_id,
+             'proposal_item': owner.proposal_item,
+             'expires_at': owner.expires_at, 'start_date': start,
+             'end_date': end}
+            for owner, item, start, end in holds])
 
     def booked(self, session, reservation_id):
         """Return the ids of the items a reservation booked, in order."""

@@ -83,21 +83,5 @@ def timeline(session, span, busy, conditions):
 
 
 def write_holds(session, holds, generations):
-    """Write proposals' holds of segments, CAS on the generations read.
-
-    :param holds: ``(owner, network_id, start, end)`` tuples, ``owner``
-        a :class:`~reservation_ext.planning.planner.Owner`.
-    :param generations: ``{network_id: generation}`` as the search read
-        them.
-    :raises ConcurrentUpdate: another writer changed one of them since.
-    """
-    SEGMENTS.claim(session, [(network_id, generations[network_id])
-                             for network_id in sorted({
-                                 hold[1] for hold in holds})])
-    store.hold(session, [
-        {'id': str(uuid.uuid4()), 'network_id': network_id,
-         'reservation_id': None, 'proposal_id': owner.proposal_id,
-         'proposal_item': owner.proposal_item,
-         'expires_at': owner.expires_at, 'start_date': start,
-         'end_date': end}
-        for owner, network_id, start, end in holds])
+    """Write proposals' holds of segments (:meth:`.Bookable.write_holds`)."""
+    SEGMENTS.write_holds(session, holds, generations, store.hold)

@@ -274,20 +274,5 @@ def timeline(session, span, busy, request, reservable_gb):
 
 
 def write_holds(session, holds, generations):
-    """Write proposals' holds of pools, CAS on the generations read.
-
-    :param holds: ``(owner, pool_id, start, end)`` tuples, ``owner`` a
-        :class:`~reservation_ext.planning.planner.Owner`.
-    :param generations: ``{pool_id: generation}`` as the search read
-        them.
-    :raises ConcurrentUpdate: another writer changed one of them since.
-    """
-    POOLS.claim(session, [(pool_id, generations[pool_id])
-                          for pool_id in sorted({hold[1] for hold in holds})])
-    store.book(session, [
-        {'id': str(uuid.uuid4()), 'pool_id': pool_id,
-         'reservation_id': None, 'proposal_id': owner.proposal_id,
-         'proposal_item': owner.proposal_item,
-         'expires_at': owner.expires_at, 'start_date': start,
-         'end_date': end}
-        for owner, pool_id, start, end in holds])
+    """Write proposals' holds of pools (:meth:`.Bookable.write_holds`)."""
+    POOLS.write_holds(session, holds, generations, store.book)

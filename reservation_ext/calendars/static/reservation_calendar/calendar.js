@@ -36,19 +36,16 @@
                14 * DAY, 30 * DAY, 91 * DAY, 365 * DAY];
 
   function html(name, attrs, parent, text) {
-    var node = document.createElement(name);
-    setAttrs(node, attrs);
-    if (text !== undefined && text !== null) {
-      node.textContent = text;
-    }
-    if (parent) {
-      parent.appendChild(node);
-    }
-    return node;
+    return placed(document.createElement(name), attrs, parent, text);
   }
 
   function svg(name, attrs, parent, text) {
-    var node = document.createElementNS(SVG_NS, name);
+    return placed(document.createElementNS(SVG_NS, name), attrs, parent,
+                  text);
+  }
+
+  // A new element with its attributes and text, added to its parent.
+  function placed(node, attrs, parent, text) {
     setAttrs(node, attrs);
     if (text !== undefined && text !== null) {
       node.textContent = text;
