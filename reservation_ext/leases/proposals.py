@@ -356,11 +356,15 @@ def purge_expired(session, now):
     those of network segments and storage pools have no foreign key to
     them and are deleted here.
     """
-    store_allocations.drop_expired_holds(session, now)
-    store_network_segments.drop_expired_holds(session, now)
-    store_storage_pools.drop_expired_holds(session, now)
+    expired = session.scalars(sa.select(PROPOSALS.c.id).where(
+        PROPOSALS.c.expires_at <= now)).all()
+    if not expired:
+        return
+    store_allocations.drop_expired_holds(session, expired)
+    store_network_segments.drop_expired_holds(session, expired)
+    store_storage_pools.drop_expired_holds(session, expired)
     session.execute(sa.delete(PROPOSALS).where(
-        PROPOSALS.c.expires_at <= now))
+        PROPOSALS.c.id.in_(expired)))
 
 
 def take(session, ctx, proposal_id, now):

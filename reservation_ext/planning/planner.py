@@ -39,6 +39,7 @@ functions that book take the ``session`` of a :func:`db.api.writer`
 transaction, which on SQLite also serializes the writers.
 """
 
+import collections.abc
 import dataclasses
 import datetime
 import math
@@ -58,6 +59,9 @@ HOSTS = tables.HOSTS
 ALLOCATIONS = tables.ALLOCATIONS
 # A host counted as it is: no reserve, allocation ratios 1.
 AS_IS = host_capacity.Usable()
+# How many of the preferred hosts the first read of a whole-host schedule
+# reads (:class:`Schedules`): a proposal takes a few hosts a few times.
+FIRST_HOSTS = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,8 +205,8 @@ def read_schedules(session, lower, upper, busy, conditions=(),
                    sizes=False):
     """Read the reservable hosts matching ``conditions`` and their allocations.
 
-    Two statements: the hosts, and the allocations that count (``busy``)
-    and overlap ``[lower, upper)``, for the timelines of
+    The hosts, and the allocations that count (``busy``) and overlap
+    ``[lower, upper)``, for the timelines of
     :mod:`reservation_ext.planning.timelines`.
 
     :param sizes: also read the hosts' capacities and the slices' sizes.
@@ -212,33 +216,147 @@ def read_schedules(session, lower, upper, busy, conditions=(),
         ``(vcpus, memory_mb, disk_gb)``, a whole host's None), both with
         every matching host, the preferred first (``busy.prefer``, for a
         window at the first start, ``lower`` plus the cleaning time).
+        Without ``sizes``, the allocations are a :class:`Schedules`, read
+        as they are looked up: use it within the session.
     """
     capacities = ((HOSTS.c.vcpus, HOSTS.c.memory_mb, HOSTS.c.local_gb)
                   if sizes else (sa.null(),) * 3)
-    matching = sa.select(HOSTS.c.id).where(HOSTS.c.reservable, *conditions)
     hosts = {row[0]: tuple(row[1:]) for row in session.execute(
         sa.select(HOSTS.c.id, HOSTS.c.generation, *capacities)
         .where(HOSTS.c.reservable, *conditions)
         .order_by(*busy.order_by(lower + busy.margin)))}
-    allocations = {host: [] for host in hosts}
-    counted = (ALLOCATIONS.c.host_id.in_(matching),
-               ALLOCATIONS.c.start_date < upper,
-               ALLOCATIONS.c.end_date > lower, *busy.counted())
+    schedules = Schedules(session, hosts, lower, upper, busy, conditions,
+                          sizes)
+    return hosts, schedules.read_all() if sizes else schedules
+
+
+class Schedules(collections.abc.Mapping):
+    """``{host_id: [timelines.Allocation]}`` of hosts, read when looked up.
+
+    A search on a pool with room looks at the few preferred hosts only:
+    the first :data:`FIRST_HOSTS` (in the hosts' order, that of
+    preference) are read with one statement when one of them is first
+    looked up, all the others with a second one when one of those is.
+    :meth:`read_all` reads every host with one statement instead, for a
+    caller that will look at them all. :meth:`next_end` answers where
+    the next allocation ends without reading the hosts. The allocations
+    are those :func:`read_schedules` describes; the session must still
+    be open when they are looked up.
+    """
+
+    def __init__(self, session, hosts, lower, upper, busy, conditions,
+                 sizes=False):
+        self._session, self._sizes = session, sizes
+        self._hosts, self._order = hosts, list(hosts)
+        # A pool of few hosts is read with one statement, as by read_all.
+        self._first = (frozenset(self._order[:FIRST_HOSTS])
+                       if len(self._order) > FIRST_HOSTS else None)
+        self._read = {}
+        self._done = set()
+        self._window = (lower, upper, busy, tuple(conditions))
+
+    @property
+    def complete(self):
+        """Return whether every host's allocations have been read."""
+        return len(self._done) == len(self._order)
+
+    def __getitem__(self, host):
+        """Return the allocations of ``host``, reading them if need be."""
+        booked = self._read.get(host)
+        if booked is not None:
+            return booked
+        if host not in self._hosts:
+            raise KeyError(host)
+        first = self._first
+        self._fetch(first if first and host in first else None)
+        return self._read[host]
+
+    def __iter__(self):
+        """Iterate over the host ids in the order of preference (no read)."""
+        return iter(self._order)
+
+    def __len__(self):
+        """Return the number of hosts."""
+        return len(self._order)
+
+    def __contains__(self, host):
+        """Return whether ``host`` is one of the hosts (no read)."""
+        return host in self._hosts
+
+    def read_all(self):
+        """Read every host not read yet, with one statement.
+
+        :returns: ``{host_id: [Allocation]}`` of every host, in order.
+        """
+        if not self.complete:
+            self._fetch(None)
+        return self._read
+
+    def _fetch(self, hosts):
+        """Read the allocations of ``hosts`` (None: all not read yet)."""
+        lower, upper, busy, conditions = self._window
+        if hosts is None:
+            which = ALLOCATIONS.c.host_id.in_(
+                sa.select(HOSTS.c.id).where(HOSTS.c.reservable, *conditions))
+            wanted = [host for host in self._order if host not in self._done]
+        else:
+            # The first hosts: a prefix of the order.
+            wanted = self._order[:len(hosts)]
+            which = ALLOCATIONS.c.host_id.in_(sorted(wanted))
+        fresh = {host: [] for host in wanted}
+        _collect(fresh, self._session.execute(
+            _allocations(which, lower, upper, busy, self._sizes)))
+        self._read.update(fresh)
+        self._done.update(fresh)
+
+    def next_end(self, after, until):
+        """Return the first end of an allocation in ``(after, until]``.
+
+        Of the allocations of every host (read or not), as they were
+        read; None if none ends then. One statement on the end_date
+        index: the hosts' conditions are tested on the allocations met,
+        which are few.
+        """
+        lower, upper, busy, conditions = self._window
+        matching = sa.exists().where(HOSTS.c.id == ALLOCATIONS.c.host_id,
+                                     HOSTS.c.reservable, *conditions)
+        return self._session.scalar(
+            sa.select(ALLOCATIONS.c.end_date).where(
+                ALLOCATIONS.c.end_date > max(after, lower),
+                ALLOCATIONS.c.end_date <= until,
+                ALLOCATIONS.c.start_date < upper, matching,
+                *busy.counted())
+            .order_by(ALLOCATIONS.c.end_date).limit(1))
+
+
+def _allocations(which, lower, upper, busy, sizes):
+    """Return the SELECT of the allocations that count in ``[lower, upper)``.
+
+    Of the hosts ``which`` (a condition on host_allocations) selects.
+    """
     window = (ALLOCATIONS.c.host_id, ALLOCATIONS.c.start_date,
               ALLOCATIONS.c.end_date)
     slices = ((ALLOCATIONS.c.whole_host, ALLOCATIONS.c.vcpus,
                ALLOCATIONS.c.memory_mb, ALLOCATIONS.c.disk_gb)
               if sizes else ())
+    return sa.select(*window, *slices).where(
+        which, ALLOCATIONS.c.start_date < upper,
+        ALLOCATIONS.c.end_date > lower, *busy.counted())
+
+
+def _collect(allocations, rows):
+    """Add ``rows`` of :func:`_allocations` to ``{host_id: [Allocation]}``.
+
+    The rows of hosts not in ``allocations`` are left out: a host that
+    stopped matching since the hosts were read, or one read already.
+    """
     make = timelines.Allocation._make
     # Schedules have thousands of rows: one plain loop, no calls per row.
-    for host, start, end, *slice_ in session.execute(
-            sa.select(*window, *slices).where(*counted)):
+    for host, start, end, *slice_ in rows:
         booked = allocations.get(host)
-        # None: a host that stopped matching since the hosts were read.
         if booked is not None:
             booked.append(make((start, end, None if not slice_ or slice_[0]
                                 else tuple(slice_[1:]))))
-    return hosts, allocations
 
 
 def count_matching(session, conditions=()):

@@ -50,10 +50,12 @@ read every allocation that overlaps a window starting in the span.
 
 import bisect
 import collections
+import collections.abc
 import dataclasses
 import datetime
 import heapq
 import itertools
+import operator
 
 from reservation_ext import exceptions
 
@@ -65,6 +67,10 @@ MOST_COPIES = 1000
 # about a second's work.
 MOST_PACKING_VISITS = 1000000
 _ZERO = datetime.timedelta(0)
+# The free starts of a host without allocations: every start. Shared (a
+# take gives the host a list of its own).
+_ALWAYS = ((datetime.datetime.min, _NEVER),)
+_FIRST = operator.itemgetter(0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,6 +169,12 @@ class WholeHosts(_Timeline):
     ``allocations`` is ``{host_id: [Allocation, ...]}`` for every matching
     host (an empty list for a host without any); ``generations`` as for
     :class:`Slices`.
+
+    A host's free starts are worked out when a search first looks at it,
+    and a search stops at the ``need``-th (``most``-th for a take) free
+    host: on a pool with room, a proposal looks at a few hosts of the
+    thousands read. Only a start that does not fit sweeps every host's
+    free starts (:meth:`earliest`).
     """
 
     def __init__(self, span, allocations, need, most, generations=None):
@@ -170,24 +182,35 @@ class WholeHosts(_Timeline):
         self.margin = span.margin
         self.need, self.most = need, most
         self.generations = generations or {}
-        self._booked = {host: list(booked)
-                        for host, booked in allocations.items()}
-        self._free_by_host = None
+        # A take gives a host a new list rather than append to the
+        # caller's. A schedule read as it is looked up (the planner's
+        # Schedules) is not copied, which would read it all.
+        self._source = allocations
+        self._booked = (dict(allocations) if isinstance(allocations, dict)
+                        else _Overlay(allocations))
+        self._free = _Lazy(lambda host: self._free_starts(self._booked[host]))
         self._all_free = None
+        # The ends of the windows taken while the schedule is not all
+        # read (see next_boundary).
+        self._taken_ends = []
 
-    @property
-    def _free(self):
-        """Return ``{host: free starts}``, computed when first needed."""
-        if self._free_by_host is None:
-            self._free_by_host = {host: self._free_starts(booked)
-                                  for host, booked in self._booked.items()}
-        return self._free_by_host
+    def _read_all(self):
+        """Have every host's allocations read, with one statement."""
+        read_all = getattr(self._source, 'read_all', None)
+        if read_all is not None:
+            read_all()
+
+    def _partly_read(self):
+        """Return whether some hosts' allocations are not read yet."""
+        return not getattr(self._source, 'complete', True)
 
     def _sorted_free(self):
         """Return all hosts' free starts in one sorted list (kept by take)."""
         if self._all_free is None:
-            self._all_free = sorted(interval for free in self._free.values()
-                                    for interval in free)
+            self._read_all()
+            free = self._free
+            self._all_free = sorted(interval for host in self._booked
+                                    for interval in free[host])
         return self._all_free
 
     def _free_starts(self, booked):
@@ -196,6 +219,8 @@ class WholeHosts(_Timeline):
         An allocation forbids the starts in ``(start - margin - duration,
         end + margin)``.
         """
+        if not booked:
+            return _ALWAYS
         free, lower = [], datetime.datetime.min
         for left, right in _busy(booked, self.margin + self.span.duration,
                                  self.margin):
@@ -205,24 +230,36 @@ class WholeHosts(_Timeline):
         return free
 
     def _ends(self):
-        return (a.end + self.margin
-                for booked in self._booked.values() for a in booked)
+        self._read_all()
+        # Many allocations end together (a lease's hosts): add the margin
+        # once per distinct end.
+        margin = self.margin
+        return {end + margin for end in {
+            a[1] for booked in self._booked.values() for a in booked}}
 
-    def free_hosts(self, start):
+    def free_hosts(self, start, limit=None):
         """Return the hosts free for a window at ``start``, preferred first.
 
         In the order of ``allocations``' keys: the planner's order of
-        preference as :func:`.planner.read_schedules` reads them.
+        preference as :func:`.planner.read_schedules` reads them; the
+        first ``limit`` of them only, when given.
         """
-        return [host for host, intervals in self._free.items()
-                if _within(intervals, start)]
+        found, free = [], self._free
+        if limit is not None and limit <= 0:
+            return found
+        for host in self._booked:
+            if _within(free[host], start):
+                found.append(host)
+                if len(found) == limit:
+                    break
+        return found
 
     def fits(self, start):
         """Return whether ``need`` hosts are free for a window at ``start``."""
-        return len(self.free_hosts(start)) >= self.need
+        return len(self.free_hosts(start, self.need)) >= self.need
 
     def earliest(self, start):
-        """Return the earliest fit: sweep the hosts' free starts in order.
+        """Return the earliest fit: ``start``, or sweep the free starts.
 
         Where ``need`` hosts are free first, one of them became free: the
         first fit is ``start`` or the beginning of a host's free starts,
@@ -230,12 +267,13 @@ class WholeHosts(_Timeline):
         """
         if start > self.span.last:
             return None
+        # Most searches fit at once: the preferred hosts prove it.
+        if self.fits(start):
+            return start
         intervals = self._sorted_free()
         split = bisect.bisect_right(intervals, (start, _NEVER))
         ends = [upper for _lower, upper in intervals[:split]
                 if upper >= start]
-        if len(ends) >= self.need:
-            return start
         heapq.heapify(ends)
         for lower, upper in itertools.islice(intervals, split, None):
             if lower > self.span.last:
@@ -247,18 +285,44 @@ class WholeHosts(_Timeline):
                 return lower
         return None
 
+    def next_boundary(self, start):
+        """Return the first boundary after ``start`` in the span, or None.
+
+        While the schedule is partly read, the first end of an allocation
+        comes from the DB (``next_end`` of the planner's Schedules): the
+        boundaries of every host are not read to find the next one.
+        """
+        if not self._partly_read():
+            return super().next_boundary(start)
+        last = self.span.last
+        read = self._source.next_end(start - self.margin, last - self.margin)
+        candidates = [moment for moment in self._taken_ends
+                      if start < moment <= last]
+        if read is not None:
+            candidates.append(read + self.margin)
+        return min(candidates, default=None)
+
+    def _freed_at(self, moment):
+        """Note a boundary that a take added (aside while partly read)."""
+        if self._partly_read():
+            self._taken_ends.append(moment)
+        else:
+            super()._freed_at(moment)
+
     def take(self, start):
         """Hold the preferred free hosts (up to ``most``) at ``start``."""
-        hosts = self.free_hosts(start)[:self.most]
+        hosts = self.free_hosts(start, self.most)
         window = self._window(start)
-        intervals = self._sorted_free()
+        intervals = self._all_free
         for host in hosts:
-            for interval in self._free[host]:
-                del intervals[bisect.bisect_left(intervals, interval)]
-            self._booked[host].append(window)
+            if intervals is not None:
+                for interval in self._free[host]:
+                    del intervals[bisect.bisect_left(intervals, interval)]
+            self._booked[host] = self._booked[host] + [window]
             self._free[host] = self._free_starts(self._booked[host])
-            for interval in self._free[host]:
-                bisect.insort(intervals, interval)
+            if intervals is not None:
+                for interval in self._free[host]:
+                    bisect.insort(intervals, interval)
         self._freed_at(window.end + self.margin)
         return hosts
 
@@ -280,19 +344,20 @@ class WholeHosts(_Timeline):
         allocation.
 
         :returns: ``([(from, to, free hosts)], {host_id: [(from, to)]})``
-            with the steps and every host's free periods.
+            with the steps and every host's free periods (worked out for
+            the hosts looked up only: a caller may not show them).
         """
+        self._read_all()
         busy = {host: _busy(booked, self.margin, self.margin)
-                for host, booked in self._booked.items()}
+                for host, booked in self._booked.items() if booked}
         # Every host is free but where it is busy.
         changes = [(moment, step) for intervals in busy.values()
                    for lower, upper in intervals
                    if lower < end and upper > start
                    for moment, step in ((max(lower, start), -1),
                                         (min(upper, end), 1))]
-        return _steps(changes, start, end, len(busy)), {
-            host: _complement(intervals, start, end)
-            for host, intervals in busy.items()}
+        return _steps(changes, start, end, len(self._booked)), _FreePeriods(
+            self._booked, busy, start, end)
 
 
 class Slices(_Timeline):
@@ -473,6 +538,8 @@ class Packed(_Timeline):
         self.wanted = [(tuple(size), count) for size, count in wanted]
         self._booked = {host: list(allocations.get(host, ()))
                         for host in capacity}
+        # What the hosts use at the start last packed (see pack).
+        self._sweep = None
 
     def _ends(self):
         return (a.end + self.margin
@@ -488,9 +555,19 @@ class Packed(_Timeline):
         :returns: ``(placed, short)``: ``[(host, size)]``, one per slice
             placed, and ``(index in wanted, slices left)`` of the first
             size that did not all fit (None when every slice did).
+
+        A search tries the candidate starts in order: what the hosts use
+        is swept from one start to the next (:class:`_Sweep`), each
+        allocation counted in and out once, rather than every host's
+        allocations tested again at each start. A start before the last
+        one, or a take, sweeps anew.
         """
-        used = _Lazy(lambda host: self._used(host, start))
-        return self._place(used)
+        sweep = self._sweep
+        if sweep is None or start < sweep.at:
+            sweep = self._sweep = _Sweep(self._booked, self.margin,
+                                         self.span.duration)
+        sweep.move_to(start)
+        return self._place(_Lazy(sweep.used_of))
 
     def _place(self, used):
         """Place the slices on the hosts, ``used`` as they are; see pack.
@@ -610,6 +687,8 @@ class Packed(_Timeline):
         placed, _short = self.pack(start)
         for host, size in placed:
             self._booked[host].append(self._window(start, size))
+        # The sweep does not know the windows just taken.
+        self._sweep = None
         self._freed_at(start + self.span.duration + self.margin)
         return placed
 
@@ -797,6 +876,116 @@ class _Lazy(dict):
     def __missing__(self, key):
         self[key] = value = self._compute(key)
         return value
+
+
+class _Sweep:
+    """What each host's allocations use in a window that moves on in time.
+
+    An allocation overlaps the window at ``t`` (widened by the margin, as
+    :meth:`_Timeline.overlaps` tests) for ``t`` in ``(start - margin -
+    duration, end + margin)``: it is counted in when the window passes
+    the first and out when it reaches the second (:class:`_Held`).
+    :meth:`move_to` goes forward only.
+    """
+
+    def __init__(self, booked, margin, duration):
+        self.at = datetime.datetime.min
+        self._held = {}
+        self._ins, self._outs = [], []
+        for host, allocations in booked.items():
+            for a in allocations:
+                after, until = a.start - margin - duration, a.end + margin
+                # An empty interval never overlaps: not counted at all.
+                if after < until:
+                    self._ins.append((after, host, a.size))
+                    self._outs.append((until, host, a.size))
+        # By time only: sizes (None or tuples) do not compare.
+        self._ins.sort(key=_FIRST)
+        self._outs.sort(key=_FIRST)
+        self._next_in = self._next_out = 0
+
+    def move_to(self, start):
+        """Count what overlaps a window at ``start`` (not before ``at``)."""
+        ins, outs = self._ins, self._outs
+        while self._next_in < len(ins) and ins[self._next_in][0] < start:
+            self._add(ins[self._next_in], 1)
+            self._next_in += 1
+        while self._next_out < len(outs) and (
+                outs[self._next_out][0] <= start):
+            self._add(outs[self._next_out], -1)
+            self._next_out += 1
+        self.at = start
+
+    def _add(self, event, sign):
+        _moment, host, size = event
+        held = self._held.get(host)
+        if held is None:
+            held = self._held[host] = _Held()
+        held.add(size, sign)
+
+    def used_of(self, host):
+        """Return what ``host`` uses at ``at``: None if busy as a whole."""
+        held = self._held.get(host)
+        return (0, 0, 0) if held is None else held.used
+
+
+class _Overlay(collections.abc.Mapping):
+    """A schedule's lists as changed by takes, over the schedule read.
+
+    Looks the hosts up in ``source`` (without copying it) unless a take
+    gave one a list of its own.
+    """
+
+    def __init__(self, source):
+        self._source, self._changed = source, {}
+
+    def __getitem__(self, host):
+        """Return the allocations of ``host``, taken windows included."""
+        booked = self._changed.get(host)
+        return self._source[host] if booked is None else booked
+
+    def __setitem__(self, host, booked):
+        """Give ``host`` the list ``booked``."""
+        self._changed[host] = booked
+
+    def __iter__(self):
+        """Iterate over the host ids, in the order of preference."""
+        return iter(self._source)
+
+    def __len__(self):
+        """Return the number of hosts."""
+        return len(self._source)
+
+
+class _FreePeriods(collections.abc.Mapping):
+    """``{host_id: [(from, to)]}``: each host's free periods in a period.
+
+    Worked out for a host when first looked up, so that availability pays
+    for the hosts it shows only (none when the caller may not see them).
+    """
+
+    def __init__(self, booked, busy, start, end):
+        self._booked, self._busy = booked, busy
+        self._start, self._end = start, end
+        self._done = {}
+
+    def __getitem__(self, host):
+        """Return the free periods of ``host`` (KeyError if not one)."""
+        periods = self._done.get(host)
+        if periods is None:
+            if host not in self._booked:
+                raise KeyError(host)
+            periods = self._done[host] = _complement(
+                self._busy.get(host, ()), self._start, self._end)
+        return periods
+
+    def __iter__(self):
+        """Iterate over the host ids, in the order of preference."""
+        return iter(self._booked)
+
+    def __len__(self):
+        """Return the number of hosts."""
+        return len(self._booked)
 
 
 class _SeatCount:

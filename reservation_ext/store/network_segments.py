@@ -119,10 +119,10 @@ def drop_holds(session, proposal_ids):
     session.execute(sa.delete(NETWORK_ALLOCATIONS).where(which))
 
 
-def drop_expired_holds(session, now):
-    """Delete the holds that expired at ``now``.
+def drop_expired_holds(session, proposal_ids):
+    """Delete the holds of expired proposals (a list of their ids).
 
     They count for nothing already: no generation moves.
     """
     session.execute(sa.delete(NETWORK_ALLOCATIONS).where(
-        NETWORK_ALLOCATIONS.c.expires_at <= now))
+        NETWORK_ALLOCATIONS.c.proposal_id.in_(proposal_ids)))

@@ -125,13 +125,13 @@ def drop_holds(session, proposal_ids):
     session.execute(sa.delete(STORAGE_POOL_ALLOCATIONS).where(which))
 
 
-def drop_expired_holds(session, now):
-    """Delete the holds that expired at ``now``.
+def drop_expired_holds(session, proposal_ids):
+    """Delete the holds of expired proposals (a list of their ids).
 
     They count for nothing already: no generation moves.
     """
     session.execute(sa.delete(STORAGE_POOL_ALLOCATIONS).where(
-        STORAGE_POOL_ALLOCATIONS.c.expires_at <= now))
+        STORAGE_POOL_ALLOCATIONS.c.proposal_id.in_(proposal_ids)))
 
 
 def reschedule(session, reservation_id, start, end):
