@@ -64,9 +64,12 @@ class WaitForLease(command.Command):
         leases = self.app.client_manager.reservation.lease
         lease_id = _lease_id(self.app.client_manager.reservation,
                              parsed_args.lease, parsed_args.target)
-        if lease_id is _GONE:
-            return
-        first = leases.get(lease_id)
+        first = _GONE if lease_id is _GONE else _read(leases, lease_id)
+        if first is _GONE:
+            if parsed_args.target == DELETED:
+                return
+            raise exceptions.CommandError(
+                'Lease %s could not be found.' % parsed_args.lease)
         target = parsed_args.target or default_target(
             first, datetime.datetime.now(datetime.timezone.utc))
         progress = Progress(first.get('name') or lease_id, target,

@@ -196,10 +196,18 @@ class TestProposals(base.SandboxTestCase):
         self.assertEqual(' ' * 16 + ' ▕' + '█' * 20 + '▏', lines[1])
         self.assertTrue(lines[3].endswith('█' * 30 + ' 3'), chart)
 
+        lease_id = self.run_json(['openstack', 'reservation', 'lease',
+                                  'show', 'waited'], user='demo')['id']
         self.run_cli(['openstack', 'reservation', 'lease', 'delete',
                       'waited'], user='demo')
         self.run_cli(['openstack', 'reservation', 'lease', 'wait', 'waited',
                       '--for', 'deleted', '--interval', '0.5'], user='demo')
+        # By id too, once the lease is gone.
+        self.run_cli(['openstack', 'reservation', 'lease', 'wait', lease_id,
+                      '--for', 'deleted'], user='demo')
+        error = self.run_cli(['openstack', 'reservation', 'lease', 'wait',
+                              lease_id], user='demo', expect_failure=True)
+        self.assertIn('Lease %s could not be found.' % lease_id, error)
         error = self.run_cli(['openstack', 'reservation', 'lease', 'wait',
                               'waited'], user='demo', expect_failure=True)
         self.assertIn("Unable to find resource with name 'waited'", error)
