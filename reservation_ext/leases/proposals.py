@@ -61,7 +61,6 @@ from reservation_ext import dates
 from reservation_ext import exceptions
 from reservation_ext.leases import parsing
 from reservation_ext.leases import schemas
-from reservation_ext.planning import floating_ips
 from reservation_ext.planning import planner
 from reservation_ext.planning import timelines
 from reservation_ext import policy
@@ -214,10 +213,11 @@ class ProposalService:
                 ctx, request, found, searched, now)
             if rows:
                 session.execute(sa.insert(PROPOSALS), rows)
+            generations = _generations(searched)
             if holds:
-                planner.write_holds(session, holds, _generations(searched))
+                planner.write_holds(session, holds, generations)
             for write_holds, written in item_holds.items():
-                write_holds(session, written, _generations(searched))
+                write_holds(session, written, generations)
             names = self._host_names(session, ctx, holds)
         return [_view(row, names.get(row['id'])) for row in rows]
 
@@ -256,9 +256,9 @@ class ProposalService:
         """Make the proposals rows and the holds of the found windows.
 
         Holds of hosts, and the others by who writes them: ``{writer:
-        [(owner, item_id, start, end)]}``, floating IPs (timelines that
-        hold addresses) and what timelines with a ``write_holds`` of
-        their own hold (network segments, storage pools).
+        [(owner, item_id, start, end)]}``, what timelines with a
+        ``write_holds`` of their own hold (floating IPs, network segments,
+        storage pools).
         """
         expires_at = now + datetime.timedelta(
             seconds=self.conf.reservation.proposal_ttl)
@@ -277,7 +277,7 @@ class ProposalService:
                 owner = planner.Owner.hold(row['id'], item, expires_at)
                 for part, part_took in _parts(timeline, took):
                     slices, amount = part.held(part_took)
-                    writer = _hold_writer(part)
+                    writer = getattr(part, 'write_holds', None)
                     if writer is not None:
                         item_holds.setdefault(writer, []).extend(
                             (owner, item_id, start, end)
@@ -318,17 +318,6 @@ def _parts(timeline, took):
     if isinstance(timeline, timelines.AllOf):
         return list(zip(timeline.parts, took))
     return [(timeline, took)]
-
-
-def _hold_writer(timeline):
-    """Return who writes the holds of a timeline not of hosts, or None.
-
-    ``write_holds(session, holds, generations)``: floating IPs' for
-    addresses, the timeline's own for network segments and storage pools.
-    """
-    if getattr(timeline, 'holds_addresses', False):
-        return floating_ips.write_holds
-    return getattr(timeline, 'write_holds', None)
 
 
 def _generations(searched):

@@ -48,10 +48,12 @@ class Addresses(timelines.WholeHosts):
 
     What :func:`read_schedule` read; availability shows the counts of free
     addresses only, not which. A proposal's holds of them are written by
-    :func:`write_holds`, not as hosts (``holds_addresses``).
+    :meth:`write_holds`, not as hosts.
     """
 
-    holds_addresses = True
+    def write_holds(self, session, holds, generations):
+        """Write proposals' holds of the addresses (the module's function)."""
+        write_holds(session, holds, generations)
 
     def timeline(self, start, end):
         """Return the steps of free addresses over ``[start, end)``."""

@@ -252,13 +252,12 @@ class Schedules(collections.abc.Mapping):
         self._first = (frozenset(self._order[:FIRST_HOSTS])
                        if len(self._order) > FIRST_HOSTS else None)
         self._read = {}
-        self._done = set()
         self._window = (lower, upper, busy, tuple(conditions))
 
     @property
     def complete(self):
         """Return whether every host's allocations have been read."""
-        return len(self._done) == len(self._order)
+        return len(self._read) == len(self._order)
 
     def __getitem__(self, host):
         """Return the allocations of ``host``, reading them if need be."""
@@ -267,8 +266,7 @@ class Schedules(collections.abc.Mapping):
             return booked
         if host not in self._hosts:
             raise KeyError(host)
-        first = self._first
-        self._fetch(first if first and host in first else None)
+        self._fetch(first=self._first is not None and host in self._first)
         return self._read[host]
 
     def __iter__(self):
@@ -289,25 +287,23 @@ class Schedules(collections.abc.Mapping):
         :returns: ``{host_id: [Allocation]}`` of every host, in order.
         """
         if not self.complete:
-            self._fetch(None)
+            self._fetch()
         return self._read
 
-    def _fetch(self, hosts):
-        """Read the allocations of ``hosts`` (None: all not read yet)."""
+    def _fetch(self, first=False):
+        """Read the allocations of the first hosts, or of all not read."""
         lower, upper, busy, conditions = self._window
-        if hosts is None:
+        if first:
+            wanted = self._order[:FIRST_HOSTS]
+            which = ALLOCATIONS.c.host_id.in_(sorted(wanted))
+        else:
             which = ALLOCATIONS.c.host_id.in_(
                 sa.select(HOSTS.c.id).where(HOSTS.c.reservable, *conditions))
-            wanted = [host for host in self._order if host not in self._done]
-        else:
-            # The first hosts: a prefix of the order.
-            wanted = self._order[:len(hosts)]
-            which = ALLOCATIONS.c.host_id.in_(sorted(wanted))
+            wanted = [host for host in self._order if host not in self._read]
         fresh = {host: [] for host in wanted}
         _collect(fresh, self._session.execute(
             _allocations(which, lower, upper, busy, self._sizes)))
         self._read.update(fresh)
-        self._done.update(fresh)
 
     def next_end(self, after, until):
         """Return the first end of an allocation in ``(after, until]``.
