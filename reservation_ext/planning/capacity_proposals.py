@@ -130,9 +130,9 @@ class CapacitySlices(timelines._Timeline):
 
         Each host's room is counted only until the slices are placed.
         """
-        return place(((host, self.host_seats(host, start))
-                      for host in self._booked), self.request.amount,
-                     self.request.affinity)
+        return planner.place(((host, self.host_seats(host, start))
+                              for host in self._booked),
+                             self.request.amount, self.request.affinity)
 
     def fits(self, start):
         """Return whether the slices can be placed at ``start``."""
@@ -219,27 +219,6 @@ def seats(capacity, used, size, most=None):
     return min(counts + ([] if most is None else [most]))
 
 
-def place(rooms, amount, affinity):
-    """Place ``amount`` slices as the planner's booking does.
-
-    :param rooms: ``(host, slices it has room for)`` pairs in the order of
-        preference; read only as far as the placing needs.
-    :returns: the host of each slice, or None when they do not fit.
-    """
-    placed = []
-    for host, count in rooms:
-        if affinity:
-            if count >= amount:
-                return [host] * amount
-        elif affinity is None:
-            placed.extend([host] * min(count, amount - len(placed)))
-        elif count:
-            placed.append(host)
-        if len(placed) == amount:
-            return placed
-    return None
-
-
 def timeline(session, request, span, busy, usable, for_update=False):
     """Return the :class:`CapacitySlices` of ``request`` over ``span``.
 
@@ -286,7 +265,7 @@ def check_fits(capacity, request):
             _size_field(capacity, request), 'a server of %s fits none of '
             'the %d reservable host(s) that match the request: %s'
             % (_what(request.size), len(rooms), _NEVER))
-    if place(rooms, request.amount, request.affinity) is None:
+    if planner.place(rooms, request.amount, request.affinity) is None:
         raise exceptions.InvalidInput('amount', _too_many(rooms, request))
 
 

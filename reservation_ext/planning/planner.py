@@ -541,19 +541,35 @@ def _tightest_first(end, busy, overlapping):
 
 
 def _place(rooms, size, amount, affinity):
-    """Pick a host for each of ``amount`` slices; None if they do not fit."""
-    seats = {host_id: _seats(room, size, amount)
-             for host_id, (_generation, room) in rooms.items()}
-    if affinity:
-        hosts = [host_id for host_id, count in seats.items()
-                 if count >= amount][:1]
-        return hosts * amount if hosts else None
-    if affinity is not None:
-        hosts = list(seats)[:amount]
-        return hosts if len(hosts) == amount else None
-    placed = [host_id for host_id, count in seats.items()
-              for _seat in range(count)][:amount]
-    return placed if len(placed) == amount else None
+    """Pick a host for each of ``amount`` slices; None if they do not fit.
+
+    ``rooms`` are the hosts with room for one slice at least
+    (:func:`_slice_rooms`).
+    """
+    return place(((host_id, _seats(room, size, amount))
+                  for host_id, (_generation, room) in rooms.items()),
+                 amount, affinity)
+
+
+def place(rooms, amount, affinity):
+    """Place ``amount`` slices by ``affinity`` (see :func:`allocate_slices`).
+
+    :param rooms: ``(host, slices it has room for)`` pairs in the order of
+        preference; read only as far as the placing needs.
+    :returns: the host of each slice, or None when they do not fit.
+    """
+    placed = []
+    for host, count in rooms:
+        if affinity:
+            if count >= amount:
+                return [host] * amount
+        elif affinity is None:
+            placed.extend([host] * min(count, amount - len(placed)))
+        elif count:
+            placed.append(host)
+        if len(placed) == amount:
+            return placed
+    return None
 
 
 def _seats(room, size, amount):

@@ -226,7 +226,7 @@ class TestCapacityTimeline(base.TestCase):
             with self.subTest(case=case):
                 self.assertEqual(
                     planner._place(rooms, size, amount, affinity),
-                    capacity_proposals.place(counts, amount, affinity))
+                    planner.place(counts, amount, affinity))
 
     def test_eight_larges_with_affinity_wait_for_a_whole_host(self):
         # Host 0 is taken whole until 500, host 1 half until 300: 8
