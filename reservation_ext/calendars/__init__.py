@@ -19,13 +19,16 @@ reservation-ext[dashboard]``, beside blazar-dashboard).
   a step chart and the schedule proposals (POST /v1/leases/proposals) as
   slots; a slot's click makes the lease.
 - :mod:`.admin`: *Admin > Reservation > Calendar*, the reservable hosts
-  by time with the leases booking each, their power and failure state.
+  by time with the leases booking each, their power and failure state,
+  and their preemptible and gap-filling servers.
 - :mod:`.enabled`: Horizon's enabled files of the two panels, which an
   operator copies into ``openstack_dashboard/local/enabled/``.
-- :mod:`.api`: the lease API through python-blazarclient, as the user.
-- :mod:`.timeline` and :mod:`.search`: pure functions, the API's
-  answers as the timelines' rows and the request form as the API's
-  questions; :mod:`.common`: the views' JSON errors and clock.
+- :mod:`.api`: the lease API through python-blazarclient (and Nova's
+  server list), as the user.
+- :mod:`.timeline`, :mod:`.load` and :mod:`.search`: pure functions, the
+  API's answers as the timelines' rows (:mod:`.load`: the servers that
+  are a host's load) and the request form as the API's questions;
+  :mod:`.common`: the views' JSON errors and clock.
 - :mod:`.apps`: the Django app (label ``reservation_calendar``) whose
   ``static/reservation_calendar/`` holds calendar.js (the SVG timelines
   and the step chart, no library) and calendar.scss.

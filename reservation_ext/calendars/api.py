@@ -20,19 +20,24 @@ python-blazarclient has no method for (availability, proposals, a lease
 from a proposal, all allocations) go through its JSON adapter, as the
 OpenStackClient plugin's commands do (:mod:`reservation_ext.osc.v1`),
 so that errors are its ``BlazarClientException`` with the API's
-message.
+message. The admin calendar's servers come from Nova's ``compute``
+endpoint in the catalog with the same session (:func:`all_servers`);
+its errors are keystoneauth's.
 """
 
 import urllib.parse
 
 from blazarclient import client as blazar_client
 from django.conf import settings
+from keystoneauth1 import adapter
 from keystoneauth1.identity import v3
 from keystoneauth1 import session
 
+from reservation_ext.clients import compute
 
-def client(request):
-    """A python-blazarclient client acting as the request's user."""
+
+def _session(request):
+    """A keystoneauth session acting as the request's user."""
     auth = v3.Token(settings.OPENSTACK_KEYSTONE_URL,
                     request.user.token.id,
                     project_id=request.user.project_id,
@@ -42,8 +47,12 @@ def client(request):
     # Horizon's own rule: no verification if insecure, else its CA file
     # when it has one.
     verify = not insecure and (cacert or True)
-    return blazar_client.Client(session=session.Session(
-        auth=auth, verify=verify))
+    return session.Session(auth=auth, verify=verify)
+
+
+def client(request):
+    """A python-blazarclient client acting as the request's user."""
+    return blazar_client.Client(session=_session(request))
 
 
 def _json(request):
@@ -96,3 +105,22 @@ def allocations(request):
     """Every host's bookings (GET /v1/os-hosts/allocations)."""
     _resp, body = _json(request).get('/os-hosts/allocations')
     return body['allocations']
+
+
+def all_servers(request):
+    """Every project's servers (Nova's GET /servers/detail?all_tenants=1).
+
+    At the engine's microversion, which shows each server's flavor with
+    its extra specs and its scheduler hints; page after page, as Nova
+    cuts a long list (``[api] max_limit``).
+    """
+    nova = adapter.Adapter(session=_session(request), service_type='compute',
+                           default_microversion=compute.HINTS_MICROVERSION)
+    servers, query = [], {'all_tenants': 1}
+    while True:
+        body = nova.get('/servers/detail', params=query).json()
+        servers.extend(body['servers'])
+        # Nova links the next page only when this one is full.
+        if not body['servers'] or not body.get('servers_links'):
+            return servers
+        query = dict(query, marker=body['servers'][-1]['id'])

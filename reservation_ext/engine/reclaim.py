@@ -243,7 +243,7 @@ class Reclaimer:
         by_id = {server['id']: server for server in servers}
         mine, others = [], []
         for server in servers:
-            if _is_preemptible(server):
+            if preemptible_placement.server_is_preemptible(server):
                 mine.append(reclaim_choice.Server(
                     server['id'], _size(server), server['created']))
             elif not _is_booked(server, reserved):
@@ -256,9 +256,9 @@ class Reclaimer:
     def servers_on(self, service_name):
         """Return a host's servers, Nova's views: ``(preemptible, others)``."""
         servers = self.clients.nova.servers_with_hints_on(service_name)
-        return ([server for server in servers if _is_preemptible(server)],
-                [server for server in servers
-                 if not _is_preemptible(server)])
+        preemptible = preemptible_placement.server_is_preemptible
+        return ([server for server in servers if preemptible(server)],
+                [server for server in servers if not preemptible(server)])
 
     def stop(self, ctx, server, hostname, booking=None):
         """Delete or shelve one preemptible server, then say so.
@@ -302,12 +302,6 @@ def _by_host(bookings):
     for booking in bookings:
         by_host[booking.host_id].append(booking)
     return dict(sorted(by_host.items()))
-
-
-def _is_preemptible(server):
-    return preemptible_placement.is_preemptible(
-        server.get('flavor', {}).get('extra_specs'),
-        server.get('scheduler_hints'))
 
 
 def _is_booked(server, reserved):

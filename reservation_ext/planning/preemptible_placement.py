@@ -79,6 +79,16 @@ def is_preemptible(extra_specs, hints):
                (extra_specs.get(EXTRA_SPEC), _one((hints or {}).get(HINT))))
 
 
+def server_is_preemptible(server):
+    """Return whether a server is preemptible, from its view in Nova.
+
+    The view at a microversion that shows the flavor's extra specs and
+    the scheduler hints (2.100), as the engine and the calendar list them.
+    """
+    return is_preemptible(server.get('flavor', {}).get('extra_specs'),
+                          server.get('scheduler_hints'))
+
+
 def _one(hint):
     """Return a hint's value; Nova keeps them as lists of one."""
     if isinstance(hint, (list, tuple)):

@@ -14,16 +14,18 @@
 
 The sandbox runs with ``--dashboard``, which enables the calendar panels
 beside blazar-dashboard's. The demo user has a host lease and an
-instance capacity lease (made with the CLI) and sees them in the
-*Hosts* and *Instance capacity* rows of Project > Reservations >
-Calendar; asks for "1 host with gpu=true for 2 days" and gets the free
-capacity as a step chart (none while the lease holds the only GPU host)
-and proposal slots (after it); clicks the first slot, which makes a
-lease that the calendar and the lease API then show. The admin sees the
-hosts by time in Admin > Reservation > Calendar, both host leases on
-the GPU host, the capacity lease's seat on another, each host's power
-state and the failure of the host whose nova-compute is disabled; the
-demo user has no such panel.
+instance capacity lease (made with the CLI), a preemptible server and a
+gap-filling one (a server leased from now for six hours, booted with
+the unmodified client), and sees the leases in the *Hosts*, *Servers*
+and *Instance capacity* rows of Project > Reservations > Calendar; asks
+for "1 host with gpu=true for 2 days" and gets the free capacity as a
+step chart (none while the lease holds the only GPU host) and proposal
+slots (after it); clicks the first slot, which makes a lease that the
+calendar and the lease API then show. The admin sees the hosts by time
+in Admin > Reservation > Calendar, both host leases on the GPU host,
+the capacity lease's seat on another, the two servers as their host's
+load, each host's power state and the failure of the host whose
+nova-compute is disabled; the demo user has no such panel.
 Every page is saved as a numbered PNG in
 ``$RESERVATION_CALENDAR_SCREENSHOT_DIR`` (default: the checkout's
 ``.ci/artifacts/calendar/``).
@@ -32,6 +34,7 @@ Every page is saved as a numbered PNG in
 import datetime
 import glob
 import itertools
+import json
 import os
 
 from selenium.webdriver.support import ui
@@ -55,6 +58,10 @@ GPU = '["=", "$gpu", "true"]'
 HOST_LEASE = 'calendar-host-lease'
 CAPACITY_LEASE = 'calendar-capacity-lease'
 SLOT_LEASE = 'calendar-slot-lease'
+SPOT = 'calendar-spot'
+GAP_SERVER = 'calendar-gap'
+GAP_LEASE = 'calendar-gap-lease'
+HYPERVISOR = 'OS-EXT-SRV-ATTR:hypervisor_hostname'
 PAGE = 'project/reservation_calendar/'
 ADMIN_PAGE = 'admin/reservation_calendar/'
 
@@ -108,6 +115,7 @@ class TestCalendar(base.SandboxTestCase):
     def test_a_member_plans_a_lease_that_the_admin_sees_on_its_host(self):
         self.fail_a_host()
         host_lease_end = self.lease_the_gpu_host_for_a_day()
+        servers = self.boot_the_load()
         self.lease_capacity_for_a_day()
         self.log_in('demo')
         self.see_the_leases_in_their_rows()
@@ -115,6 +123,7 @@ class TestCalendar(base.SandboxTestCase):
         self.take_the_slot(first_slot)
         self.log_in('admin')
         self.see_the_hosts_calendar()
+        self.see_the_load_on_its_host(*servers)
 
     def test_a_member_has_no_admin_calendar(self):
         self.log_in('demo')
@@ -169,6 +178,27 @@ class TestCalendar(base.SandboxTestCase):
         return self.lease_for_a_day(
             CAPACITY_LEASE, 'resource_type=virtual:instance,vcpus=1,'
             'memory_mb=512,disk_gb=1,amount=1,affinity=False')
+
+    def boot_the_load(self):
+        """The demo user's preemptible and gap-filling servers' ids.
+
+        After the host lease, which closes the GPU host to preemptible
+        servers, and before the capacity lease, whose free seat would
+        close the other reservable host to them.
+        """
+        boot = ['openstack', 'server', 'create', '--flavor', '1', '--image',
+                self.sandbox.env['demo']['SANDBOX_IMAGE'], '--nic', 'none',
+                '--wait']
+        spot = self.run_json(boot + ['--hint', 'preemptible=true', SPOT],
+                             user='demo')
+        end = datetime.datetime.now(datetime.timezone.utc) + (
+            datetime.timedelta(hours=6))
+        gap = self.run_json(boot + [
+            '--hint', 'reserved=True', '--hint', 'lease_params=' + json.dumps(
+                {'name': GAP_LEASE, 'start': 'now',
+                 'end': end.strftime('%Y-%m-%d %H:%M')}), GAP_SERVER],
+            user='demo')
+        return spot['id'], gap['id']
 
     def bar_css(self, lease, row='[data-kind=hosts]'):
         """The CSS selector of ``lease``'s bars in the rows ``row``."""
@@ -289,3 +319,39 @@ class TestCalendar(base.SandboxTestCase):
                 self.assertEqual('ok', badges['rc-healthy'])
         self.assertTrue(self.host(FAILED_HOST)['failure'])
         page.settle('hosts-calendar')
+
+    def see_the_load_on_its_host(self, spot_id, gap_id):
+        """As the admin: the two servers, each on the row of its host."""
+        page = self.browser
+        # By id: the admin's server show finds names in its own project.
+        gap_server = self.run_json(['openstack', 'server', 'show', gap_id])
+        spot_server = self.run_json(['openstack', 'server', 'show', spot_id])
+        gap_row = '[data-host="%s"]' % gap_server[HYPERVISOR]
+        gap = page.find('.rc-row%s .rc-bar[data-server="%s"]' % (
+            gap_row, GAP_SERVER))
+        self.assertIn('rc-kind-gap_filling', gap.get_attribute('class'))
+        self.assertEqual(GAP_LEASE, gap.get_attribute('data-lease'))
+        # Until its lease's end, which its metadata shows.
+        self.assertEqual(gap_server['properties']['reservation:end'],
+                         gap.get_attribute('data-end'))
+        # Its bar takes the place of its lease's slice: one bar, not two.
+        self.assertEqual(1, len(page.find_all(self.bar_css(GAP_LEASE,
+                                                           gap_row))))
+        spot = page.find('.rc-row[data-host="%s"] .rc-bar[data-server="%s"]'
+                         % (spot_server[HYPERVISOR], SPOT))
+        self.assertIn('rc-kind-preemptible', spot.get_attribute('class'))
+        self.assertIsNone(spot.get_attribute('data-end'))
+        # The admin sees whose it is.
+        title = spot.find_element('css selector', 'title').get_attribute(
+            'textContent')
+        self.assertIn('preemptible server ' + SPOT, title)
+        self.assertIn('project ' + spot_server['project_id'], title)
+        badges = {}
+        for server, text in ((spot_server, '1 preemptible'),
+                             (gap_server, '1 gap-filling')):
+            badges.setdefault(server[HYPERVISOR], []).append(text)
+        for host, texts in badges.items():
+            self.assertEqual(', '.join(texts), page.find(
+                '.rc-row[data-host="%s"] .rc-load' % host).text)
+        page.click('.rc-range button[data-days="1"]')
+        page.settle('hosts-calendar-load')

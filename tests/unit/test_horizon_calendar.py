@@ -12,13 +12,15 @@
 
 """The calendar panels' pure helpers: rows of leases and hosts, requests.
 
-:mod:`reservation_ext.calendars.timeline` and
+:mod:`reservation_ext.calendars.timeline`,
+:mod:`reservation_ext.calendars.load` and
 :mod:`reservation_ext.calendars.search` need neither Django nor Horizon;
 the pages themselves are tested in a browser (tests/e2e/test_calendar.py).
 """
 
 import datetime
 
+from reservation_ext.calendars import load
 from reservation_ext.calendars import search
 from reservation_ext.calendars import timeline
 from tests import base
@@ -194,6 +196,150 @@ class HostRowsTest(base.TestCase):
                                      'power_failure': 'no answer'})
         self.assertEqual('power failure: no answer', state['problem'])
         self.assertEqual('3', state['id'])
+
+
+def _server(name, host='compute-1', **fields):
+    """A server view as Nova gives it at microversion 2.100 to an admin."""
+    return dict({'id': name + '-id', 'name': name, 'status': 'ACTIVE',
+                 'tenant_id': 'p2', 'created': '2030-01-10T07:59:58Z',
+                 'OS-SRV-USG:launched_at': '2030-01-10T08:00:00.000000',
+                 'OS-EXT-SRV-ATTR:hypervisor_hostname': host,
+                 'flavor': {'extra_specs': {}}, 'scheduler_hints': {},
+                 'metadata': {}}, **fields)
+
+
+def _server_lease(name, server, **fields):
+    """The lease of a server booted with ``reserved=True``."""
+    reservation = dict(SERVER, id='r-' + name, server_id=server['id'],
+                       shared_pool=False, host='compute-1')
+    return _lease(name, reservation, **dict({
+        'status': 'ACTIVE', 'start_date': '2030-01-10T08:00:00.250000',
+        'created_at': '2030-01-10 08:00:00',
+        'end_date': '2030-01-10T12:00:00.000000'}, **fields))
+
+
+SPOT = _server('spot', flavor={'extra_specs': {
+    'reservation:preemptible': 'true'}})
+HINTED = _server('hinted', scheduler_hints={'preemptible': ['True']})
+GAP = _server('vm-gap')
+GAP_LEASE = _server_lease('gap-run', GAP)
+
+
+class LoadKindTest(base.TestCase):
+    """Which servers are a host's load, and of which kind."""
+
+    def kind(self, server, *leases):
+        """The load kind of ``server`` among ``leases``."""
+        return load.load_kind(server, load.server_leases(leases))
+
+    def test_a_preemptible_flavor_or_hint_makes_a_preemptible_server(self):
+        self.assertEqual(load.PREEMPTIBLE, self.kind(SPOT))
+        self.assertEqual(load.PREEMPTIBLE, self.kind(HINTED))
+
+    def test_a_reserved_flavor_is_never_preemptible(self):
+        seat = _server('seat', flavor={'extra_specs': {
+            'reservation:preemptible': 'true', 'reservation:id': 'r-1'}})
+        self.assertIsNone(self.kind(seat))
+
+    def test_a_server_leased_from_its_boot_in_a_gap_fills_it(self):
+        self.assertEqual(load.GAP_FILLING, self.kind(GAP, GAP_LEASE))
+
+    def test_a_start_in_the_second_the_lease_was_made_is_its_boot(self):
+        lease = _server_lease('gap-run', GAP,
+                              start_date='2030-01-10T08:00:00.999999')
+        self.assertEqual(load.GAP_FILLING, self.kind(GAP, lease))
+
+    def test_a_server_reserved_in_advance_fills_no_gap(self):
+        later = _server_lease('later', GAP,
+                              start_date='2030-01-10T08:01:00.000000')
+        self.assertIsNone(self.kind(GAP, later))
+
+    def test_a_server_in_the_shared_pool_fills_no_gap(self):
+        lease = _server_lease('pool', GAP)
+        lease['reservations'][0]['shared_pool'] = True
+        self.assertIsNone(self.kind(GAP, lease))
+
+    def test_a_server_on_a_capacity_seat_or_unleased_is_no_load(self):
+        capacity = _lease('mixed', CAPACITY, start_date=GAP_LEASE[
+            'start_date'], created_at=GAP_LEASE['created_at'])
+        self.assertIsNone(self.kind(GAP, capacity))
+        self.assertIsNone(self.kind(_server('plain'), GAP_LEASE))
+
+
+class WithLoadTest(base.TestCase):
+    """The admin calendar's rows with each host's load."""
+
+    HOSTS = [{'id': '1', 'hypervisor_hostname': 'compute-1'},
+             {'id': '2', 'hypervisor_hostname': 'compute-2'}]
+    # GAP_LEASE's slice of compute-1, as the allocations list it.
+    ALLOCATIONS = [{'resource_id': '1', 'reservations': [
+        {'id': 'r-gap-run', 'lease_id': 'gap-run-id',
+         'start_date': '2030-01-10T08:00:00.250000',
+         'end_date': '2030-01-10T12:00:00.000000'}]}]
+
+    def rows(self, servers):
+        """The rows of HOSTS with GAP_LEASE and ``servers`` on them."""
+        rows = timeline.host_rows(self.HOSTS, self.ALLOCATIONS, [GAP_LEASE])
+        return load.with_load(rows, servers, [GAP_LEASE])
+
+    def test_a_preemptible_server_runs_from_its_launch_with_no_end(self):
+        first, _second = self.rows([SPOT])
+        [bar] = [bar for bar in first['bars'] if 'server' in bar]
+        self.assertEqual({
+            'kind': 'preemptible', 'server': 'spot', 'server_id': 'spot-id',
+            'server_status': 'ACTIVE', 'project_id': 'p2',
+            'launched_at': '2030-01-10T08:00:00Z',
+            'start': '2030-01-10T08:00:00Z', 'end': None}, bar)
+
+    def test_a_server_not_launched_yet_starts_at_its_creation(self):
+        building = dict(SPOT, **{'OS-SRV-USG:launched_at': None})
+        [bar] = [bar for bar in self.rows([building])[0]['bars']
+                 if 'server' in bar]
+        self.assertEqual('2030-01-10T07:59:58Z', bar['start'])
+
+    def test_a_gap_filling_server_takes_its_lease_slice_place(self):
+        first, _second = self.rows([GAP])
+        [bar] = first['bars']
+        self.assertEqual(
+            ('gap_filling', 'vm-gap', 'gap-run', 'r-gap-run', 'ACTIVE',
+             '2030-01-10T08:00:00Z', '2030-01-10T12:00:00Z'),
+            (bar['kind'], bar['server'], bar['lease'], bar['reservation_id'],
+             bar['status'], bar['start'], bar['end']))
+
+    def test_without_the_server_its_lease_slice_stays(self):
+        [bar] = self.rows([])[0]['bars']
+        self.assertEqual(('gap-run', 'servers'), (bar['lease'], bar['kind']))
+
+    def test_each_host_counts_its_own_load(self):
+        first, second = self.rows([
+            SPOT, GAP, dict(HINTED, **{
+                'OS-EXT-SRV-ATTR:hypervisor_hostname': 'compute-2'}),
+            _server('plain'), _server('pool', host='compute-9'),
+            dict(SPOT, id='shelved', **{
+                'OS-EXT-SRV-ATTR:hypervisor_hostname': None})])
+        self.assertEqual({'preemptible': 1, 'gap_filling': 1}, first['load'])
+        self.assertEqual('1 preemptible, 1 gap-filling',
+                         first['load_summary'])
+        # The bounded bars before the open-ended ones.
+        self.assertEqual(['vm-gap', 'spot'],
+                         [bar['server'] for bar in first['bars']])
+        self.assertEqual(['hinted'],
+                         [bar['server'] for bar in second['bars']])
+        self.assertEqual('1 preemptible', second['load_summary'])
+
+    def test_the_leases_come_before_the_load(self):
+        early = dict(SPOT, **{'OS-SRV-USG:launched_at': '2030-01-01T00:00'})
+        [row] = load.with_load(timeline.host_rows(
+            self.HOSTS[:1], self.ALLOCATIONS, [GAP_LEASE]), [early],
+            [GAP_LEASE])
+        self.assertEqual(['gap-run', None],
+                         [bar.get('lease') for bar in row['bars']])
+
+    def test_an_idle_host_has_no_load_summary(self):
+        _first, second = self.rows([])
+        self.assertEqual({'preemptible': 0, 'gap_filling': 0},
+                         second['load'])
+        self.assertIsNone(second['load_summary'])
 
 
 class AnswersTest(base.TestCase):

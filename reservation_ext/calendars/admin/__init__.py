@@ -13,6 +13,7 @@
 """Admin > Reservation > Calendar: the reservable hosts over time.
 
 panel (the Horizon panel, administrators only), urls and views (the
-page, with the hosts, their power and failure state and the leases
-booking each), templates/reservation_calendar/index.html.
+page, with the hosts, their power and failure state, the leases booking
+each and their preemptible and gap-filling servers),
+templates/reservation_calendar/index.html.
 """

@@ -34,6 +34,8 @@
   // Axis steps to choose from: the first that leaves room for labels.
   var STEPS = [HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY,
                14 * DAY, 30 * DAY, 91 * DAY, 365 * DAY];
+  // The kinds of a host's load (reservation_ext.calendars.load.KINDS).
+  var LOAD_NAMES = {preemptible: 'preemptible', gap_filling: 'gap-filling'};
 
   function html(name, attrs, parent, text) {
     return placed(document.createElement(name), attrs, parent, text);
@@ -66,6 +68,11 @@
 
   function time(text) {
     return text ? new Date(text).getTime() : NaN;
+  }
+
+  // A bar's end; a preemptible server's bar has none: it runs on.
+  function endTime(bar) {
+    return bar.end ? time(bar.end) : Infinity;
   }
 
   function pad(number) {
@@ -118,9 +125,13 @@
     }
     var from = now - HOUR;
     var to = now + DAY;
+    // "All leases": a preemptible server (no end) that started long ago
+    // would squeeze them; its bar starts at the left edge then.
     bars.forEach(function (bar) {
-      from = Math.min(from, time(bar.start));
-      to = Math.max(to, time(bar.end));
+      if (bar.end) {
+        from = Math.min(from, time(bar.start));
+        to = Math.max(to, time(bar.end));
+      }
     });
     var margin = (to - from) / 30;
     return [from - margin, to + margin];
@@ -136,7 +147,7 @@
           break;
         }
       }
-      ends[lane] = time(bar.end);
+      ends[lane] = endTime(bar);
       return lane;
     });
   }
@@ -181,21 +192,23 @@
 
   function drawBar(lane, scale, bar, y) {
     var x1 = scale.x(time(bar.start));
-    var x2 = Math.max(x1 + 3, scale.x(time(bar.end)));
+    var x2 = Math.max(x1 + 3, bar.end ? scale.x(time(bar.end)) : scale.width);
     var group = svg('g', {
       'class': 'rc-bar rc-kind-' + bar.kind + ' rc-status-' +
         (bar.status || '').toLowerCase(),
       'data-lease': bar.lease, 'data-lease-id': bar.lease_id,
-      'data-reservation-id': bar.reservation_id, 'data-start': bar.start,
+      'data-reservation-id': bar.reservation_id, 'data-server': bar.server,
+      'data-server-id': bar.server_id, 'data-start': bar.start,
       'data-end': bar.end}, lane);
-    svg('title', {}, group, barTitle(bar));
+    svg('title', {}, group, bar.server_id ? serverTitle(bar) : barTitle(bar));
     svg('rect', {x: x1, y: y, width: x2 - x1, height: LANE_HEIGHT - 4,
                  rx: 3}, group);
     var clip = 'rc-clip-' + Math.random().toString(36).slice(2);
     var clipPath = svg('clipPath', {id: clip}, group);
     svg('rect', {x: x1, y: y, width: x2 - x1 - 2, height: LANE_HEIGHT}, clipPath);
     svg('text', {x: x1 + 4, y: y + LANE_HEIGHT - 9, 'clip-path': 'url(#' +
-                 clip + ')'}, group,
+                 clip + ')'}, group, bar.server_id ?
+        bar.server + ' (' + LOAD_NAMES[bar.kind] + ')' :
         bar.lease + (bar.summary ? ': ' + bar.summary : ''));
   }
 
@@ -210,6 +223,23 @@
       lines.push('project ' + bar.project_id);
     }
     lines.push('reservation ' + bar.reservation_id);
+    return lines.join('\n');
+  }
+
+  /* A server of a host's load: the admin sees whose it is. */
+  function serverTitle(bar) {
+    var lines = [LOAD_NAMES[bar.kind] + ' server ' + bar.server + ' (' +
+                 (bar.server_status || '?') + ')'];
+    if (bar.end) {
+      lines.push(formatDate(time(bar.start), true) + ' to ' +
+                 formatDate(time(bar.end), true) + ' UTC, lease ' +
+                 bar.lease + ' (' + (bar.status || '?') + ')');
+    } else {
+      lines.push('since ' + formatDate(time(bar.start), true) +
+                 ' UTC, until a booking needs its room');
+    }
+    lines.push('project ' + bar.project_id);
+    lines.push('server ' + bar.server_id);
     return lines.join('\n');
   }
 
@@ -298,6 +328,10 @@
     }
     if (!row.problem && row.reservable !== false) {
       html('span', {'class': 'label label-success rc-healthy'}, states, 'ok');
+    }
+    if (row.load_summary) {
+      html('span', {'class': 'label label-default rc-load'}, states,
+           row.load_summary);
     }
   }
 
