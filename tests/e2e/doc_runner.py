@@ -21,21 +21,44 @@ sandbox's state directory and ``doc`` the checkout's docs, starting from
 a PATH without the sandbox's clients: the openrc files put them there,
 as for a user. A ``<placeholder>`` is filled from the output of the
 commands before it (:data:`FILLS`).
+
+A page whose comment says ``.. doc-runner: starts-sandboxes`` starts its
+sandboxes itself: a ``./run-sandbox`` or ``reservation-sandbox`` command
+runs in the background, as in another shell (:class:`BackgroundSandbox`),
+and the next command waits for its ``sandbox ready`` line; the sandbox
+runs until the page's next sandbox command, or the shell's end. Its
+``/tmp/NAME`` paths are ``TMP/NAME`` of a directory of the test's.
 """
 
 import os
 import queue
 import re
 import shlex
+import signal
 import subprocess
 import threading
+import time
 import uuid
+
+from harness import sandbox as sandbox_mod
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 COMMAND_TIMEOUT = 300
 _PLACEHOLDER = re.compile(r'<([a-z][a-z_ ]*)>')
 _UUID = '[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}'
+# What a page's commands copy from earlier output: ids, a sandbox's URLs
+# (their ports are chosen at each start) and IPv4 addresses (Neutron
+# picks them); a URL first, so that its address is not taken alone.
+_LITERAL = '|'.join((r'https?://(?:127\.0\.0\.1|localhost):\d+', _UUID,
+                     r'(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?!\d|\.\d)'))
+# The marker of a page that starts its sandboxes with its own commands.
+STARTS_SANDBOXES = 'starts-sandboxes'
+# The commands that start a sandbox, as the docs write them.
+SANDBOX_COMMANDS = ('./run-sandbox', 'reservation-sandbox')
+# argparse's last line when a command's arguments are refused.
+_ARGUMENT_ERROR = re.compile(r'^[\w.-]+: error: ')
+_TMP_PATH = re.compile(r'(?<![\w/.~-])/tmp/(?=[\w.-])')
 
 
 def readme_commands(text, first, last):
@@ -163,6 +186,9 @@ def literal_ids(command, history):
     the id at the same place of that step's actual output (the same key
     or column, the same rank among them). Other ids stay as written.
 
+    The same holds for a sandbox's URL (``http://127.0.0.1:PORT``) and
+    an IPv4 address.
+
     :param history: ``[(shown, actual)]`` of the steps before, in order.
     """
     def swap(match):
@@ -176,19 +202,27 @@ def literal_ids(command, history):
                         % (match.group(0), actual))
                 return value
         return match.group(0)
-    return re.sub(_UUID, swap, command)
+    return re.sub(_LITERAL, swap, command)
 
 
 def _ids(text):
-    """``(shape, id)`` of each id in ``text``, in order.
+    """``(shape, id)`` of each id (URL, address) in ``text``, in order.
 
-    The shape is what precedes the id on its line, without the table's
-    borders and spaces: its key, or its row's first cells.
+    The shape is its kind and what precedes it on its line, without the
+    table's borders and spaces: its key, or its row's first cells.
     """
     for line in text.splitlines():
-        for match in re.finditer(_UUID, line):
-            prefix = re.sub(_UUID, '', line[:match.start()])
-            yield re.sub(r'[\s|+]', '', prefix), match.group(0)
+        for match in re.finditer(_LITERAL, line):
+            prefix = re.sub(_LITERAL, '', line[:match.start()])
+            yield ((_kind(match.group(0)), re.sub(r'[\s|+]', '', prefix)),
+                   match.group(0))
+
+
+def _kind(value):
+    """An id, a URL or an address: each counted among its own kind."""
+    if re.fullmatch(_UUID, value):
+        return 'id'
+    return 'url' if value.startswith('http') else 'address'
 
 
 def _place(text, value):
@@ -203,6 +237,35 @@ def _place(text, value):
 def _nth(text, shape, rank):
     found = [value for each, value in _ids(text) if each == shape]
     return found[rank] if rank < len(found) else None
+
+
+def starts_sandbox(command):
+    """Whether ``command`` is a sandbox's, run as in another shell."""
+    words = command.split(None, 1)
+    return bool(words) and words[0] in SANDBOX_COMMANDS
+
+
+def sandbox_error(shown):
+    """A regex of the error a sandbox command's shown output ends in.
+
+    None when it ends otherwise (e.g. in ``sandbox ready``): the command
+    must then start a sandbox. Numbers may differ, as in
+    :func:`expected_error`; a ``[status N]`` line after it is not part
+    of it.
+    """
+    lines = [line for line in shown.splitlines()
+             if line.strip() and expected_status(line) is None]
+    if not lines or not _ARGUMENT_ERROR.match(lines[-1]):
+        return None
+    return re.sub(r'\d+', r'\\d+', re.escape(lines[-1].strip()))
+
+
+def tmp_mapped(command, tmp_dir):
+    """``command`` with each ``/tmp/NAME`` path as ``tmp_dir/NAME``.
+
+    So that a page's ``/tmp/sb`` is the test's own, never a reader's.
+    """
+    return _TMP_PATH.sub(lambda match: tmp_dir.rstrip('/') + '/', command)
 
 
 def expected_status(shown):
@@ -224,20 +287,100 @@ def expected_error(shown):
     return None
 
 
-class DocShell:
-    """One bash that runs the docs' commands in order, as a user's shell."""
+class BackgroundSandbox:
+    """A sandbox command run as in another shell, until it is stopped.
 
-    def __init__(self, state_dir, workdir):
-        for name, target in (('.sandbox', state_dir),
-                             ('doc', os.path.join(CHECKOUT, 'doc'))):
+    It has a session of its own, as a shell's foreground job has a
+    process group: :meth:`stop` sends that group SIGINT, as Ctrl-C in
+    that shell would. The sandbox's own children have sessions of their
+    own and stop with it.
+    """
+
+    def __init__(self, command, workdir, env):
+        self.command = command
+        self.output = []
+        self._ready = threading.Event()
+        self.process = subprocess.Popen(
+            ['bash', '--noprofile', '--norc', '-c', command], cwd=workdir,
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        # Also drains the pipe after ``sandbox ready``, so that the
+        # sandbox never blocks on a full pipe.
+        for line in self.process.stdout:
+            self.output.append(line)
+            if line.strip() == sandbox_mod.READY_LINE:
+                self._ready.set()
+
+    def text(self):
+        """What it printed so far."""
+        return ''.join(self.output)
+
+    def wait_ready(self, timeout=sandbox_mod.START_TIMEOUT):
+        """None once it printed ``sandbox ready``; its status if it ended.
+
+        :raises AssertionError: neither within ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.2):
+            if self.process.poll() is not None:
+                # The rest of its output, unless a child keeps the pipe.
+                self._reader.join(10)
+                return self.process.returncode
+            if time.monotonic() > deadline:
+                raise AssertionError('not ready in %d s:\n$ %s\n%s' % (
+                    timeout, self.command, self.text()))
+        return None
+
+    def stop(self):
+        """Stop it as Ctrl-C would, if it runs; it must exit 0.
+
+        :raises AssertionError: it did not, or not within the sandbox
+            harness's stop timeout (it is then killed).
+        """
+        if self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGINT)
+        try:
+            status = self.process.wait(sandbox_mod.STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+            raise AssertionError('did not stop in %d s after SIGINT:\n$ %s'
+                                 '\n%s' % (sandbox_mod.STOP_TIMEOUT,
+                                           self.command, self.text()))
+        if status != 0:
+            raise AssertionError('exited with status %d after SIGINT:\n$ %s'
+                                 '\n%s' % (status, self.command, self.text()))
+
+
+class DocShell:
+    """One bash that runs the docs' commands in order, as a user's shell.
+
+    :param state_dir: the running sandbox's, linked as ``.sandbox``; None
+        for a page that starts its sandboxes (:func:`starts_sandbox`).
+    :param tmp_dir: where the commands' ``/tmp/NAME`` paths go
+        (:func:`tmp_mapped`); None leaves them as written.
+    """
+
+    def __init__(self, state_dir, workdir, tmp_dir=None):
+        links = [('doc', os.path.join(CHECKOUT, 'doc'))]
+        if state_dir is not None:
+            links.append(('.sandbox', state_dir))
+        for name, target in links:
             os.symlink(target, os.path.join(workdir, name))
+        self.workdir, self.tmp_dir = workdir, tmp_dir
         self.outputs = []
         self.history = []
+        self.sandbox = None
+        self.env = {'PATH': '/usr/local/bin:/usr/bin:/bin',
+                    'HOME': os.environ.get('HOME', workdir),
+                    'LANG': 'C.UTF-8'}
         self.process = subprocess.Popen(
-            ['bash', '--noprofile', '--norc'], cwd=workdir,
-            env={'PATH': '/usr/local/bin:/usr/bin:/bin',
-                 'HOME': os.environ.get('HOME', workdir),
-                 'LANG': 'C.UTF-8'},
+            ['bash', '--noprofile', '--norc'], cwd=workdir, env=self.env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True)
         self.lines = queue.Queue()
@@ -252,9 +395,20 @@ class DocShell:
         """Run ``command`` (placeholders filled); its status and output.
 
         The command reads nothing: its stdin is /dev/null, not the
-        script.
+        script. A sandbox's command (:func:`starts_sandbox`) runs in the
+        background instead (:meth:`start_sandbox`).
         """
         command = filled(command, self.outputs)
+        local = command if self.tmp_dir is None else tmp_mapped(
+            command, self.tmp_dir)
+        if starts_sandbox(command):
+            status, text = self.start_sandbox(local)
+        else:
+            status, text = self._run_here(local, timeout)
+        self.outputs.append(text)
+        return command, status, text
+
+    def _run_here(self, command, timeout):
         marker = uuid.uuid4().hex
         # The marker on a line of its own, whatever the output ended with.
         self.process.stdin.write(
@@ -267,32 +421,58 @@ class DocShell:
             if line is None:
                 raise AssertionError('bash ended during: %s' % command)
             if line.startswith(marker + ' '):
-                status = int(line.split()[1])
-                break
+                return int(line.split()[1]), ''.join(output)
             output.append(line)
-        text = ''.join(output)
-        self.outputs.append(text)
-        return command, status, text
+
+    def start_sandbox(self, command):
+        """Start a sandbox's command as in another shell; wait till ready.
+
+        The sandbox started before is stopped first: one runs at a time.
+        That shell's PATH starts with this Python's environment, where
+        ``reservation-sandbox`` is installed: ``./run-sandbox`` (the
+        checkout's) then finds its ``.venv`` current and never rebuilds
+        the one the tests run from.
+
+        :returns: ``(status, output)``: 0 and the output up to ``sandbox
+            ready``, or the status and output of a command that ended.
+        """
+        self.stop_sandbox()
+        if command.startswith('./run-sandbox'):
+            command = os.path.join(CHECKOUT, command[2:])
+        env = dict(self.env, PATH=sandbox_mod.BIN_DIR + ':' +
+                   self.env['PATH'])
+        self.sandbox = BackgroundSandbox(command, self.workdir, env)
+        status = self.sandbox.wait_ready()
+        return 0 if status is None else status, self.sandbox.text()
+
+    def stop_sandbox(self):
+        """Stop the sandbox a command started, if one runs."""
+        sandbox, self.sandbox = self.sandbox, None
+        if sandbox is not None:
+            sandbox.stop()
 
     def run_step(self, command, shown):
         """Run a page's step; check it as its shown output says.
 
         A step that shows ``[status N]`` must exit with N; one that shows
         an ``ERROR`` line must fail with that error; any other must
-        succeed.
+        succeed. A sandbox's command whose shown output ends in an error
+        (:func:`sandbox_error`) must fail with it (and the status shown,
+        if any); any other must start a sandbox.
 
         :raises AssertionError: it did not.
         """
         ran, status, output = self.run(literal_ids(command, self.history))
         self.history.append((shown, output))
-        error = expected_error(shown)
         wanted = expected_status(shown)
-        if wanted is not None:
-            if status != wanted:
-                raise AssertionError('exited with %d, not %d:\n$ %s\n%s'
-                                     % (status, wanted, ran, output))
-            return output
-        if error is None and status != 0:
+        if starts_sandbox(ran):
+            error = sandbox_error(shown)
+        else:
+            error = expected_error(shown) if wanted is None else None
+        if wanted is not None and status != wanted:
+            raise AssertionError('exited with %d, not %d:\n$ %s\n%s'
+                                 % (status, wanted, ran, output))
+        if wanted is None and error is None and status != 0:
             raise AssertionError('failed with status %d:\n$ %s\n%s'
                                  % (status, ran, output))
         if error is not None and (status == 0 or
@@ -302,6 +482,9 @@ class DocShell:
         return output
 
     def close(self):
-        """End the shell."""
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
+        """Stop the sandbox a command started, if any; end the shell."""
+        try:
+            self.stop_sandbox()
+        finally:
+            self.process.stdin.close()
+            self.process.wait(timeout=30)

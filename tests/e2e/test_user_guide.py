@@ -17,11 +17,17 @@ sandbox has those options; its test runs every command after a ``$``
 prompt, in order, in one shell (:mod:`tests.e2e.doc_runner`): a command
 whose shown output has an ``ERROR`` line must fail with that error, any
 other must succeed.
+
+A page whose own commands start its sandboxes (the sandbox's and the
+dashboard's pages) says ``.. doc-runner: starts-sandboxes`` instead: its
+class starts none, and its commands' ``/tmp`` paths are in a directory of
+the test's.
 """
 
 import os
 
 import fixtures
+import testtools
 
 from tests.e2e import base
 from tests.e2e import doc_runner
@@ -38,10 +44,23 @@ class _PageCommands:
         with open(os.path.join(GUIDE, self.PAGE)) as page:
             steps = doc_runner.rst_steps(page.read())
         workdir = self.useFixture(fixtures.TempDir()).path
-        shell = doc_runner.DocShell(self.sandbox.state_dir, workdir)
+        shell = doc_runner.DocShell(workdir=workdir, **self.shell_options())
         self.addCleanup(shell.close)
         for command, shown in steps:
             shell.run_step(command, shown)
+
+    def shell_options(self):
+        """The DocShell's: the class's sandbox is ``.sandbox``."""
+        return {'state_dir': self.sandbox.state_dir}
+
+
+class _PageStartingSandboxes(_PageCommands):
+    """The commands of a page that starts its sandboxes (a TestCase's)."""
+
+    def shell_options(self):
+        """No sandbox yet; ``/tmp/NAME`` is the test's."""
+        return {'state_dir': None,
+                'tmp_dir': self.useFixture(fixtures.TempDir()).path}
 
 
 def _page_classes():
@@ -56,12 +75,24 @@ def _page_classes():
             continue
         title = ''.join(part.title() for part in
                         name[:-len('.rst')].replace('-', '_').split('_'))
-        # The page's --hosts, after the class's, wins.
-        classes['TestUserGuide' + title] = type(
-            'TestUserGuide' + title, (_PageCommands, base.SandboxTestCase),
-            {'PAGE': name, 'OPTIONS': tuple(options),
-             '__module__': __name__})
+        classes['TestUserGuide' + title] = _page_class(
+            'TestUserGuide' + title, name, options)
     return classes
+
+
+def _page_class(class_name, page, options):
+    """The test class of ``page``, for its ``.. doc-runner:`` options."""
+    attributes = {'PAGE': page, '__module__': __name__}
+    if doc_runner.STARTS_SANDBOXES not in options:
+        # The page's --hosts, after the class's, wins.
+        attributes['OPTIONS'] = tuple(options)
+        return type(class_name, (_PageCommands, base.SandboxTestCase),
+                    attributes)
+    if options != [doc_runner.STARTS_SANDBOXES]:
+        raise ValueError('%s: %s takes no sandbox options, its commands '
+                         'give them' % (page, doc_runner.STARTS_SANDBOXES))
+    return type(class_name, (_PageStartingSandboxes, testtools.TestCase),
+                attributes)
 
 
 globals().update(_page_classes())

@@ -10,12 +10,17 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""How the docs' commands are read, and filled from earlier output."""
+"""How the docs' commands are read, filled from earlier output, and run."""
 
+import os
 import re
+import stat
+
+import fixtures
 
 from tests import base
 from tests.e2e import doc_runner
+from tests.e2e import test_user_guide
 
 A = '11111111-2222-4333-8444-555555555555'
 B = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee'
@@ -111,6 +116,25 @@ class FillTest(base.TestCase):
                               '--hint reservation=<reservation id from '
                               'the lease>', outputs))
 
+    def test_an_address_and_a_sandbox_url_take_their_places_too(self):
+        shown = ('dashboard      http://127.0.0.1:46059/ (log in)\n'
+                 '| floating_ip_address | 172.24.4.190 |')
+        actual = ('dashboard      http://127.0.0.1:41000/ (log in)\n'
+                  '| floating_ip_address | 172.24.4.133 |')
+        self.assertEqual(
+            'curl http://127.0.0.1:41000/; add floating ip vm1 172.24.4.133',
+            doc_runner.literal_ids('curl http://127.0.0.1:46059/; add '
+                                   'floating ip vm1 172.24.4.190',
+                                   [(shown, actual)]))
+
+    def test_ids_and_addresses_are_ranked_apart(self):
+        # A row's address does not shift the rank of the ids of the same
+        # shape, nor the other way round.
+        shown = '| %s |\n| 10.0.0.5 |\n| %s |' % (A, B)
+        actual = '| %s |\n| %s |\n| 10.0.0.7 |' % (C, D)
+        self.assertEqual('%s 10.0.0.7' % D, doc_runner.literal_ids(
+            '%s 10.0.0.5' % B, [(shown, actual)]))
+
     def test_a_placeholder_without_a_rule_fails_clearly(self):
         error = self.assertRaises(AssertionError, doc_runner.filled,
                                   'show <host name>', [])
@@ -135,3 +159,138 @@ class ExpectedErrorTest(base.TestCase):
 
     def test_output_without_an_error_line_expects_success(self):
         self.assertIsNone(doc_runner.expected_error('| status | ACTIVE |'))
+
+
+class SandboxCommandTest(base.TestCase):
+
+    def test_the_commands_that_start_a_sandbox_are_known_by_their_name(self):
+        self.assertTrue(doc_runner.starts_sandbox(
+            './run-sandbox --config reservation.host_on_end=release'))
+        self.assertTrue(doc_runner.starts_sandbox(
+            'reservation-sandbox --state-dir /tmp/sb'))
+        self.assertFalse(doc_runner.starts_sandbox(
+            '. /tmp/sb/openrc && reservation-sandbox'))
+        self.assertFalse(doc_runner.starts_sandbox(''))
+
+    def test_a_shown_output_ending_in_an_argument_error_expects_it(self):
+        pattern = doc_runner.sandbox_error(
+            'usage: reservation-sandbox [-h]\n...\nreservation-sandbox: '
+            'error: --hosts 0: must be at least 1\n[status 2]\n')
+        self.assertTrue(re.search(pattern, 'usage: x\nreservation-sandbox: '
+                                  'error: --hosts 10: must be at least 11'))
+        self.assertFalse(re.search(pattern, 'reservation-sandbox: error: '
+                                   '--engines 0: must be at least 1'))
+
+    def test_a_shown_output_ending_otherwise_expects_a_sandbox(self):
+        self.assertIsNone(doc_runner.sandbox_error(
+            'reservation-sandbox: error: x\n...\nsandbox ready'))
+        self.assertIsNone(doc_runner.sandbox_error(''))
+
+    def test_tmp_paths_go_to_the_tests_directory_and_no_other_path(self):
+        self.assertEqual(
+            'reservation-sandbox --state-dir /t/d/sb; . /t/d/sb/openrc; '
+            'ls /var/tmp/sb ~/tmp/x /tmp',
+            doc_runner.tmp_mapped(
+                'reservation-sandbox --state-dir /tmp/sb; . /tmp/sb/openrc; '
+                'ls /var/tmp/sb ~/tmp/x /tmp', '/t/d/'))
+
+
+# A stand-in for reservation-sandbox: refuses --bad as argparse would,
+# else says it is ready and runs until SIGINT, which it notes in
+# ./stopped before it exits 0, as the sandbox does.
+FAKE_SANDBOX = """#!/bin/bash
+if [ "$1" = --bad ]; then
+    echo "usage: reservation-sandbox [-h]"
+    echo "reservation-sandbox: error: --bad: no option 3" >&2
+    exit 2
+fi
+trap 'echo "$*" >> stopped; exit 0' INT
+echo "starting the sandbox in $PWD/.sandbox"
+echo "sandbox ready"
+while :; do sleep 0.1; done
+"""
+
+
+class SandboxStepTest(base.TestCase):
+    """A page's sandbox commands, with a stand-in for the sandbox."""
+
+    def setUp(self):
+        super().setUp()
+        bin_dir = self.useFixture(fixtures.TempDir()).path
+        fake = os.path.join(bin_dir, 'reservation-sandbox')
+        with open(fake, 'w') as script:
+            script.write(FAKE_SANDBOX)
+        os.chmod(fake, stat.S_IRWXU)
+        self.useFixture(fixtures.MonkeyPatch(
+            'tests.e2e.doc_runner.sandbox_mod.BIN_DIR', bin_dir))
+        self.workdir = self.useFixture(fixtures.TempDir()).path
+        self.tmp_dir = self.useFixture(fixtures.TempDir()).path
+        self.shell = doc_runner.DocShell(None, self.workdir,
+                                         tmp_dir=self.tmp_dir)
+        self.addCleanup(self.shell.close)
+
+    def stopped(self):
+        path = os.path.join(self.workdir, 'stopped')
+        if not os.path.exists(path):
+            return []
+        with open(path) as stopped:
+            return stopped.read().splitlines()
+
+    def test_a_sandbox_runs_in_the_background_until_the_next_one(self):
+        output = self.shell.run_step('reservation-sandbox --hosts 1',
+                                     '...\nsandbox ready')
+        self.assertIn('sandbox ready', output)
+        self.assertEqual('hi', self.shell.run_step('echo hi', 'hi').strip())
+        self.assertEqual([], self.stopped())
+        self.shell.run_step('reservation-sandbox --hosts 2', '')
+        self.assertEqual(['--hosts 1'], self.stopped())
+        self.shell.close()
+        self.assertEqual(['--hosts 1', '--hosts 2'], self.stopped())
+
+    def test_a_sandbox_shown_failing_must_fail_with_its_error(self):
+        self.shell.run_step('reservation-sandbox --bad', (
+            'usage: reservation-sandbox [-h]\n...\n'
+            'reservation-sandbox: error: --bad: no option 1\n[status 2]'))
+        error = self.assertRaises(
+            AssertionError, self.shell.run_step, 'reservation-sandbox --bad',
+            'reservation-sandbox: error: --bad: no option 1\n[status 1]')
+        self.assertIn('exited with 2, not 1', str(error))
+        error = self.assertRaises(
+            AssertionError, self.shell.run_step, 'reservation-sandbox --bad',
+            'sandbox ready')
+        self.assertIn('failed with status 2', str(error))
+
+    def test_a_sandbox_shown_failing_that_starts_fails_and_is_stopped(self):
+        error = self.assertRaises(
+            AssertionError, self.shell.run_step, 'reservation-sandbox',
+            'reservation-sandbox: error: --bad: no option 1')
+        self.assertIn('expected to fail with', str(error))
+        self.shell.close()
+        self.assertEqual([''], self.stopped())
+
+    def test_the_pages_tmp_paths_are_the_tests(self):
+        ran, status, output = self.shell.run('echo /tmp/sb/openrc')
+        self.assertEqual('echo /tmp/sb/openrc', ran)
+        self.assertEqual(os.path.join(self.tmp_dir, 'sb/openrc'),
+                         output.strip())
+
+
+class PageClassTest(base.TestCase):
+
+    def test_a_page_that_starts_its_sandboxes_gets_no_sandbox_of_a_class(
+            self):
+        page = test_user_guide._page_class('TestX', 'x.rst',
+                                           ['starts-sandboxes'])
+        self.assertFalse(issubclass(page,
+                                    test_user_guide.base.SandboxTestCase))
+        self.assertTrue(issubclass(page,
+                                   test_user_guide._PageStartingSandboxes))
+
+    def test_a_page_with_sandbox_options_gets_a_sandbox_with_them(self):
+        page = test_user_guide._page_class('TestX', 'x.rst', ['--hosts', '2'])
+        self.assertTrue(issubclass(page, test_user_guide.base.SandboxTestCase))
+        self.assertEqual(('--hosts', '2'), page.OPTIONS)
+
+    def test_the_marker_takes_no_sandbox_options(self):
+        self.assertRaises(ValueError, test_user_guide._page_class, 'TestX',
+                          'x.rst', ['starts-sandboxes', '--hosts', '2'])
