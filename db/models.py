@@ -344,6 +344,9 @@ class HostAllocation(Base):
         sa.Index('host_allocations_proposal_id_idx', 'proposal_id'),
         # The engine's reclaim looks for the bookings not ended yet.
         sa.Index('host_allocations_end_date_idx', 'end_date'),
+        # The scheduler's weigher looks for the bookings that start soon.
+        sa.Index('host_allocations_start_idx',
+                 'start_date', 'host_id', 'expires_at'),
         sa.Index('host_allocations_server_id_idx', 'server_id'),
         sa.CheckConstraint(
             '(reservation_id IS NULL) <> (proposal_id IS NULL)',

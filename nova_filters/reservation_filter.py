@@ -111,7 +111,7 @@ class ReservationFilter(filters.BaseHostFilter):
 
     def _decide(self, spec_obj):
         """Return the :class:`_Passing` hosts of one request."""
-        if _is_preemptible(spec_obj):
+        if is_preemptible_request(spec_obj):
             return self._open_to_preemptibles()
         booked = _booked_host(spec_obj)
         snapshot = self._pools.get()
@@ -139,7 +139,7 @@ class ReservationFilter(filters.BaseHostFilter):
         return _Passing(closed, excluded=True)
 
 
-def _is_preemptible(spec_obj):
+def is_preemptible_request(spec_obj):
     """Say whether a request is preemptible and asks for no reservation.
 
     A reservation hint wins: the server runs on what its lease holds.

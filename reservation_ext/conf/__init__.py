@@ -156,6 +156,23 @@ reservation_opts = [
                     'spec reservation:preemptible=true, or the hint '
                     'preemptible=true) whose reservable capacity a lease '
                     'needs.'),
+    cfg.FloatOpt('preemptible_weight_multiplier', default=10.0,
+                 help='Multiplier of the ReservationWeigher of Nova\'s '
+                      'scheduler ([filter_scheduler] weight_classes), '
+                      'which weighs the hosts for a preemptible request '
+                      'by how long a server would run there before a '
+                      'booking reclaims it: the latest first. Nova\'s own '
+                      'weighers have multipliers of 1.0 by default, so '
+                      'that 10.0 makes this one decide for preemptible '
+                      'requests and theirs break its ties. Other requests '
+                      'get no weight from it.'),
+    cfg.IntOpt('preemptible_weigher_horizon', default=86400, min=60,
+               help='Seconds ahead that the ReservationWeigher looks for '
+                    'the bookings that would reclaim a preemptible '
+                    'server: hosts whose next booking comes later than '
+                    'that are as good as hosts without one. A longer '
+                    'horizon tells more hosts apart and reads more '
+                    'bookings per request.'),
     cfg.BoolOpt('fill_gaps', default=True,
                 help='Book a reserved server whose lease starts now (nova '
                      'boot --hint reserved=True with an end) as a slice of '

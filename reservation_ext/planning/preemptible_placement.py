@@ -139,6 +139,31 @@ def closed(now, lead_time, cleaning_time, hosts=HOSTS):
     return sa.or_(~hosts.c.reservable, recycling, booked)
 
 
+def reclaim_times(session, now, until, lead_time, cleaning_time):
+    """Return when the preemptibles of each host are reclaimed at the latest.
+
+    ``{hypervisor hostname: time}`` (1 query): the engine's reclaim
+    reaches a host ``lead_time`` seconds and the cleaning time before its
+    next booking starts. Only the hosts with a booking that starts after
+    ``now`` and is reclaimed by ``until`` are there.
+
+    :param lead_time: ``[reservation] preemption_lead_time`` (seconds).
+    :param cleaning_time: ``[reservation] cleaning_time`` (minutes).
+    """
+    ahead = horizon(now, lead_time, cleaning_time) - now
+    first = sa.func.min(ALLOCATIONS.c.start_date)
+    rows = session.execute(
+        sa.select(HOSTS.c.hypervisor_hostname, first)
+        .join(HOSTS, HOSTS.c.id == ALLOCATIONS.c.host_id)
+        .where(ALLOCATIONS.c.start_date > now,
+               ALLOCATIONS.c.start_date <= until + ahead,
+               # A booking never expires; a proposal's hold is not a
+               # lease yet.
+               ALLOCATIONS.c.expires_at.is_(None))
+        .group_by(HOSTS.c.hypervisor_hostname))
+    return {name: start - ahead for name, start in rows}
+
+
 def closed_hosts(session, now, lead_time, cleaning_time):
     """Return the hypervisor hostnames closed to preemptibles now (1 query)."""
     return frozenset(session.scalars(

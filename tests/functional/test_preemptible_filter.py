@@ -41,13 +41,20 @@ EVERY_HOST = NAMES
 PREEMPTIBLE = {'reservation:preemptible': 'true'}
 
 
-class _PreemptibleFilterTests(test_reservation_filter.FilterHosts):
+class PreemptibleHosts(test_reservation_filter.FilterHosts):
+    """The filter's hosts, with bookings made straight in the leases DB."""
 
     now = NOW
 
     def setUp(self):
         super().setUp()
         self.flags(preemption_lead_time=600, group='reservation')
+
+    def flags(self, **kwargs):
+        group = kwargs.pop('group')
+        for name, value in kwargs.items():
+            conf_mod.CONF.set_override(name, value, group=group)
+            self.addCleanup(conf_mod.CONF.clear_override, name, group=group)
 
     def book(self, name, start, minutes=60, whole_host=True,
              status='pending'):
@@ -68,6 +75,9 @@ class _PreemptibleFilterTests(test_reservation_filter.FilterHosts):
                 vcpus=0 if whole_host else 1,
                 memory_mb=0 if whole_host else 512))
         return reservation_id
+
+
+class _PreemptibleFilterTests(PreemptibleHosts):
 
     def passing(self, extra_specs=PREEMPTIBLE, **hints):
         spec = objects.RequestSpec(
@@ -148,12 +158,6 @@ class _PreemptibleFilterTests(test_reservation_filter.FilterHosts):
 
     def test_a_reservation_hint_wins_over_preemptible(self):
         self.assertEqual([], self.passing(reservation=str(uuid.uuid4())))
-
-    def flags(self, **kwargs):
-        group = kwargs.pop('group')
-        for name, value in kwargs.items():
-            conf_mod.CONF.set_override(name, value, group=group)
-            self.addCleanup(conf_mod.CONF.clear_override, name, group=group)
 
 
 class PreemptibleFilterSQLiteTest(_PreemptibleFilterTests, base.DBTestCase):

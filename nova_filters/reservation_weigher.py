@@ -1,0 +1,92 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Nova scheduler weigher: preemptible servers where they last longest.
+
+Enable it in nova.conf, beside Nova's own weighers::
+
+    [filter_scheduler]
+    weight_classes = nova.scheduler.weights.all_weighers
+    weight_classes = nova_filters.reservation_weigher.ReservationWeigher
+
+For a preemptible request (as :mod:`.reservation_filter` judges one), a
+host weighs the seconds until the engine would reclaim a server there for
+the host's next booking, up to ``[reservation]
+preemptible_weigher_horizon``: a host without a booking in that horizon,
+or outside the reservable pools, weighs the most. The bookings are read
+in one query per request
+(:func:`reservation_ext.planning.preemptible_placement.reclaim_times`).
+
+Every other request weighs 0 on every host, which leaves the choice to
+Nova's weighers: a reserved server's host was chosen when its lease was
+booked (the tightest gap that holds it), and the filter passes it alone.
+"""
+
+import datetime
+
+from nova.scheduler import weights
+
+from db import api as db_api
+from nova_filters import reservation_filter
+from reservation_ext import clock as clock_mod
+from reservation_ext import conf as conf_mod
+from reservation_ext import context
+from reservation_ext.planning import preemptible_placement
+
+
+class ReservationWeigher(weights.BaseHostWeigher):
+    """Weigh hosts by how long a preemptible server would run on them."""
+
+    minval = 0.0
+
+    def __init__(self, clock=clock_mod.SYSTEM):
+        db_api.configure(conf_mod.CONF)
+        self._clock = clock
+
+    @property
+    def maxval(self):
+        """The horizon: the weight of a host no booking reclaims soon."""
+        return float(conf_mod.CONF.reservation.preemptible_weigher_horizon)
+
+    def weight_multiplier(self, host_state):
+        """``[reservation] preemptible_weight_multiplier``."""
+        return conf_mod.CONF.reservation.preemptible_weight_multiplier
+
+    def weigh_objects(self, weighed_obj_list, weight_properties):
+        """Return the hosts' weights for one request, in one query."""
+        if not reservation_filter.is_preemptible_request(weight_properties):
+            return [0.0] * len(weighed_obj_list)
+        now = self._clock.now()
+        reclaim = self._reclaim_times(now)
+        return [self._seconds_left(reclaim.get(weighed.obj.nodename), now)
+                for weighed in weighed_obj_list]
+
+    def _weigh_object(self, host_state, weight_properties):
+        """Weigh one host (Nova calls :meth:`weigh_objects`)."""
+        return self.weigh_objects([weights.WeighedHost(host_state, 0.0)],
+                                  weight_properties)[0]
+
+    def _reclaim_times(self, now):
+        conf = conf_mod.CONF.reservation
+        until = now + datetime.timedelta(
+            seconds=conf.preemptible_weigher_horizon)
+        with db_api.context_manager.reader.using(
+                context.get_admin_context()) as session:
+            return preemptible_placement.reclaim_times(
+                session, now, until, conf.preemption_lead_time,
+                conf.cleaning_time)
+
+    def _seconds_left(self, reclaimed_at, now):
+        if reclaimed_at is None:
+            return self.maxval
+        left = (reclaimed_at - now).total_seconds()
+        return min(max(left, self.minval), self.maxval)
