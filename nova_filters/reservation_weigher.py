@@ -25,6 +25,9 @@ preemptible_weigher_horizon``: a host without a booking in that horizon,
 or outside the reservable pools, weighs the most. The bookings are read
 in one query per request
 (:func:`reservation_ext.planning.preemptible_placement.reclaim_times`).
+Nova scales the weights from the lightest host of the request to the
+heaviest, so that the order of the hosts' reclaims decides, whatever the
+horizon, before ``[reservation] preemptible_weight_multiplier`` applies.
 
 Every other request weighs 0 on every host, which leaves the choice to
 Nova's weighers: a reserved server's host was chosen when its lease was
@@ -46,16 +49,9 @@ from reservation_ext.planning import preemptible_placement
 class ReservationWeigher(weights.BaseHostWeigher):
     """Weigh hosts by how long a preemptible server would run on them."""
 
-    minval = 0.0
-
     def __init__(self, clock=clock_mod.SYSTEM):
         db_api.configure(conf_mod.CONF)
         self._clock = clock
-
-    @property
-    def maxval(self):
-        """The horizon: the weight of a host no booking reclaims soon."""
-        return float(conf_mod.CONF.reservation.preemptible_weigher_horizon)
 
     def weight_multiplier(self, host_state):
         """``[reservation] preemptible_weight_multiplier``."""
@@ -66,8 +62,13 @@ class ReservationWeigher(weights.BaseHostWeigher):
         if not reservation_filter.is_preemptible_request(weight_properties):
             return [0.0] * len(weighed_obj_list)
         now = self._clock.now()
-        reclaim = self._reclaim_times(now)
-        return [self._seconds_left(reclaim.get(weighed.obj.nodename), now)
+        horizon = float(
+            conf_mod.CONF.reservation.preemptible_weigher_horizon)
+        left = {name: min(max((reclaimed_at - now).total_seconds(), 0.0),
+                          horizon)
+                for name, reclaimed_at in self._reclaim_times(now).items()}
+        # A host without a booking in the horizon weighs the most.
+        return [left.get(weighed.obj.nodename, horizon)
                 for weighed in weighed_obj_list]
 
     def _weigh_object(self, host_state, weight_properties):
@@ -84,9 +85,3 @@ class ReservationWeigher(weights.BaseHostWeigher):
             return preemptible_placement.reclaim_times(
                 session, now, until, conf.preemption_lead_time,
                 conf.cleaning_time)
-
-    def _seconds_left(self, reclaimed_at, now):
-        if reclaimed_at is None:
-            return self.maxval
-        left = (reclaimed_at - now).total_seconds()
-        return min(max(left, self.minval), self.maxval)

@@ -151,16 +151,19 @@ def reclaim_times(session, now, until, lead_time, cleaning_time):
     :param cleaning_time: ``[reservation] cleaning_time`` (minutes).
     """
     ahead = horizon(now, lead_time, cleaning_time) - now
-    first = sa.func.min(ALLOCATIONS.c.start_date)
+    # Grouped by host id inside, so that the search is the one range of
+    # the start index, not a probe per host.
+    first = (sa.select(ALLOCATIONS.c.host_id,
+                       sa.func.min(ALLOCATIONS.c.start_date).label('start'))
+             .where(ALLOCATIONS.c.start_date > now,
+                    ALLOCATIONS.c.start_date <= until + ahead,
+                    # A booking never expires; a proposal's hold is not
+                    # a lease yet.
+                    ALLOCATIONS.c.expires_at.is_(None))
+             .group_by(ALLOCATIONS.c.host_id).subquery())
     rows = session.execute(
-        sa.select(HOSTS.c.hypervisor_hostname, first)
-        .join(HOSTS, HOSTS.c.id == ALLOCATIONS.c.host_id)
-        .where(ALLOCATIONS.c.start_date > now,
-               ALLOCATIONS.c.start_date <= until + ahead,
-               # A booking never expires; a proposal's hold is not a
-               # lease yet.
-               ALLOCATIONS.c.expires_at.is_(None))
-        .group_by(HOSTS.c.hypervisor_hostname))
+        sa.select(HOSTS.c.hypervisor_hostname, first.c.start)
+        .join(first, first.c.host_id == HOSTS.c.id))
     return {name: start - ahead for name, start in rows}
 
 
