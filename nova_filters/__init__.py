@@ -10,9 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Nova scheduler filters of reservation-ext (loaded by nova-scheduler).
+"""Nova scheduler filters and weighers of reservation-ext (nova-scheduler's).
 
 :mod:`.reservation_filter` is ``ReservationFilter``: reserved hosts
 serve only their leases, and preemptible boots only the hosts they may
-run on.
+run on. :mod:`.reservation_weigher` is ``ReservationWeigher``: a
+preemptible boot goes where the next booking comes last.
 """

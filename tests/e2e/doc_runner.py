@@ -287,6 +287,15 @@ def expected_error(shown):
     return None
 
 
+def _interruptible():
+    """Let SIGINT stop the child, as it stops a shell's foreground job.
+
+    A test run started in the background (``cmd &``) ignores SIGINT, and
+    a shell started with it ignored cannot trap it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class BackgroundSandbox:
     """A sandbox command run as in another shell, until it is stopped.
 
@@ -303,7 +312,8 @@ class BackgroundSandbox:
         self.process = subprocess.Popen(
             ['bash', '--noprofile', '--norc', '-c', command], cwd=workdir,
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+            preexec_fn=_interruptible)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
