@@ -64,9 +64,11 @@ class ReservationWeigher(weights.BaseHostWeigher):
         now = self._clock.now()
         horizon = float(
             conf_mod.CONF.reservation.preemptible_weigher_horizon)
+        reclaim_times = self._reclaim_times(
+            now, now + datetime.timedelta(seconds=horizon))
         left = {name: min(max((reclaimed_at - now).total_seconds(), 0.0),
                           horizon)
-                for name, reclaimed_at in self._reclaim_times(now).items()}
+                for name, reclaimed_at in reclaim_times.items()}
         # A host without a booking in the horizon weighs the most.
         return [left.get(weighed.obj.nodename, horizon)
                 for weighed in weighed_obj_list]
@@ -76,10 +78,8 @@ class ReservationWeigher(weights.BaseHostWeigher):
         return self.weigh_objects([weights.WeighedHost(host_state, 0.0)],
                                   weight_properties)[0]
 
-    def _reclaim_times(self, now):
+    def _reclaim_times(self, now, until):
         conf = conf_mod.CONF.reservation
-        until = now + datetime.timedelta(
-            seconds=conf.preemptible_weigher_horizon)
         with db_api.context_manager.reader.using(
                 context.get_admin_context()) as session:
             return preemptible_placement.reclaim_times(
