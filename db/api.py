@@ -46,7 +46,9 @@ writers do not have to remember them:
   ``session.execute``; not those run on ``session.connection()``)
   bumps the ``pool_state`` generation when it commits, as its last
   statement (on PostgreSQL and MariaDB the writer holds that row's lock
-  already).
+  already). One that changed what preemptible servers depend on (one of
+  :data:`db.models.BOOKING_WRITES`) bumps the ``booking_state``
+  generation likewise.
 
 A function that runs a whole writer transaction is decorated with
 :func:`retry_on_conflict`, which reruns it when it lost a race.
@@ -81,11 +83,16 @@ _SQLITE_BEGIN = 'reservation_sqlite_begin'
 # tens of seconds: it should wait, not fail the request.
 SQLITE_BUSY_TIMEOUT_MS = 120000
 
-# session.info keys: the session is a writer's; it changed a pool.
+# session.info keys: the session is a writer's; the counter tables whose
+# generation its commit bumps.
 _WRITER = 'reservation_writer'
-_POOLS_CHANGED = 'reservation_pools_changed'
+_CHANGED = 'reservation_generations_changed'
 
 POOL_STATE = tables.POOL_STATE
+BOOKING_STATE = tables.BOOKING_STATE
+# Each counter table and the writes that move it.
+_WATCHED = ((POOL_STATE, models.POOL_WRITES),
+            (BOOKING_STATE, models.BOOKING_WRITES))
 
 # Each pooled SQLite connection's page cache (KiB). SQLite's default,
 # 2 MiB, holds less than the allocations index of a pool of thousands of
@@ -139,8 +146,8 @@ def writer(ctx, clock=None):
 
 def _begin_writer(session, clock):
     session.info[_WRITER] = True
-    sa.event.listen(session, 'do_orm_execute', _note_pool_write)
-    sa.event.listen(session, 'before_commit', _bump_pools)
+    sa.event.listen(session, 'do_orm_execute', _note_watched_write)
+    sa.event.listen(session, 'before_commit', _bump_generations)
     options = {_SQLITE_BEGIN: True}
     if clock is not None:
         options[models.CLOCK] = clock
@@ -180,24 +187,27 @@ def _lock_pool_state(session):
 
 
 def note_pools_changed(session):
-    """Have a writer's commit bump the pool generation.
+    """Have a writer's commit bump the pool and booking generations.
 
     For a write that changes a pool but that :data:`db.models.POOL_WRITES`
     does not see as one: inserted rows that are already started (the
     leases an import brings over).
     """
-    session.info[_POOLS_CHANGED] = True
+    session.info.setdefault(_CHANGED, set()).update(
+        table.name for table, _writes in _WATCHED)
 
 
-def _note_pool_write(orm_execute_state):
-    """Remember that the session changed a pool (a do_orm_execute hook)."""
-    if _writes_pool(orm_execute_state):
-        orm_execute_state.session.info[_POOLS_CHANGED] = True
+def _note_watched_write(orm_execute_state):
+    """Remember the generations a statement moves (a do_orm_execute hook)."""
+    for table, writes in _WATCHED:
+        if _writes_watched(orm_execute_state, writes):
+            orm_execute_state.session.info.setdefault(
+                _CHANGED, set()).add(table.name)
 
 
-def _writes_pool(state):
+def _writes_watched(state, writes):
     table = getattr(state.statement, 'table', None)
-    watched = models.POOL_WRITES.get(getattr(table, 'name', None))
+    watched = writes.get(getattr(table, 'name', None))
     if watched is None:
         return False
     if state.is_insert:
@@ -224,16 +234,33 @@ def _set_columns(state):
     return names
 
 
-def _bump_pools(session):
-    """Bump the pool generation last, at commit (a before_commit hook).
+def _bump_generations(session):
+    """Bump the moved generations last, at commit (a before_commit hook).
 
     The hook fires for savepoints too (the first bump of
     :func:`bump_counter` makes one): only the outermost commit bumps.
     """
-    if (session.in_nested_transaction() or
-            not session.info.pop(_POOLS_CHANGED, False)):
+    if session.in_nested_transaction():
         return
-    bump_counter(session, POOL_STATE)
+    changed = session.info.pop(_CHANGED, ())
+    # Named one by one, so that each bump reads as its table's write.
+    if POOL_STATE.name in changed:
+        bump_counter(session, POOL_STATE)
+    if BOOKING_STATE.name in changed:
+        bump_counter(session, BOOKING_STATE)
+
+
+def read_generation(table):
+    """Return the committed generation of a counter table (0: none yet).
+
+    One small SELECT on a pooled connection of its own, outside any
+    transaction of the caller's: what the last commit left. The caches of
+    the scheduler's filter and weigher call it once per request.
+    """
+    with get_engine().connect() as connection:
+        return connection.execute(
+            sa.select(table.c.generation).where(table.c.id == 1)
+        ).scalar() or 0
 
 
 def bump_counter(session, table):

@@ -433,6 +433,22 @@ class PoolState(Base):
     generation = sa.Column(sa.Integer, nullable=False)
 
 
+class BookingState(Base):
+    """One row whose generation changes with what preemptibles depend on.
+
+    The scheduler's filter and weigher keep, per process, which hosts are
+    closed to preemptible servers and when each host's are reclaimed
+    (:mod:`reservation_ext.planning.preemptible_view`), and read them
+    again when this generation moved. :func:`db.api.writer` bumps it when
+    it commits a transaction that made one of the :data:`BOOKING_WRITES`.
+    """
+
+    __tablename__ = 'booking_state'
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    generation = sa.Column(sa.Integer, nullable=False)
+
+
 PoolWrites = collections.namedtuple('PoolWrites', 'insert delete update')
 
 # The writes that change a reservation pool as the scheduler reads it
@@ -457,6 +473,25 @@ POOL_WRITES = {
     'recycling_hosts': PoolWrites(insert=True, delete=True,
                                   update=frozenset(['host_id'])),
 }
+
+# The writes that change which hosts are closed to preemptible servers or
+# when their preemptibles are reclaimed
+# (reservation_ext.planning.preemptible_placement): the pools' writes,
+# the bookings' windows, hosts and kinds, a seat taken or freed, and a
+# reservation made or its status changed. Not the engine's reclaim
+# bookkeeping (reclaimed_for, the claims), which every poll writes.
+BOOKING_WRITES = dict(
+    POOL_WRITES,
+    reservations=PoolWrites(insert=True, delete=True,
+                            update=frozenset(['status'])),
+    host_allocations=PoolWrites(
+        insert=True, delete=True,
+        update=frozenset(['host_id', 'reservation_id', 'start_date',
+                          'end_date', 'whole_host', 'server_id',
+                          'expires_at'])),
+    instance_reservations=PoolWrites(
+        insert=True, delete=True,
+        update=frozenset(['reservation_id', 'server_id'])))
 
 
 class HostProperty(Base):

@@ -41,6 +41,7 @@ ALLOCATIONS = models.HostAllocation.__table__
 PROPOSALS = models.Proposal.__table__
 # Single-row generation counters and the host monitor's state.
 POOL_STATE = models.PoolState.__table__
+BOOKING_STATE = models.BookingState.__table__
 MONITOR_STATE = models.HostMonitorState.__table__
 VOLUME_STATE = models.VolumeCapacityState.__table__
 # Each running engine and its last successful poll.
@@ -89,6 +90,7 @@ OWNERS = {
     ALLOCATIONS.name: 'reservation_ext.store.allocations',
     PROPOSALS.name: 'reservation_ext.leases.proposals',
     POOL_STATE.name: 'db.api',
+    BOOKING_STATE.name: 'db.api',
     MONITOR_STATE.name: 'reservation_ext.engine.host_monitor',
     VOLUME_STATE.name: 'reservation_ext.planning.volume_capacity',
     ENGINE_HEARTBEATS.name: 'reservation_ext.store.engines',

@@ -22,9 +22,12 @@ Enable it in nova.conf::
 It reads the reservation pools from the leases DB (``[reservation_database]
 connection``) through a per-process cache that costs one small SELECT per
 request while no pool changed. A preemptible request (flavor extra spec
-``reservation:preemptible=true`` or hint ``preemptible=true``) costs one
-query instead: the hosts closed to it
-(:mod:`reservation_ext.planning.preemptible_placement`) depend on the time.
+``reservation:preemptible=true`` or hint ``preemptible=true``) passes the
+hosts that are not closed to it
+(:mod:`reservation_ext.planning.preemptible_placement`), which depend on
+the bookings and the time: a per-process cache of its own
+(:mod:`reservation_ext.planning.preemptible_view`) costs one small SELECT
+per request while no booking changed and no booking's time came.
 """
 
 from nova.scheduler import filters
@@ -38,6 +41,7 @@ from reservation_ext import context
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.planning import pool_snapshot
 from reservation_ext.planning import preemptible_placement
+from reservation_ext.planning import preemptible_view
 from reservation_ext.planning import reserved_servers
 from reservation_ext.planning import seats
 
@@ -90,6 +94,8 @@ class ReservationFilter(filters.BaseHostFilter):
     def __init__(self, clock=clock_mod.SYSTEM):
         db_api.configure(conf_mod.CONF)
         self._pools = pool_snapshot.SnapshotCache()
+        self._closed = preemptible_view.ViewCache(
+            preemptible_view.closed_now)
         self._clock = clock
 
     def filter_all(self, filter_obj_list, spec_obj):
@@ -130,12 +136,9 @@ class ReservationFilter(filters.BaseHostFilter):
         return _Passing(allowed)
 
     def _open_to_preemptibles(self):
-        conf = conf_mod.CONF.reservation
-        with db_api.context_manager.reader.using(
-                context.get_admin_context()) as session:
-            closed = preemptible_placement.closed_hosts(
-                session, self._clock.now(), conf.preemption_lead_time,
-                conf.cleaning_time)
+        closed = self._closed.get(
+            self._clock.now(),
+            preemptible_view.settings(conf_mod.CONF.reservation))
         return _Passing(closed, excluded=True)
 
 

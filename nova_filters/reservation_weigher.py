@@ -22,9 +22,11 @@ For a preemptible request (as :mod:`.reservation_filter` judges one), a
 host weighs the seconds until the engine would reclaim a server there for
 the host's next booking, up to ``[reservation]
 preemptible_weigher_horizon``: a host without a booking in that horizon,
-or outside the reservable pools, weighs the most. The bookings are read
-in one query per request
-(:func:`reservation_ext.planning.preemptible_placement.reclaim_times`).
+or outside the reservable pools, weighs the most. The reclaim times
+(:func:`reservation_ext.planning.preemptible_placement.reclaim_times`,
+one query) are kept per process
+(:mod:`reservation_ext.planning.preemptible_view`): a request costs one
+small SELECT while no booking changed and no booking's time came.
 Nova scales the weights from the lightest host of the request to the
 heaviest, so that the order of the hosts' reclaims decides, whatever the
 horizon, before ``[reservation] preemptible_weight_multiplier`` applies.
@@ -34,16 +36,13 @@ Nova's weighers: a reserved server's host was chosen when its lease was
 booked (the tightest gap that holds it), and the filter passes it alone.
 """
 
-import datetime
-
 from nova.scheduler import weights
 
 from db import api as db_api
 from nova_filters import reservation_filter
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
-from reservation_ext import context
-from reservation_ext.planning import preemptible_placement
+from reservation_ext.planning import preemptible_view
 
 
 class ReservationWeigher(weights.BaseHostWeigher):
@@ -51,6 +50,7 @@ class ReservationWeigher(weights.BaseHostWeigher):
 
     def __init__(self, clock=clock_mod.SYSTEM):
         db_api.configure(conf_mod.CONF)
+        self._left = preemptible_view.ViewCache(preemptible_view.time_left)
         self._clock = clock
 
     def weight_multiplier(self, host_state):
@@ -58,30 +58,16 @@ class ReservationWeigher(weights.BaseHostWeigher):
         return conf_mod.CONF.reservation.preemptible_weight_multiplier
 
     def weigh_objects(self, weighed_obj_list, weight_properties):
-        """Return the hosts' weights for one request, in one query."""
+        """Return the hosts' weights for one request."""
         if not reservation_filter.is_preemptible_request(weight_properties):
             return [0.0] * len(weighed_obj_list)
-        now = self._clock.now()
-        horizon = float(
-            conf_mod.CONF.reservation.preemptible_weigher_horizon)
-        reclaim_times = self._reclaim_times(
-            now, now + datetime.timedelta(seconds=horizon))
-        left = {name: min(max((reclaimed_at - now).total_seconds(), 0.0),
-                          horizon)
-                for name, reclaimed_at in reclaim_times.items()}
+        options = preemptible_view.settings(conf_mod.CONF.reservation)
+        left = self._left.get(self._clock.now(), options).get
         # A host without a booking in the horizon weighs the most.
-        return [left.get(weighed.obj.nodename, horizon)
+        return [left(weighed.obj.nodename, options.horizon)
                 for weighed in weighed_obj_list]
 
     def _weigh_object(self, host_state, weight_properties):
         """Weigh one host (Nova calls :meth:`weigh_objects`)."""
         return self.weigh_objects([weights.WeighedHost(host_state, 0.0)],
                                   weight_properties)[0]
-
-    def _reclaim_times(self, now, until):
-        conf = conf_mod.CONF.reservation
-        with db_api.context_manager.reader.using(
-                context.get_admin_context()) as session:
-            return preemptible_placement.reclaim_times(
-                session, now, until, conf.preemption_lead_time,
-                conf.cleaning_time)

@@ -45,7 +45,10 @@
 * :mod:`.reclaim_choice` chooses the preemptible servers that give way
   when a booking needs their host;
 * :mod:`.pool_snapshot` is the scheduler's view of the host pools,
-  reloaded when their generation moves.
+  reloaded when their generation moves;
+* :mod:`.preemptible_view` keeps the scheduler's view of the hosts
+  closed to preemptibles and of their reclaim times, read again when the
+  bookings' generation moves or time changes them.
 
 Nothing here calls Nova or Cinder.
 """

@@ -137,12 +137,10 @@ class SnapshotCache:
     def __init__(self):
         self._snapshot = Snapshot(-1, _EMPTY, {})
         self._lock = threading.Lock()
-        self._checker = None
 
     def get(self):
         """Return the current snapshot, reloaded if the generation moved."""
-        with self._check_engine().connect() as connection:
-            current = connection.execute(_GENERATION).scalar() or 0
+        current = db_api.read_generation(POOL_STATE)
         if current == self._snapshot.generation:
             return self._snapshot
         ctx = context.get_admin_context()
@@ -150,20 +148,3 @@ class SnapshotCache:
             if generation(session) != self._snapshot.generation:
                 self._snapshot = load(session)
             return self._snapshot
-
-    def _check_engine(self):
-        """Return the engine of the per-call generation check.
-
-        oslo.db opens a new connection for every transaction on a SQLite
-        file (NullPool), which costs more than the rest of a filter call;
-        the check keeps one connection per thread instead. Other backends
-        (and in-memory SQLite) pool their connections already.
-        """
-        if self._checker is None:
-            engine = db_api.get_engine()
-            if (engine.dialect.name == 'sqlite' and
-                    engine.url.database not in (None, '', ':memory:')):
-                engine = sa.create_engine(
-                    engine.url, poolclass=sa.pool.SingletonThreadPool)
-            self._checker = engine
-        return self._checker

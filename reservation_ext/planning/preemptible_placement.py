@@ -39,7 +39,10 @@ host is closed until the booking has started.
 Only bookings of reservations count (a proposal's hold is not yet a
 lease). The rule is one SQL statement (:func:`closed_hosts`) over the
 leases DB; :func:`closed` is its condition, for callers (the utilization
-benchmark) that read the same tables.
+benchmark) that read the same tables. :func:`reclaim_times` says when a
+host's preemptibles are reclaimed at the latest, and :func:`next_change`
+when either answer may change with time alone
+(:mod:`reservation_ext.planning.preemptible_view` keeps them until then).
 """
 
 import datetime
@@ -165,6 +168,34 @@ def reclaim_times(session, now, until, lead_time, cleaning_time):
         sa.select(HOSTS.c.hypervisor_hostname, first.c.start)
         .join(first, first.c.host_id == HOSTS.c.id))
     return {name: start - ahead for name, start in rows}
+
+
+def next_change(session, now, lead_time, cleaning_time):
+    """Return the first time after ``now`` that the answers above may change.
+
+    The first of: a booking comes within the horizon of its start (its
+    host may close), a booking starts (its host's next reclaim moves on),
+    a booking's end is a cleaning time past (its host may open). Every
+    booking counts, also one that would not close its host: an earlier
+    time only means an earlier reading. None when no booking is ahead.
+    One statement.
+    """
+    ahead = horizon(now, lead_time, cleaning_time) - now
+    margin = datetime.timedelta(minutes=cleaning_time)
+    booking = ALLOCATIONS.c.reservation_id.is_not(None)
+    first_start = sa.func.min(ALLOCATIONS.c.start_date)
+    closing, starting, opening = session.execute(sa.select(
+        sa.select(first_start).where(
+            booking, ALLOCATIONS.c.start_date > now + ahead)
+        .scalar_subquery(),
+        sa.select(first_start).where(
+            booking, ALLOCATIONS.c.start_date > now).scalar_subquery(),
+        sa.select(sa.func.min(ALLOCATIONS.c.end_date)).where(
+            booking, ALLOCATIONS.c.end_date > now - margin)
+        .scalar_subquery())).one()
+    changes = [closing and closing - ahead, starting,
+               opening and opening + margin]
+    return min((when for when in changes if when is not None), default=None)
 
 
 def closed_hosts(session, now, lead_time, cleaning_time):

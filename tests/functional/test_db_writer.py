@@ -16,7 +16,9 @@ Every writer transaction takes its timestamps from the clock it was given,
 and one that changes a reservation pool moves the ``pool_state``
 generation by itself: no service calls a bump. Bookings leave the
 generation where it was, so that the scheduler does not reload its pools
-for them.
+for them; they move the ``booking_state`` generation, which the
+scheduler's view of the preemptibles' hosts follows, and the engine's
+reclaim bookkeeping does not.
 """
 
 import datetime
@@ -36,6 +38,7 @@ from reservation_ext import plugins as plugins_mod
 from reservation_ext.states import EventStatus
 from reservation_ext.states import EventType
 from reservation_ext.states import LeaseStatus
+from reservation_ext.store import allocations as store_allocations
 from tests import base
 from tests import fixtures
 from tests import plugins as test_plugins
@@ -50,6 +53,7 @@ LEASES = models.Lease.__table__
 RESERVATIONS = models.Reservation.__table__
 EVENTS = models.Event.__table__
 HOSTS = models.ComputeHost.__table__
+ALLOCATIONS = models.HostAllocation.__table__
 
 
 class FakeNova:
@@ -101,6 +105,10 @@ def generation():
     with db_api.context_manager.reader.using(
             context.get_admin_context()) as session:
         return pool_snapshot.generation(session)
+
+
+def bookings_generation():
+    return db_api.read_generation(models.BookingState.__table__)
 
 
 def row(table, **where):
@@ -259,6 +267,27 @@ class _WriterTests:
         self.assertKeeps(self.service.update, self.user, lease['id'],
                          {'end_date': date(3)})
         self.assertEqual(2, row(HOSTS, id=host_id).generation)
+
+    def test_booking_and_moving_hosts_move_the_bookings_generation(self):
+        host_id = int(self.add_host())
+        before = bookings_generation()
+        lease = self.service.create(self.user, host_lease())
+        booked = bookings_generation()
+        self.assertGreater(booked, before)
+        self.service.update(self.user, lease['id'], {'end_date': date(3)})
+        self.assertGreater(bookings_generation(), booked)
+        self.assertEqual(2, row(HOSTS, id=host_id).generation)
+
+    def test_the_reclaim_bookkeeping_keeps_the_bookings_generation(self):
+        self.add_host()
+        lease = self.service.create(self.user, host_lease())
+        allocation = row(ALLOCATIONS, reservation_id=row(
+            RESERVATIONS, lease_id=lease['id']).id)
+        before = bookings_generation()
+        with db_api.writer(self.ctx, self.clock) as session:
+            store_allocations.mark_reclaimed(session, allocation.id,
+                                             allocation.start_date)
+        self.assertEqual(before, bookings_generation())
 
     def test_a_failed_transaction_keeps_the_pools(self):
         def delete_then_fail():

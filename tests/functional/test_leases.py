@@ -40,6 +40,8 @@ SCARCE = 'test:scarce'
 DROP = object()
 # The roles of a project member's token (Keystone's implied roles).
 MEMBER = ['member', 'reader']
+# The generation counters' tables.
+COUNTERS = ('pool_state', 'booking_state')
 
 LEASE_KEYS = {'id', 'name', 'start_date', 'end_date', 'status',
               'status_reason', 'degraded', 'user_id', 'project_id',
@@ -109,19 +111,21 @@ class _LeaseServiceTests:
     # Helpers.
 
     def _rows(self):
-        """Every row of every table, to show that nothing changed."""
+        """Every row of every table, to show that nothing changed.
+
+        But the generation counters (test_db_writer tests them): they
+        are no lease's rows, and an undone change may move them.
+        """
         with self.engine.connect() as conn:
             return {table.name: sorted(
                 tuple(str(value) for value in row)
                 for row in conn.execute(sa.select(table)))
-                for table in models.Base.metadata.sorted_tables}
+                for table in models.Base.metadata.sorted_tables
+                if table.name not in COUNTERS}
 
     def assertNoRows(self):
-        # pool_state is a counter, not a row of a lease.
-        rows = self._rows()
-        del rows['pool_state']
         self.assertEqual({name: [] for name in models.Base.metadata.tables
-                          if name != 'pool_state'}, rows)
+                          if name not in COUNTERS}, self._rows())
 
     def _notifications(self):
         """``(event type, lease view)`` of each notification sent.
@@ -575,8 +579,8 @@ class _LeaseServiceTests:
                           self._times(after)))
         self.assertEqual(1, len(self._notifications()))
         # The lease and event rows were written twice (their updated_at
-        # moved), and the pool generation that tells the scheduler so.
-        changed = ('leases', 'events', 'pool_state')
+        # moved).
+        changed = ('leases', 'events')
         self.assertEqual(
             {key: value for key, value in rows.items()
              if key not in changed},

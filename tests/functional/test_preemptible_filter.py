@@ -23,10 +23,12 @@ import uuid
 from nova import objects
 import sqlalchemy as sa
 
-from db import api as db_api
 from db import models
+from nova_filters import reservation_filter
+from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from tests import base
+from tests import fixtures
 from tests.functional import test_reservation_filter
 
 NOW = datetime.datetime(2030, 1, 1, 12, 0)
@@ -143,18 +145,46 @@ class _PreemptibleFilterTests(PreemptibleHosts):
         self.assertEqual(['compute-0', 'compute-3', 'compute-4',
                           'compute-5'], self.passing())
 
-    def test_a_preemptible_request_costs_one_statement(self):
+    def statements(self):
+        """The statements sent while in use; SQLite's BEGINs left out."""
+        statements = self.useFixture(fixtures.Statements(self.engine))
+        return lambda: [statement for statement in statements.statements
+                        if statement != 'BEGIN']
+
+    def test_the_closed_hosts_are_read_once_then_only_their_generation(
+            self):
         self.book('compute-0', NOW + 5 * MINUTE)
-        statements = []
-        engine = db_api.get_engine()
-        listen = ('before_cursor_execute',
-                  lambda *args, **kwargs: statements.append(args[2]))
-        sa.event.listen(engine, *listen)
-        self.addCleanup(sa.event.remove, engine, *listen)
+        sent = self.statements()
         self.passing()
-        # SQLite's driver shows its BEGIN as a statement of its own.
-        self.assertEqual(1, len([statement for statement in statements
-                                 if statement != 'BEGIN']), statements)
+        # The generation, the closed hosts, when they may change.
+        self.assertEqual(3, len(sent()), sent())
+        self.assertEqual(EVERY_HOST[1:], self.passing())
+        self.assertEqual(4, len(sent()), sent())
+        self.assertIn('booking_state', sent()[-1])
+
+    def test_a_booking_made_since_the_last_request_is_seen(self):
+        self.assertEqual(EVERY_HOST, self.passing())
+        self.book('compute-1', NOW + 5 * MINUTE)
+        self.assertNotIn('compute-1', self.passing())
+
+    def test_a_host_closes_when_its_booking_comes_within_the_lead_time(
+            self):
+        clock = clock_mod.ManualClock(NOW)
+        self.filter = reservation_filter.ReservationFilter(clock=clock)
+        self.book('compute-0', NOW + 30 * MINUTE)
+        self.assertEqual(EVERY_HOST, self.passing())
+        clock.advance(minutes=19, seconds=59)
+        self.assertEqual(EVERY_HOST, self.passing())
+        clock.advance(seconds=1)
+        self.assertEqual(EVERY_HOST[1:], self.passing())
+
+    def test_a_host_opens_again_when_its_booking_ends(self):
+        clock = clock_mod.ManualClock(NOW)
+        self.filter = reservation_filter.ReservationFilter(clock=clock)
+        self.book('compute-0', NOW - 10 * MINUTE, status='active')
+        self.assertEqual(EVERY_HOST[1:], self.passing())
+        clock.advance(minutes=50)
+        self.assertEqual(EVERY_HOST, self.passing())
 
     def test_a_reservation_hint_wins_over_preemptible(self):
         self.assertEqual([], self.passing(reservation=str(uuid.uuid4())))

@@ -93,14 +93,36 @@ class _WeigherTests(test_preemptible_filter.PreemptibleHosts):
         self.book('compute-0', NOW + 5 * MINUTE)
         self.assertEqual(0.0, self.weights()['compute-0'])
 
-    def test_one_query_weighs_every_host(self):
+    def test_the_reclaim_times_are_read_once_then_only_their_generation(
+            self):
         for name in NAMES[:4]:
             self.book(name, NOW + HOUR)
         statements = self.useFixture(fixtures.Statements(self.engine))
+
+        def selects():
+            return [statement for statement in statements.statements
+                    if statement.lstrip().startswith('SELECT')]
         self.weights()
-        self.assertEqual(1, len([statement for statement
-                                 in statements.statements
-                                 if statement.lstrip().startswith('SELECT')]))
+        # The generation, the reclaim times, when they may change.
+        self.assertEqual(3, len(selects()), selects())
+        self.assertEqual(3600.0 - 600, self.weights()['compute-3'])
+        self.assertEqual(4, len(selects()), selects())
+        self.assertIn('booking_state', selects()[-1])
+
+    def test_a_new_booking_that_comes_first_moves_the_reclaim(self):
+        self.book('compute-0', NOW + 3 * HOUR)
+        self.assertEqual(3 * 3600.0 - 600, self.weights()['compute-0'])
+        self.book('compute-0', NOW + HOUR)
+        self.assertEqual(3600.0 - 600, self.weights()['compute-0'])
+
+    def test_the_next_booking_counts_once_the_first_has_started(self):
+        clock = clock_mod.ManualClock(NOW)
+        self.weigher = reservation_weigher.ReservationWeigher(clock=clock)
+        self.book('compute-0', NOW + HOUR, whole_host=False)
+        self.book('compute-0', NOW + 3 * HOUR, whole_host=False)
+        self.assertEqual(3600.0 - 600, self.weights()['compute-0'])
+        clock.advance(hours=1)
+        self.assertEqual(2 * 3600.0 - 600, self.weights()['compute-0'])
 
     def test_any_other_request_weighs_nothing_and_reads_nothing(self):
         self.book('compute-0', NOW + HOUR)

@@ -78,8 +78,8 @@ WRITES_ITS_ARGUMENT = {'bump_counter': 1}
 GENERIC_WRITERS = {
     ('db.api', 'bump_counter'):
         'makes the single counter row of the table its caller passes '
-        '(pool_state, volume_capacity_state); the call is checked as the '
-        "caller's write",
+        '(pool_state, booking_state, volume_capacity_state); the call is '
+        "checked as the caller's write",
     ('db.api', '_increment'):
         'bumps the single counter row of the table bump_counter passes',
 }
