@@ -28,6 +28,8 @@ RESERVABLE = {'compute-2': 'false', 'compute-3': 'true', 'compute-4': 'true'}
 HOST_REQUEST = ('resource_type=physical:host,min=2,max=2,'
                 'hypervisor_properties=[">=", "$vcpus", "8"],'
                 'resource_properties=["=", "$gpu", "true"]')
+PLAIN_HOST = ('resource_type=physical:host,min=1,max=1,'
+              'resource_properties=["=", "$gpu", "false"]')
 
 
 def _date(moment):
@@ -160,6 +162,35 @@ class TestHostReservation(base.SandboxTestCase):
         self.run_cli(['openstack', 'reservation', 'lease', 'delete',
                       'snap-run'], user='demo')
         self.run_cli(['nova', 'delete', 'snap-job'], user='demo')
+
+    def test_a_preemptible_server_lands_where_it_is_reclaimed_last(self):
+        now = datetime.datetime.now(datetime.timezone.utc)
+        self.book_later('gpu-soon', HOST_REQUEST, now, hours=2)
+        self.book_later('plain-later', PLAIN_HOST, now, hours=5)
+        # Off with the shared host, which no booking would ever reclaim.
+        self.run_cli(['openstack', 'compute', 'service', 'set', '--disable',
+                      'compute-1', 'nova-compute'])
+        self.addCleanup(self.run_cli, ['openstack', 'compute', 'service',
+                                       'set', '--enable', 'compute-1',
+                                       'nova-compute'])
+        spot = self.run_json(['openstack', 'server', 'create', '--flavor',
+                              '1', '--image', self.image, '--nic', 'none',
+                              '--hint', 'preemptible=true', '--wait',
+                              'spot-late'], user='demo')
+        self.addCleanup(self.run_cli, ['openstack', 'server', 'delete',
+                                       '--wait', spot['id']], user='demo')
+        self.assertEqual('compute-2', self.host_of(spot['id']))
+
+    def book_later(self, name, reservation, now, hours):
+        """A one-hour lease ``hours`` from ``now``, deleted at cleanup."""
+        start = now + datetime.timedelta(hours=hours)
+        self.run_cli(['openstack', 'reservation', 'lease', 'create',
+                      '--reservation', reservation,
+                      '--start-date', _date(start),
+                      '--end-date', _date(start + datetime.timedelta(
+                          hours=1)), name], user='demo')
+        self.addCleanup(self.run_cli, ['openstack', 'reservation', 'lease',
+                                       'delete', name], user='demo')
 
     def test_second_overlapping_lease_is_refused(self):
         start, end = '2031-01-10 09:00', '2031-01-12 09:00'
