@@ -100,8 +100,10 @@ def bookings(args, now):
 def load(starts):
     """Put the hosts and their bookings into the leases DB."""
     ctx = context.get_admin_context()
+    # Before the writer: its first statement locks a table of the schema
+    # on PostgreSQL and MariaDB.
+    models.Base.metadata.create_all(db_api.get_engine())
     with db_api.writer(ctx, clock.SYSTEM) as session:
-        models.Base.metadata.create_all(session.connection())
         names = list(starts)
         ids = dict(zip(names, store_hosts.bulk_load(session.connection(), [
             ({'hypervisor_hostname': name, 'service_name': name,
