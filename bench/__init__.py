@@ -31,7 +31,9 @@ writes in Blazar's venv), and ``floating_ips`` (floating IP lease
 creates at 1,000 addresses and 10,000 leases, beside Blazar's timed by
 ``peer_floating_ips`` in Blazar's venv; both load the rows of
 ``floating_ips_workload``), and ``weigher`` (the scheduler filter and
-weigher of a preemptible request; no peer); ``common`` holds what they
+weigher of a preemptible request; no peer), and ``stack_proposals``
+(schedule proposals of Heat stacks from 2 servers to nearly the whole
+pool, on ``blazar_alloc.py``'s bookings; no peer); ``common`` holds what they
 share, and ``by_path`` (plain Python) the import of scripts by path, for
 the peer scripts too.
 """

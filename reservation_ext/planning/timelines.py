@@ -546,8 +546,18 @@ class Packed(_Timeline):
                 for booked in self._booked.values() for a in booked)
 
     def fits(self, start):
-        """Return whether every slice finds a host at ``start``."""
-        return self.pack(start)[1] is None
+        """Return whether every slice finds a host at ``start``.
+
+        A start where the hosts' seats of some size, counted with none of
+        the stack placed, are fewer than the stack's slices of that size
+        cannot fit however they are packed: the sweep keeps those totals
+        as allocations come and go (:class:`_SeatTotals`), so such a
+        start is refused without visiting every host.
+        """
+        sweep = self._sweep_to(start)
+        if not sweep.seats.may_fit():
+            return False
+        return self._place(_Lazy(sweep.used_of))[1] is None
 
     def pack(self, start):
         """Place the slices at ``start`` as the planner would.
@@ -562,12 +572,18 @@ class Packed(_Timeline):
         allocations tested again at each start. A start before the last
         one, or a take, sweeps anew.
         """
+        sweep = self._sweep_to(start)
+        return self._place(_Lazy(sweep.used_of))
+
+    def _sweep_to(self, start):
+        """Return the sweep moved to ``start`` (anew if it is past it)."""
         sweep = self._sweep
         if sweep is None or start < sweep.at:
-            sweep = self._sweep = _Sweep(self._booked, self.margin,
-                                         self.span.duration)
+            sweep = self._sweep = _Sweep(
+                self._booked, self.margin, self.span.duration,
+                _SeatTotals(self.capacity, self.wanted))
         sweep.move_to(start)
-        return self._place(_Lazy(sweep.used_of))
+        return sweep
 
     def _place(self, used):
         """Place the slices on the hosts, ``used`` as they are; see pack.
@@ -888,9 +904,11 @@ class _Sweep:
     :meth:`move_to` goes forward only.
     """
 
-    def __init__(self, booked, margin, duration):
+    def __init__(self, booked, margin, duration, seats=None):
         self.at = datetime.datetime.min
         self._held = {}
+        # What is told of each host whose holds change (see _SeatTotals).
+        self.seats = seats
         self._ins, self._outs = [], []
         for host, allocations in booked.items():
             for a in allocations:
@@ -922,6 +940,8 @@ class _Sweep:
         if held is None:
             held = self._held[host] = _Held()
         held.add(size, sign)
+        if self.seats is not None:
+            self.seats.moved(host, held.used)
 
     def used_of(self, host):
         """Return what ``host`` uses at ``at``: None if busy as a whole."""
@@ -1015,6 +1035,41 @@ class _SeatCount:
     def copies(self):
         """Return how many times the slices fit: seats left / count."""
         return min(self.total // self.count, MOST_COPIES)
+
+
+class _SeatTotals:
+    """The seats of each size of a stack left on all hosts, kept up to date.
+
+    Each size counted alone, with none of the stack placed: a bound that
+    packing the sizes one after the other can only lower. :meth:`moved`
+    counts a host again when its holds change.
+    """
+
+    def __init__(self, capacity, wanted):
+        self.capacity = capacity
+        self.needed = collections.Counter()
+        for size, count in wanted:
+            self.needed[size] += count
+        empty = (0, 0, 0)
+        self._seats = {host: {size: _seats(room, empty, size, most)
+                              for size, most in self.needed.items()}
+                       for host, room in capacity.items()}
+        self.totals = {size: sum(seats[size]
+                                 for seats in self._seats.values())
+                       for size in self.needed}
+
+    def moved(self, host, used):
+        """Count again the seats of ``host``, which now uses ``used``."""
+        seats = self._seats[host]
+        for size, most in self.needed.items():
+            now = _seats(self.capacity[host], used, size, most)
+            self.totals[size] += now - seats[size]
+            seats[size] = now
+
+    def may_fit(self):
+        """Return whether every size has at least its slices' seats."""
+        return all(self.totals[size] >= count
+                   for size, count in self.needed.items())
 
 
 class _Held:
