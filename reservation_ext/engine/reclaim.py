@@ -42,7 +42,9 @@ the bookings that start within ``[reservation] preemption_lead_time``:
    the lead time on the filter lets no new preemptible onto its host.
 
 ``instance.preempted`` (publisher ``reservation``, priority INFO) has the
-payload :data:`reservation_ext.leases.notification_schema.PREEMPTED`. Two
+payload :data:`reservation_ext.leases.notification_schema.PREEMPTED`;
+its ``reason`` says why: ``booking`` (a booking starts on the host at
+``booking_start``) or ``power_off`` (the idle host is switched off). Two
 engines may both act on a host whose claim expired while the first was
 still at work: a server is then stopped once, and may be notified twice.
 """
@@ -283,6 +285,10 @@ class Reclaimer:
                 'lease_id': booking and booking.lease_id,
                 'reservation_id': booking and booking.reservation_id,
                 'action': action,
+                'reason': (notification_schema.REASON_BOOKING if booking
+                           else notification_schema.REASON_POWER_OFF),
+                'booking_start': booking and dates.format_date(
+                    booking.start_date),
                 'payload_version': notification_schema.PREEMPTED_VERSION,
                 'event_time': dates.format_date(self.clock.now())})
 

@@ -25,12 +25,26 @@ the leases DB:
 ``reservation:end``
     the lease's end, ISO 8601 in UTC (``2027-12-01T16:07:00Z``).
 
+A preemptible server (no lease of its own) may show a third key, from
+the bookings of its host rather than from a lease:
+
+``reservation:reclaim_after``
+    when the engine reclaims it at the latest (same format): the start
+    of its host's next booking less ``[reservation]
+    preemption_lead_time`` and ``cleaning_time``
+    (:mod:`reservation_ext.planning.reclaim_deadlines`). Absent when
+    nothing is booked on the host ahead. It is the server's own fate,
+    so whoever sees the server sees it; it names no other lease.
+
 Invariants:
 
 * The keys are never stored in Nova's or Cinder's database: a request
   that would set or delete one is a 400 naming it (:func:`check_not_set`),
   and a stored value (written before the extension was enabled) is never
   shown (:func:`shown`). The user's other metadata is the user's.
+* The same holds for ``reservation:reclaim_after`` on servers
+  (:data:`SERVER_KEYS`); volumes have no such key, so it is the user's
+  there.
 * Only who may show the lease (rule ``reservation:leases:get``: a reader
   of the lease's project, or an administrator) sees them; anyone else
   who sees the server or volume (a project a capacity lease is shared
@@ -45,11 +59,16 @@ from reservation_ext import policy
 
 LEASE_ID = 'reservation:lease_id'
 END = 'reservation:end'
+RECLAIM_AFTER = 'reservation:reclaim_after'
 KEYS = (LEASE_ID, END)
+SERVER_KEYS = KEYS + (RECLAIM_AFTER,)
 END_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
 _NOT_SET = ('is shown from the lease, not stored, and cannot be set or '
             'deleted; change the lease instead (openstack reservation '
             'lease set or delete)')
+_NOT_SET_RECLAIM = ('is shown from the bookings of the host of a '
+                    'preemptible server, not stored, and cannot be set or '
+                    'deleted')
 
 # What a view shows of a lease.
 Lease = collections.namedtuple('Lease', ('id', 'project_id', 'end_date'))
@@ -76,29 +95,39 @@ class Viewer:
         return self._sees[lease.project_id]
 
 
-def shown(metadata, lease):
+def shown(metadata, lease, reclaim_after=None, ours=KEYS):
     """Return the metadata a view shows: others' stored keys, and ours.
 
     Our keys are those of the lease the caller sees, never stored ones.
 
     :param lease: the :class:`Lease` the caller sees, or None.
+    :param reclaim_after: when a preemptible server is reclaimed at the
+        latest (a datetime in UTC), or None.
+    :param ours: the keys that are never stored (:data:`SERVER_KEYS`
+        for servers).
     """
     view = {key: value for key, value in (metadata or {}).items()
-            if key not in KEYS}
+            if key not in ours}
     if lease is not None:
         view[LEASE_ID] = lease.id
         view[END] = lease.end_date.strftime(END_FORMAT)
+    if reclaim_after is not None:
+        view[RECLAIM_AFTER] = reclaim_after.strftime(END_FORMAT)
     return view
 
 
-def check_not_set(keys, field='metadata'):
+def check_not_set(keys, field='metadata', ours=KEYS):
     """Raise InvalidInput naming the first of our keys in ``keys``.
 
     ``keys``: the keys a request would set or delete (anything else,
-    as a body that is not an object, is left to Nova or Cinder to answer).
+    as a body that is not an object, is left to Nova or Cinder to answer);
+    ``ours``: the keys that are never stored (:data:`SERVER_KEYS` for
+    servers).
     """
     if not isinstance(keys, (dict, list, tuple, str)):
         return
     for key in ([keys] if isinstance(keys, str) else keys):
-        if key in KEYS:
-            raise exceptions.InvalidInput('%s.%s' % (field, key), _NOT_SET)
+        if key in ours:
+            raise exceptions.InvalidInput(
+                '%s.%s' % (field, key),
+                _NOT_SET_RECLAIM if key == RECLAIM_AFTER else _NOT_SET)

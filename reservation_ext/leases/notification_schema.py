@@ -201,7 +201,10 @@ SCHEMA = {
 }
 
 
-PREEMPTED_VERSION = '1.1'
+PREEMPTED_VERSION = '1.2'
+# Why a preemptible server was stopped (``reason``, since 1.2).
+REASON_BOOKING = 'booking'
+REASON_POWER_OFF = 'power_off'
 
 PREEMPTED = {
     '$schema': 'https://json-schema.org/draft/2020-12/schema',
@@ -225,9 +228,17 @@ PREEMPTED = {
                    'description': 'what became of the server '
                                   '([reservation] preemptible_on_reclaim; '
                                   'shelve also offloads it)'},
+        'reason': {'enum': [REASON_BOOKING, REASON_POWER_OFF],
+                   'description': 'why (since 1.2): booking, a booking '
+                                  'starts on the host at booking_start; '
+                                  'power_off, the idle host is switched '
+                                  'off'},
+        'booking_start': _date('when that booking starts (since 1.2; null '
+                               'as lease_id)', nullable=True),
     },
     'required': ['payload_version', 'event_time', 'server_id', 'project_id',
-                 'host', 'lease_id', 'reservation_id', 'action'],
+                 'host', 'lease_id', 'reservation_id', 'action', 'reason',
+                 'booking_start'],
     'additionalProperties': False,
 }
 

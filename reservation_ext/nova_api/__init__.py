@@ -30,6 +30,8 @@ objects:
 * :mod:`.server_records` reads and writes what the leases DB knows of
   reserved servers (the scheduler filter reads the booked host there
   too);
+* :mod:`.reclaim_views` finds when the preemptible servers of a page
+  of views are reclaimed at the latest (``reservation:reclaim_after``);
 * :mod:`.nova_quotas` reads a project's Nova quotas and what Nova counts
   of it, for the check of Nova's quotas over a lease's window;
 * :mod:`.wrapping` wraps a method of Nova's once, however many times

@@ -48,8 +48,12 @@ reserve_all_instances``
     with ``additionalProperties: false``: not to a view, not to a
     create's answer. Servers waiting for their start show ``"status":
     "RESERVED"`` in the views that have a status (not ``GET /servers``).
-    The leases DB is read once per page.
-Metadata that names ``reservation:lease_id`` or ``reservation:end``
+    The leases DB is read once per page. A preemptible server on a host
+    with a booking ahead shows ``reservation:reclaim_after`` there, to
+    whoever sees the server: when the engine reclaims it at the latest
+    (:mod:`.reclaim_views`, a few queries per page).
+Metadata that names ``reservation:lease_id``, ``reservation:end`` or
+``reservation:reclaim_after``
     400 naming the key, before Nova sees the request: a create's or
     rebuild's ``metadata``, and ``/servers/{id}/metadata[/{key}]``.
 Any other change to a RESERVED server
@@ -98,6 +102,7 @@ from reservation_ext.leases import service as lease_service
 from reservation_ext.nova_api import capacity_boots
 from reservation_ext.nova_api import held_builds
 from reservation_ext.nova_api import nova_quotas
+from reservation_ext.nova_api import reclaim_views
 from reservation_ext.nova_api import server_access
 from reservation_ext.nova_api import server_records
 from reservation_ext.planning import preemptible_placement
@@ -117,6 +122,7 @@ SERVER_PATH = re.compile(
     r'^(?:/[^/]+)?/(?:servers|os-volumes_boot)'
     r'(?:/(?P<id>[^/]+)(?P<sub>/.*)?)?/?$')
 LIST_IDS = ('detail',)
+SERVER_KEYS = lease_metadata.SERVER_KEYS
 _FAULTS = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
            409: 'conflictingRequest', 503: 'serviceUnavailable'}
 
@@ -194,7 +200,7 @@ class ServerReservations:
         if not isinstance(server, dict):
             return self.application
         lease_metadata.check_not_set(server.get('metadata'),
-                                     'server.metadata')
+                                     'server.metadata', SERVER_KEYS)
         hints = _hints(body)
         _check_kept(hints)
         preemptible_placement.check_hint(hints)
@@ -263,11 +269,17 @@ class ServerReservations:
             return response
         body = response.json_body
         servers = body.get('servers') or [body.get('server') or {}]
+        ctx, rctx = req.environ['nova.context'], _reservation_context(req)
         leased = server_records.shown_servers(
-            _reservation_context(req),
-            [server['id'] for server in servers if 'id' in server])
-        viewer = lease_metadata.Viewer(req.environ['nova.context'])
-        changed = [_show_lease(server, leased.get(server.get('id')), viewer)
+            rctx, [server['id'] for server in servers if 'id' in server])
+        # GET /servers shows no metadata: nothing to read for it.
+        reclaims = reclaim_views.reclaim_after(
+            ctx, rctx, [server['id'] for server in servers
+                        if 'id' in server and 'metadata' in server],
+            self.clock.now(), self.conf)
+        viewer = lease_metadata.Viewer(ctx)
+        changed = [_show_lease(server, leased.get(server.get('id')), viewer,
+                               reclaims.get(server.get('id')))
                    for server in servers]
         if any(changed):
             response.json_body = body
@@ -516,22 +528,27 @@ def _check_metadata_change(req, sub, action):
     """
     if isinstance(action, dict) and isinstance(action.get('rebuild'), dict):
         lease_metadata.check_not_set(action['rebuild'].get('metadata'),
-                                     'rebuild.metadata')
+                                     'rebuild.metadata', SERVER_KEYS)
     if sub is None or not (sub == METADATA or
                            sub.startswith(METADATA + '/')):
         return
     key = sub[len(METADATA) + 1:]
     if key and req.method in ('PUT', 'DELETE'):
-        lease_metadata.check_not_set(key)
+        lease_metadata.check_not_set(key, ours=SERVER_KEYS)
     if req.method in ('PUT', 'POST'):
         body = _json(req)
         if isinstance(body, dict):
             for field in ('metadata', 'meta'):
-                lease_metadata.check_not_set(body.get(field), field)
+                lease_metadata.check_not_set(body.get(field), field,
+                                             SERVER_KEYS)
 
 
-def _show_lease(server, leased, viewer):
-    """Show a server's lease in its view; return whether it changed."""
+def _show_lease(server, leased, viewer, reclaim_after=None):
+    """Show a server's lease in its view; return whether it changed.
+
+    ``reclaim_after``: when the server, a preemptible one, is reclaimed
+    at the latest (or None).
+    """
     lease = None if leased is None else server_records.lease_of(leased)
     lease = lease if viewer.sees(lease) else None
     # GET /servers shows no status (nor may it: Nova's schema).
@@ -539,7 +556,8 @@ def _show_lease(server, leased, viewer):
                 'status' in server)
     changed = reserved
     if 'metadata' in server:
-        metadata = lease_metadata.shown(server['metadata'], lease)
+        metadata = lease_metadata.shown(server['metadata'], lease,
+                                        reclaim_after, SERVER_KEYS)
         changed = changed or metadata != server['metadata']
         server['metadata'] = metadata
     if reserved:

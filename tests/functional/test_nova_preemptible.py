@@ -95,10 +95,12 @@ class PreemptibleTest(nova_base.NovaTestCase):
         self.assertEqual(
             {'server_id': server['id'], 'project_id': nova_base.OTHER,
              'host': host, 'lease_id': lease['id'],
-             'reservation_id': reservation['id'], 'action': 'delete'},
+             'reservation_id': reservation['id'], 'action': 'delete',
+             'reason': 'booking',
+             'booking_start': dates.format_date(self.start)},
             {key: payload[key] for key in (
                 'server_id', 'project_id', 'host', 'lease_id',
-                'reservation_id', 'action')})
+                'reservation_id', 'action', 'reason', 'booking_start')})
 
         # The lease starts on time and its server comes up on the host.
         self.run_engine(at=self.start)

@@ -340,9 +340,10 @@ class _PowerTests:
         [(_ctx, message, _priority, _retry)] = test_notifier.NOTIFICATIONS
         self.assertEqual(reclaim.PREEMPTED, message['event_type'])
         payload = message['payload']
-        self.assertEqual(('s-1', None, None), (
+        self.assertEqual(('s-1', None, None, 'power_off', None), (
             payload['server_id'], payload['lease_id'],
-            payload['reservation_id']))
+            payload['reservation_id'], payload['reason'],
+            payload['booking_start']))
         jsonschema.validate(payload, notification_schema.PREEMPTED)
 
     def test_a_driver_failure_is_recorded_and_retried(self):

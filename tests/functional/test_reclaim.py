@@ -173,7 +173,9 @@ class ReclaimTest(_ReclaimBase):
             'server_id': 'new', 'project_id': 'other', 'host': 'compute-1',
             'lease_id': lease_id, 'reservation_id': booking,
             'action': 'delete', 'event_time': '2030-01-01T12:00:00.000000',
-            'payload_version': '1.1'}, message['payload'])
+            'reason': 'booking',
+            'booking_start': '2030-01-01T12:05:00.000000',
+            'payload_version': '1.2'}, message['payload'])
         jsonschema.validate(message['payload'],
                             notification_schema.PREEMPTED)
 

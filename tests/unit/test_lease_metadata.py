@@ -38,8 +38,34 @@ class ShownTest(base.TestCase):
             'reservation:lease_id'])
         self.assertEqual({}, metadata.shown(None, None))
 
+    def test_a_preemptible_servers_reclaim_time_is_shown_beside_them(self):
+        self.assertEqual(
+            {'role': 'web', 'reservation:reclaim_after':
+             '2027-12-01T15:57:00Z'},
+            metadata.shown({'role': 'web'}, None,
+                           datetime.datetime(2027, 12, 1, 15, 57, 0, 5),
+                           metadata.SERVER_KEYS))
+
+    def test_a_stored_reclaim_time_is_never_shown_on_a_server(self):
+        stored = {'role': 'web', 'reservation:reclaim_after': 'forged'}
+        self.assertEqual({'role': 'web'}, metadata.shown(
+            stored, None, None, metadata.SERVER_KEYS))
+        # A volume has no reclaim time: the key is the user's there.
+        self.assertEqual(stored, metadata.shown(stored, None))
+
 
 class CheckNotSetTest(base.TestCase):
+
+    def test_the_reclaim_key_of_a_server_is_400_naming_it(self):
+        error = self.assertRaises(
+            exceptions.InvalidInput, metadata.check_not_set,
+            {'reservation:reclaim_after': 'x'}, 'server.metadata',
+            metadata.SERVER_KEYS)
+        self.assertEqual('server.metadata.reservation:reclaim_after',
+                         error.field)
+        self.assertIn('is shown from the bookings', error.message)
+        # Of a volume, it is the user's.
+        metadata.check_not_set({'reservation:reclaim_after': 'x'})
 
     def test_a_lease_key_is_400_naming_it(self):
         for keys, field, named in (

@@ -1,0 +1,97 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""When the preemptibles of given hosts are reclaimed at the latest."""
+
+import datetime
+import uuid
+
+import sqlalchemy as sa
+
+from db import api as db_api
+from db import models
+from reservation_ext import clock as clock_mod
+from reservation_ext.planning import preemptible_placement
+from reservation_ext.planning import reclaim_deadlines
+from reservation_ext.store import hosts as store_hosts
+from tests import base
+
+NOW = datetime.datetime(2030, 1, 1, 12, 0)
+MINUTE = datetime.timedelta(minutes=1)
+LEASES = models.Lease.__table__
+RESERVATIONS = models.Reservation.__table__
+ALLOCATIONS = models.HostAllocation.__table__
+
+
+class ReclaimAfterTest(base.DBTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.clock = clock_mod.ManualClock(NOW)
+        with db_api.writer(self.ctx, self.clock) as session:
+            self.hosts = {name: store_hosts.add_host(session, {
+                'hypervisor_hostname': name, 'service_name': name,
+                'vcpus': 8, 'memory_mb': 8192, 'local_gb': 100})
+                for name in ('compute-1', 'compute-2')}
+
+    def book(self, host, start, expires_at=None):
+        """A booking of ``host`` for an hour (a proposal's hold: expiring)."""
+        lease_id = reservation_id = str(uuid.uuid4())
+        with db_api.writer(self.ctx, self.clock) as session:
+            session.execute(sa.insert(LEASES).values(
+                id=lease_id, name=lease_id, project_id='owner',
+                start_date=start, end_date=start + 60 * MINUTE,
+                status='PENDING'))
+            session.execute(sa.insert(RESERVATIONS).values(
+                id=reservation_id, lease_id=lease_id,
+                resource_type='physical:host', status='pending'))
+            session.execute(sa.insert(ALLOCATIONS).values(
+                id=reservation_id, host_id=self.hosts[host],
+                reservation_id=reservation_id, start_date=start,
+                end_date=start + 60 * MINUTE, whole_host=True,
+                vcpus=0, memory_mb=0, disk_gb=0, expires_at=expires_at))
+
+    def reclaim_after(self, hostnames, lead_time=600, cleaning_time=0):
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            return reclaim_deadlines.reclaim_after(
+                session, NOW, hostnames, lead_time, cleaning_time)
+
+    def test_the_next_booking_less_lead_and_cleaning_time_is_the_deadline(
+            self):
+        self.book('compute-1', NOW + 300 * MINUTE)
+        self.book('compute-1', NOW + 120 * MINUTE)
+        self.assertEqual({'compute-1': NOW + 110 * MINUTE},
+                         self.reclaim_after(['compute-1']))
+        self.assertEqual({'compute-1': NOW + 95 * MINUTE},
+                         self.reclaim_after(['compute-1'], cleaning_time=15))
+
+    def test_started_bookings_and_proposals_holds_set_no_deadline(self):
+        self.book('compute-1', NOW - MINUTE)
+        self.book('compute-2', NOW + 60 * MINUTE,
+                  expires_at=NOW + 5 * MINUTE)
+        self.assertEqual({}, self.reclaim_after(['compute-1', 'compute-2']))
+
+    def test_only_the_hosts_asked_for_and_known_are_there(self):
+        self.book('compute-1', NOW + 60 * MINUTE)
+        self.book('compute-2', NOW + 60 * MINUTE)
+        self.assertEqual({'compute-2': NOW + 50 * MINUTE},
+                         self.reclaim_after(['compute-2', 'shared-1', None]))
+        self.assertEqual({}, self.reclaim_after([]))
+
+    def test_it_agrees_with_the_reclaim_times_of_every_host(self):
+        self.book('compute-1', NOW + 60 * MINUTE)
+        self.book('compute-2', NOW + 90 * MINUTE)
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            every = preemptible_placement.reclaim_times(
+                session, NOW, NOW + 1000 * MINUTE, 600, 5)
+        self.assertEqual(every, self.reclaim_after(
+            ['compute-1', 'compute-2'], cleaning_time=5))
