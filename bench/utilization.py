@@ -10,11 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Reserved capacity put to work: a month of leases under three policies.
+"""Reserved capacity put to work: a month of leases under four policies.
 
     python bench/utilization.py [--hosts 100] [--days 30] [--seed 15]
                                 [--warmup-days 3] [--lead-time 600]
-                                [--policies none blazar ours] [--jobs 2]
+                                [--weight-multiplier M]
+                                [--policies none blazar ours-unweighted
+                                            ours] [--jobs 2]
 
 A trace-driven simulation over the real lease service, planner and engine
 (:mod:`reservation_ext.leases.service`, :mod:`reservation_ext.planning.
@@ -28,11 +30,11 @@ moves in ticks of 5 minutes; every tick:
    leases through the lease service (the planner books them or refuses:
    ``refused_*``), time-bounded servers as described below;
 2. the engine polls (``run_once``) when a lease event is due, until none
-   is ready, and, under ``ours``, at every tick (its polls reclaim ahead
-   of the starts; the other polls would find nothing to do). The leases
-   start and end through the plugins and :class:`SimNova`, which checks
-   that the capacity of every lease that starts is free
-   (``late_starts``). The engine's own reclaim
+   is ready, and, under both ``ours``, at every tick (their polls
+   reclaim ahead of the starts; the other polls would find nothing to
+   do). The leases start and end through the plugins and
+   :class:`SimNova`, which checks that the capacity of every lease that
+   starts is free (``late_starts``). The engine's own reclaim
    (:mod:`reservation_ext.engine.reclaim`, in its polls and in every
    lease start) lists the hosts' servers through :class:`SimNova` and
    deletes the preemptibles in a booking's way; :class:`SimNova` reports
@@ -40,9 +42,10 @@ moves in ticks of 5 minutes; every tick:
    requeues its request;
 3. preemptible servers whose work is done end;
 4. waiting preemptible requests are placed, first come first served, on
-   the hosts the policy's placement rule allows, the host with the most
-   free memory first (Nova's default spreading weigher); a request waits
-   at most ``PATIENCE`` and is then given up (``abandoned``).
+   the hosts the policy's placement rule allows where they fit, the host
+   with the most free memory first (Nova's default spreading weigher),
+   or under ``ours`` the host Nova's weighing picks (below); a request
+   waits at most ``PATIENCE`` and is then given up (``abandoned``).
 
 The policies:
 
@@ -57,7 +60,7 @@ The policies:
     (:class:`AtStartReclaimer`), and stops only those in its way (kind to
     Blazar, whose preemptibles all go). Time-bounded servers run in the
     shared pool.
-``ours``
+``ours-unweighted``
     Issue 15 (the ReservationFilter's rule, :func:`reservation_ext.
     planning.preemptible_placement.closed_hosts`): preemptibles on any
     reservable capacity that no active host lease holds and where no
@@ -68,6 +71,15 @@ The policies:
     A time-bounded server is booked by the planner as a slice of a
     reservable host for ``[now, end)`` (a one-server lease that starts
     now with an end, ``fill_gaps``), in the shared pool when none fits.
+    Among the hosts that pass, the most free memory first.
+``ours``
+    ``ours-unweighted`` with the ReservationWeigher (issue 32): among the
+    hosts that pass, Nova's weighing (:class:`NovaWeighing`: the real
+    ``HostWeightHandler`` over Nova's ``RAMWeigher`` and the real
+    :class:`nova_filters.reservation_weigher.ReservationWeigher`, times
+    ``[reservation] preemptible_weight_multiplier``, ``--weight-
+    multiplier`` or the option's default) picks the host where a server
+    would run longest before a booking reclaims it.
 
 The trace (:func:`generate`, ``random.Random(seed)``, seed 15 by default:
 the same arguments give the same trace): four Poisson streams over the
@@ -117,7 +129,8 @@ instant a slice there ends, before that end ran, the ending slice's
 servers count as gone (``handovers`` says how often that was needed).
 
 Each policy runs in a process of its own, ``--jobs`` at a time. One JSON
-line per policy. Nothing is asserted; the unit test
+line per policy (the trace's fields and ``weight_multiplier`` after
+``runtime_s``). Nothing is asserted; the unit test
 (``tests/unit/test_utilization.py``) checks the behaviour on tiny traces.
 """
 
@@ -135,11 +148,17 @@ import sys
 import time
 import uuid
 
+import nova.conf  # noqa: F401 - nova's options, as nova-scheduler has them
+from nova import objects
+from nova.scheduler import host_manager
+from nova.scheduler import weights
+from nova.scheduler.weights import ram
 from oslo_config import cfg
 import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from nova_filters import reservation_weigher
 from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
@@ -157,7 +176,7 @@ from reservation_ext import plugins as plugins_mod
 from reservation_ext.plugins import virtual_instance
 from reservation_ext.store import hosts as store_hosts
 
-POLICIES = ('none', 'blazar', 'ours')
+POLICIES = ('none', 'blazar', 'ours-unweighted', 'ours')
 T0 = datetime.datetime(2030, 1, 1)
 TICK = datetime.timedelta(minutes=5)
 HOUR = datetime.timedelta(hours=1)
@@ -303,7 +322,9 @@ def blazar_allows(bookings, now, margin):
                    for b in bookings)
 
 
-RULES = ('blazar', 'ours')
+RULES = ('blazar', 'ours-unweighted', 'ours')
+# The policies whose engine reclaims ahead and that fill gaps.
+OURS = ('ours-unweighted', 'ours')
 
 
 # The in-memory Nova.
@@ -511,12 +532,73 @@ class AtStartReclaimer(reclaim.Reclaimer):
         return 0
 
 
+class NovaWeighing:
+    """Nova's choice among the hosts that pass, under ``ours``.
+
+    The real weighers, combined by Nova's own
+    ``HostWeightHandler.get_weighed_objects``: each weigher's weights
+    normalized over the candidate hosts, times its multiplier, summed;
+    the heaviest host wins (``host_subset_size`` 1). The weighers are
+    Nova's ``RAMWeigher`` (the default spreading one, ``[filter_scheduler]
+    ram_weight_multiplier``) and the real
+    :class:`nova_filters.reservation_weigher.ReservationWeigher`, on the
+    simulation's clock and leases DB, times ``[reservation]
+    preemptible_weight_multiplier``. The hosts are Nova ``HostState``
+    objects (host and node: the hypervisor hostname) whose free memory is
+    what :class:`SimNova` leaves; the request a real ``RequestSpec`` with
+    a preemptible flavor.
+
+    The weigher reads the global configuration, as in nova-scheduler: the
+    bench's ``[reservation]`` options it reads are copied there.
+    """
+
+    SHARED_OPTIONS = ('preemption_lead_time', 'cleaning_time',
+                      'preemptible_weight_multiplier',
+                      'preemptible_weigher_horizon')
+
+    def __init__(self, conf, clock, host_names):
+        for name in self.SHARED_OPTIONS:
+            cfg.CONF.set_override(name, conf.reservation[name],
+                                  group=conf_mod.GROUP)
+        objects.register_all()
+        self.handler = weights.HostWeightHandler()
+        # Nova's order in weight_classes does not matter: the sum does.
+        self.weighers = [ram.RAMWeigher(),
+                         reservation_weigher.ReservationWeigher(clock=clock)]
+        cell = str(uuid.uuid4())
+        self.states = {name: host_manager.HostState(name, name, cell)
+                       for name in host_names}
+        self.spec = objects.RequestSpec(
+            project_id=PROJECT, scheduler_hints={},
+            flavor=objects.Flavor(extra_specs={
+                preemptible_placement.EXTRA_SPEC: 'true'}))
+
+    def choose(self, free, size):
+        """The host Nova picks for ``size`` among ``free``'s, or None.
+
+        :param free: ``{host name: free (vcpus, memory_mb, disk_gb)}``
+            of the hosts the filter passes; those where ``size`` fits
+            are the candidates (Nova's resource filters).
+        """
+        candidates = [host for host, room in free.items()
+                      if _fits(size, room)]
+        if not candidates:
+            return None
+        for host in candidates:
+            self.states[host].free_ram_mb = free[host][1]
+        weighed = self.handler.get_weighed_objects(
+            self.weighers, [self.states[host] for host in candidates],
+            self.spec)
+        return weighed[0].obj.nodename
+
+
 def make_engine(policy, conf, clock, plugins, clients, power=None):
     """The policy's engine: the real one, its reclaim as the policy says.
 
-    ``ours`` and ``none`` (which has no preemptible to stop) the engine's
-    default :class:`~reservation_ext.engine.reclaim.Reclaimer`, built from
-    the plugins' clients; ``blazar`` an :class:`AtStartReclaimer`.
+    ``ours``, ``ours-unweighted`` and ``none`` (which has no preemptible
+    to stop) the engine's default :class:`~reservation_ext.engine.
+    reclaim.Reclaimer`, built from the plugins' clients; ``blazar`` an
+    :class:`AtStartReclaimer`.
     """
     notifier = notifications.get_notifier(conf)
     reclaimer = (AtStartReclaimer(conf, clock, clients, notifier)
@@ -527,12 +609,16 @@ def make_engine(policy, conf, clock, plugins, clients, power=None):
 
 # One policy's run.
 
-def make_conf(lead_time=600, cleaning_time=0):
+def make_conf(lead_time=600, cleaning_time=0, weight_multiplier=None):
     """A ConfigOpts with the project's options, as the engine reads them.
 
     Nova's allocation ratios are 1.0 and its host reserve 0 (registered
     here as nova.conf would set them): a booked vCPU is a host's vCPU, and
-    the shares stay <= 1.
+    the shares stay <= 1. ``[reservation] preemptible_on_reclaim`` keeps
+    its default, ``delete``: a preempted server's work is lost.
+
+    :param weight_multiplier: ``[reservation]
+        preemptible_weight_multiplier``; None keeps the default.
     """
     conf = cfg.ConfigOpts()
     conf_mod.register_opts(conf)
@@ -550,6 +636,9 @@ def make_conf(lead_time=600, cleaning_time=0):
     conf.set_override('preemption_lead_time', lead_time,
                       group=conf_mod.GROUP)
     conf.set_override('cleaning_time', cleaning_time, group=conf_mod.GROUP)
+    if weight_multiplier is not None:
+        conf.set_override('preemptible_weight_multiplier', weight_multiplier,
+                          group=conf_mod.GROUP)
     return conf
 
 
@@ -606,6 +695,8 @@ class Simulation:
         self.requests = {}
         self.next_due = None
         self.cached = None
+        self.weighing = (NovaWeighing(conf, self.clock, self.hosts.values())
+                         if policy == 'ours' else None)
 
     def power_manager(self, conf, clients):
         """The engine's power manager: None, the ``[power]`` driver's."""
@@ -646,7 +737,7 @@ class Simulation:
                 # Due but not ready (a retry later): the next tick tries.
                 return
             self.next_due = self._next_event()
-        if not polled and self.policy == 'ours':
+        if not polled and self.policy in OURS:
             self.engine.run_once()
 
     def _next_event(self):
@@ -710,7 +801,7 @@ class Simulation:
 
     def _bounded(self, request):
         """A time-bounded server: a slice in a gap (ours) or shared pool."""
-        if self.policy == 'ours' and self.conf.reservation.fill_gaps:
+        if self.policy in OURS and self.conf.reservation.fill_gaps:
             try:
                 self._server_lease(request, self.clock.now())
                 self.counts['bounded_in_gaps'] += 1
@@ -782,12 +873,13 @@ class Simulation:
         # Free capacity only shrinks here: a size that found no host
         # finds none later in this pass (the trace has a few sizes).
         unplaced = set()
+        choose = self.weighing.choose if self.weighing else _spread
         for since, request in waiting:
             if now - since > PATIENCE:
                 self.counts['abandoned'] += 1
                 continue
             host = (None if request.size in unplaced
-                    else _spread(free, request.size))
+                    else choose(free, request.size))
             if host is None:
                 unplaced.add(request.size)
                 self.queue.append((since, request))
@@ -799,7 +891,7 @@ class Simulation:
     def _open_hosts(self, now):
         """The hosts the policy lets preemptibles land on now.
 
-        ``ours`` asks the ReservationFilter's own rule
+        ``ours`` and ``ours-unweighted`` ask the ReservationFilter's rule
         (:func:`reservation_ext.planning.preemptible_placement.closed_hosts`).
         """
         if self.policy == 'blazar':
@@ -963,6 +1055,9 @@ def parse_args(argv=None):
                         help='seed of the trace generator')
     parser.add_argument('--lead-time', type=int, default=600,
                         help='[reservation] preemption_lead_time (seconds)')
+    parser.add_argument('--weight-multiplier', type=float,
+                        help='[reservation] preemptible_weight_multiplier '
+                             '(default: the option\'s)')
     parser.add_argument('--policies', nargs='+', choices=POLICIES,
                         default=list(POLICIES))
     parser.add_argument('--jobs', type=int, default=2,
@@ -986,16 +1081,18 @@ def run_policy(args, policy):
     """The result line of ``policy`` on the trace ``args`` describe."""
     trace = generate(args.seed, args.hosts, args.days, args.warmup_days)
     line, _sim = simulate(policy, trace, args.hosts, args.days,
-                          args.warmup_days, make_conf(args.lead_time))
+                          args.warmup_days,
+                          make_conf(args.lead_time,
+                                    weight_multiplier=args.weight_multiplier))
     return line
 
 
 def run_policies(args):
     """``{policy: line}``, the policies run by ``args.jobs`` processes.
 
-    ``ours``, the longest, is handed out first.
+    ``ours`` and ``ours-unweighted``, the longest, are handed out first.
     """
-    order = sorted(args.policies, key=lambda policy: policy != 'ours')
+    order = sorted(args.policies, key=lambda policy: policy not in OURS)
     if args.jobs == 1:
         init_process()
         lines = [run_policy(args, policy) for policy in order]
@@ -1013,7 +1110,11 @@ def main(argv=None):
     fields = {'bench': 'utilization', 'hosts': args.hosts, 'days': args.days,
               'warmup_days': args.warmup_days, 'seed': args.seed,
               'tick_s': int(TICK.total_seconds()),
-              'lead_time_s': args.lead_time, 'jobs': args.jobs,
+              'lead_time_s': args.lead_time,
+              'weight_multiplier': make_conf(
+                  weight_multiplier=args.weight_multiplier
+              ).reservation.preemptible_weight_multiplier,
+              'jobs': args.jobs,
               'db': 'sqlite', 'python': platform.python_version(),
               **offered(trace, args.hosts, args.days, args.warmup_days)}
     lines = run_policies(args)

@@ -14,9 +14,11 @@
 
 What it must show whatever the timings: no lease starts late under any
 policy; the engine's reclaim stops preemptible servers only for a booking
-that starts on their host, within the lead time (``ours``) or at the
-start (``blazar``), and the stopped servers' requests wait again; each
-policy uses at least what the one before it does.
+that starts on their host, within the lead time (``ours``,
+``ours-unweighted``) or at the start (``blazar``), and the stopped
+servers' requests wait again; each policy uses at least what the one
+before it does; ``ours`` places through Nova's weighing with the real
+ReservationWeigher, times the configured multiplier.
 """
 
 import datetime
@@ -92,10 +94,11 @@ class UtilizationTest(base.DBTestCase):
         results = self._run(tiny_trace())
         for policy, (line, _sim, _booked) in results.items():
             self.assertEqual(0, line['late_starts'], policy)
-        # The host and instance leases; ours also books the time-bounded
-        # server, which starts as a lease too.
-        self.assertEqual([2, 2, 3], [results[policy][0]['lease_starts']
-                                     for policy in utilization.POLICIES])
+        # The host and instance leases; both ours also book the
+        # time-bounded server, which starts as a lease too.
+        self.assertEqual([2, 2, 3, 3], [
+            results[policy][0]['lease_starts']
+            for policy in utilization.POLICIES])
 
     def test_preemptibles_stop_only_for_a_booking_starting_on_their_host(
             self):
@@ -103,7 +106,7 @@ class UtilizationTest(base.DBTestCase):
         self.assertEqual(0, results['none'][0]['preemptions'])
         lead = datetime.timedelta(seconds=600)
         for policy, ahead in (('blazar', datetime.timedelta(0)),
-                              ('ours', lead)):
+                              ('ours-unweighted', lead), ('ours', lead)):
             _line, sim, booked = results[policy]
             self.assertTrue(sim.preemptions, policy)
             for stopped in sim.preemptions:
@@ -115,17 +118,18 @@ class UtilizationTest(base.DBTestCase):
 
     def test_ours_engine_reclaims_ahead_of_the_start_and_blazars_at_it(self):
         results = self._run(tiny_trace())
-        ahead = [stopped.needed_at - stopped.at
-                 for stopped in results['ours'][1].preemptions]
-        # The host lease at 6: its host is reclaimed by a poll at 5:50.
-        self.assertIn(datetime.timedelta(seconds=600), ahead)
+        for policy in utilization.OURS:
+            ahead = [stopped.needed_at - stopped.at
+                     for stopped in results[policy][1].preemptions]
+            # The host lease at 6: its host is reclaimed by a poll at 5:50.
+            self.assertIn(datetime.timedelta(seconds=600), ahead, policy)
         self.assertEqual({datetime.timedelta(0)}, {
             stopped.needed_at - stopped.at
             for stopped in results['blazar'][1].preemptions})
 
     def test_a_preempted_servers_request_waits_for_a_host_again(self):
         results = self._run(tiny_trace())
-        for policy in ('blazar', 'ours'):
+        for policy in utilization.RULES:
             line = results[policy][0]
             self.assertGreater(line['preemptions'], 0, policy)
             # The host lease's host is back at 10: they boot again.
@@ -158,17 +162,50 @@ class UtilizationTest(base.DBTestCase):
     def test_ours_uses_at_least_what_blazar_uses_and_blazar_what_none_does(
             self):
         results = self._run(tiny_trace())
-        none, blazar, ours = (results[policy][0]['used_share']
-                              for policy in utilization.POLICIES)
+        none, blazar, unweighted, ours = (
+            results[policy][0]['used_share']
+            for policy in utilization.POLICIES)
         self.assertGreater(blazar, none)
-        self.assertGreater(ours, blazar)
+        self.assertGreater(unweighted, blazar)
+        self.assertGreaterEqual(ours, unweighted)
 
     def test_only_ours_books_time_bounded_servers_into_gaps(self):
         results = self._run(tiny_trace())
-        self.assertEqual([0, 0, 1], [
+        self.assertEqual([0, 0, 1, 1], [
             results[policy][0]['bounded_in_gaps']
             for policy in utilization.POLICIES])
-        self.assertGreater(results['ours'][0]['bounded_share'], 0)
+        for policy in utilization.OURS:
+            self.assertGreater(results[policy][0]['bounded_share'], 0)
+
+    def _weighing_trace(self):
+        """Two hosts: a host lease from 6 on one; two long preemptibles.
+
+        Spread by free memory, one preemptible goes to the lease's host
+        and is stopped at 5:50; weighed by the ReservationWeigher, both
+        go to the other host, whose next booking is beyond the horizon.
+        """
+        return sorted([
+            request(utilization.HOST_LEASE, 0, 6, 4, hosts=1),
+        ] + [request(utilization.PREEMPTIBLE, 1, 1, 10, n=n)
+             for n in range(2)])
+
+    def _preemptions(self, policy, conf):
+        line, _sim = utilization.simulate(policy, self._weighing_trace(), 2,
+                                          1, 0, conf)
+        self.assertEqual(0, line['late_starts'])
+        self.assertEqual(2, line['preemptibles_done'])
+        return line['preemptions']
+
+    def test_ours_weighs_the_hosts_by_their_next_reclaim(self):
+        self.assertEqual(1, self._preemptions('ours-unweighted', self.conf))
+        self.assertEqual(0, self._preemptions('ours', self.conf))
+
+    def test_ours_reads_the_weight_multiplier_from_the_conf(self):
+        # Without weight, Nova's RAMWeigher spreads, as ours-unweighted.
+        self.assertEqual(1, self._preemptions(
+            'ours', utilization.make_conf(weight_multiplier=0.0)))
+        self.assertEqual(0.0, utilization.cfg.CONF.reservation
+                         .preemptible_weight_multiplier)
 
     def test_a_generated_day_starts_every_lease_on_time(self):
         trace = utilization.generate(7, hosts=4, days=1, warmup_days=1)
