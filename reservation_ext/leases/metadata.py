@@ -31,10 +31,10 @@ the bookings of its host rather than from a lease:
 ``reservation:reclaim_after``
     when the engine reclaims it at the latest (same format): the start
     of its host's next booking less ``[reservation]
-    preemption_lead_time`` and ``cleaning_time``
-    (:mod:`reservation_ext.planning.reclaim_deadlines`). Absent when
-    nothing is booked on the host ahead. It is the server's own fate,
-    so whoever sees the server sees it; it names no other lease.
+    preemption_lead_time`` and ``cleaning_time`` (``reclaim_times_of``
+    of :mod:`reservation_ext.planning.preemptible_placement`). Absent
+    when nothing is booked on the host ahead. It is the server's own
+    fate, so whoever sees the server sees it; it names no other lease.
 
 Invariants:
 

@@ -30,7 +30,6 @@ from nova import objects
 
 from db import api as db_api
 from reservation_ext.planning import preemptible_placement
-from reservation_ext.planning import reclaim_deadlines
 
 
 def reclaim_after(ctx, rctx, server_ids, now, conf):
@@ -49,7 +48,7 @@ def reclaim_after(ctx, rctx, server_ids, now, conf):
     admin = ctx.elevated()
     instances = _instances(admin, server_ids)
     with db_api.context_manager.reader.using(rctx) as session:
-        deadlines = reclaim_deadlines.reclaim_after(
+        deadlines = preemptible_placement.reclaim_times_of(
             session, now, {node for node, _specs in instances.values()},
             conf.reservation.preemption_lead_time,
             conf.reservation.cleaning_time)

@@ -40,10 +40,8 @@
 * :mod:`.healing` moves bookings off failed hosts to free replacements;
 * :mod:`.reserved_servers` finds the host a reserved server's slice is
   booked on, for the scheduler filter;
-* :mod:`.preemptible_placement` says which boots are preemptible and
-  where they may run;
-* :mod:`.reclaim_deadlines` says when the preemptibles of given hosts
-  are reclaimed at the latest, for their servers' views;
+* :mod:`.preemptible_placement` says which boots are preemptible,
+  where they may run and when they are reclaimed at the latest;
 * :mod:`.reclaim_choice` chooses the preemptible servers that give way
   when a booking needs their host;
 * :mod:`.pool_snapshot` is the scheduler's view of the host pools,

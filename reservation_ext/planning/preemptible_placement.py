@@ -40,7 +40,8 @@ Only bookings of reservations count (a proposal's hold is not yet a
 lease). The rule is one SQL statement (:func:`closed_hosts`) over the
 leases DB; :func:`closed` is its condition, for callers (the utilization
 benchmark) that read the same tables. :func:`reclaim_times` says when a
-host's preemptibles are reclaimed at the latest, and :func:`next_change`
+host's preemptibles are reclaimed at the latest (:func:`reclaim_times_of`
+for the hosts of a page of server views), and :func:`next_change`
 when either answer may change with time alone
 (:mod:`reservation_ext.planning.preemptible_view` keeps them until then).
 """
@@ -142,6 +143,16 @@ def closed(now, lead_time, cleaning_time, hosts=HOSTS):
     return sa.or_(~hosts.c.reservable, recycling, booked)
 
 
+def _next_starts(now):
+    """The conditions of the bookings that will reclaim a host's servers.
+
+    Those that have not started; a booking never expires, a proposal's
+    hold is not a lease yet.
+    """
+    return [ALLOCATIONS.c.start_date > now,
+            ALLOCATIONS.c.expires_at.is_(None)]
+
+
 def reclaim_times(session, now, until, lead_time, cleaning_time):
     """Return when the preemptibles of each host are reclaimed at the latest.
 
@@ -158,15 +169,31 @@ def reclaim_times(session, now, until, lead_time, cleaning_time):
     # the start index, not a probe per host.
     first = (sa.select(ALLOCATIONS.c.host_id,
                        sa.func.min(ALLOCATIONS.c.start_date).label('start'))
-             .where(ALLOCATIONS.c.start_date > now,
-                    ALLOCATIONS.c.start_date <= until + ahead,
-                    # A booking never expires; a proposal's hold is not
-                    # a lease yet.
-                    ALLOCATIONS.c.expires_at.is_(None))
+             .where(*_next_starts(now),
+                    ALLOCATIONS.c.start_date <= until + ahead)
              .group_by(ALLOCATIONS.c.host_id).subquery())
     rows = session.execute(
         sa.select(HOSTS.c.hypervisor_hostname, first.c.start)
         .join(first, first.c.host_id == HOSTS.c.id))
+    return {name: start - ahead for name, start in rows}
+
+
+def reclaim_times_of(session, now, hostnames, lead_time, cleaning_time):
+    """Return :func:`reclaim_times` of a few hosts, however far (1 query).
+
+    For the hosts of a page of server views: a probe per host named.
+    A host that is not reservable (not in the inventory) is not there.
+    """
+    names = sorted(set(hostnames) - {None})
+    if not names:
+        return {}
+    ahead = horizon(now, lead_time, cleaning_time) - now
+    rows = session.execute(
+        sa.select(HOSTS.c.hypervisor_hostname,
+                  sa.func.min(ALLOCATIONS.c.start_date))
+        .join(ALLOCATIONS, ALLOCATIONS.c.host_id == HOSTS.c.id)
+        .where(HOSTS.c.hypervisor_hostname.in_(names), *_next_starts(now))
+        .group_by(HOSTS.c.hypervisor_hostname))
     return {name: start - ahead for name, start in rows}
 
 

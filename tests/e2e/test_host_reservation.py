@@ -164,9 +164,10 @@ class TestHostReservation(base.SandboxTestCase):
         self.run_cli(['nova', 'delete', 'snap-job'], user='demo')
 
     def test_a_preemptible_server_lands_where_it_is_reclaimed_last(self):
+        """And shows when: its host's booking less the lead time."""
         now = datetime.datetime.now(datetime.timezone.utc)
         self.book_later('gpu-soon', HOST_REQUEST, now, hours=2)
-        self.book_later('plain-later', PLAIN_HOST, now, hours=5)
+        later = self.book_later('plain-later', PLAIN_HOST, now, hours=5)
         # Off with the shared host, which no booking would ever reclaim.
         self.run_cli(['openstack', 'compute', 'service', 'set', '--disable',
                       'compute-1', 'nova-compute'])
@@ -180,10 +181,21 @@ class TestHostReservation(base.SandboxTestCase):
         self.addCleanup(self.run_cli, ['openstack', 'server', 'delete',
                                        '--wait', spot['id']], user='demo')
         self.assertEqual('compute-2', self.host_of(spot['id']))
+        # What the demo user sees: the sandbox's lead time is 600 s.
+        self.assertEqual(
+            (later - datetime.timedelta(seconds=600)).strftime(
+                '%Y-%m-%dT%H:%M:%SZ'),
+            self.run_json(['openstack', 'server', 'show', spot['id']],
+                          user='demo')['properties'][
+                              'reservation:reclaim_after'])
 
     def book_later(self, name, reservation, now, hours):
-        """A one-hour lease ``hours`` from ``now``, deleted at cleanup."""
-        start = now + datetime.timedelta(hours=hours)
+        """A one-hour lease ``hours`` from ``now``, deleted at cleanup.
+
+        Returns its start.
+        """
+        start = now.replace(second=0, microsecond=0) + datetime.timedelta(
+            hours=hours)
         self.run_cli(['openstack', 'reservation', 'lease', 'create',
                       '--reservation', reservation,
                       '--start-date', _date(start),
@@ -191,6 +203,7 @@ class TestHostReservation(base.SandboxTestCase):
                           hours=1)), name], user='demo')
         self.addCleanup(self.run_cli, ['openstack', 'reservation', 'lease',
                                        'delete', name], user='demo')
+        return start
 
     def test_second_overlapping_lease_is_refused(self):
         start, end = '2031-01-10 09:00', '2031-01-12 09:00'

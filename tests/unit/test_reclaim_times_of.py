@@ -10,7 +10,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""When the preemptibles of given hosts are reclaimed at the latest."""
+"""When the preemptibles of given hosts are reclaimed at the latest.
+
+:func:`reservation_ext.planning.preemptible_placement.reclaim_times_of`,
+which the server views call.
+"""
 
 import datetime
 import uuid
@@ -21,7 +25,6 @@ from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext.planning import preemptible_placement
-from reservation_ext.planning import reclaim_deadlines
 from reservation_ext.store import hosts as store_hosts
 from tests import base
 
@@ -62,7 +65,7 @@ class ReclaimAfterTest(base.DBTestCase):
 
     def reclaim_after(self, hostnames, lead_time=600, cleaning_time=0):
         with db_api.context_manager.reader.using(self.ctx) as session:
-            return reclaim_deadlines.reclaim_after(
+            return preemptible_placement.reclaim_times_of(
                 session, NOW, hostnames, lead_time, cleaning_time)
 
     def test_the_next_booking_less_lead_and_cleaning_time_is_the_deadline(
