@@ -28,13 +28,12 @@ from nova_filters import reservation_filter
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from tests import base
+from tests import bookings
 from tests import fixtures
 from tests.functional import test_reservation_filter
 
 NOW = datetime.datetime(2030, 1, 1, 12, 0)
 MINUTE = datetime.timedelta(minutes=1)
-LEASES = models.Lease.__table__
-RESERVATIONS = models.Reservation.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 RECYCLING = models.RecyclingHost.__table__
 REQUESTS = models.InstanceReservation.__table__
@@ -61,22 +60,10 @@ class PreemptibleHosts(test_reservation_filter.FilterHosts):
     def book(self, name, start, minutes=60, whole_host=True,
              status='pending'):
         """A reservation in ``status`` booking ``name`` from ``start``."""
-        lease_id, reservation_id = str(uuid.uuid4()), str(uuid.uuid4())
         with self.writer() as session:
-            session.execute(sa.insert(LEASES).values(
-                id=lease_id, name=lease_id, project_id='owner',
-                start_date=start, end_date=start + minutes * MINUTE,
-                status='PENDING'))
-            session.execute(sa.insert(RESERVATIONS).values(
-                id=reservation_id, lease_id=lease_id,
-                resource_type='physical:host', status=status))
-            session.execute(sa.insert(ALLOCATIONS).values(
-                id=str(uuid.uuid4()), host_id=self.host_ids[name],
-                reservation_id=reservation_id, start_date=start,
-                end_date=start + minutes * MINUTE, whole_host=whole_host,
-                vcpus=0 if whole_host else 1,
-                memory_mb=0 if whole_host else 512))
-        return reservation_id
+            return bookings.insert(
+                session, self.host_ids[name], start, minutes, whole_host,
+                status, size=(0, 0, 0) if whole_host else (1, 512, 0))[1]
 
 
 class _PreemptibleFilterTests(PreemptibleHosts):

@@ -20,7 +20,6 @@ Nova's default reserve of 512 MB) and 100 GB; the lead time is 600 s.
 """
 
 import datetime
-import uuid
 
 import jsonschema
 from oslo_config import cfg
@@ -41,14 +40,13 @@ from reservation_ext.states import EventType
 from reservation_ext.states import LeaseStatus
 from reservation_ext.store import hosts as store_hosts
 from tests import base
+from tests import bookings
 from tests import fixtures as test_fixtures
 from tests import plugins as test_plugins
 from tests.unit import test_engine
 
 NOW = datetime.datetime(2030, 1, 1, 12, 0)
 MINUTE = datetime.timedelta(minutes=1)
-LEASES = models.Lease.__table__
-RESERVATIONS = models.Reservation.__table__
 ALLOCATIONS = models.HostAllocation.__table__
 REQUESTS = models.InstanceReservation.__table__
 PREEMPTIBLE = {'reservation:preemptible': 'true'}
@@ -123,20 +121,11 @@ class _ReclaimBase(base.DBTestCase):
 
         The whole host, or a slice of ``memory_mb`` (with its server).
         """
-        lease_id, reservation_id = str(uuid.uuid4()), str(uuid.uuid4())
         with self.writer() as session:
-            session.execute(sa.insert(LEASES).values(
-                id=lease_id, name=lease_id, project_id='owner',
-                start_date=start, end_date=start + 60 * MINUTE,
-                status='PENDING'))
-            session.execute(sa.insert(RESERVATIONS).values(
-                id=reservation_id, lease_id=lease_id,
-                resource_type='virtual:instance', status=status))
-            session.execute(sa.insert(ALLOCATIONS).values(
-                id=reservation_id, host_id=self.host_id,
-                reservation_id=reservation_id, start_date=start,
-                end_date=start + 60 * MINUTE, whole_host=memory_mb is None,
-                vcpus=1, memory_mb=memory_mb or 0, disk_gb=10))
+            lease_id, reservation_id = bookings.insert(
+                session, self.host_id, start, whole_host=memory_mb is None,
+                status=status, resource_type='virtual:instance',
+                size=(1, memory_mb or 0, 10))
             if server_id:
                 session.execute(sa.insert(REQUESTS).values(
                     id=reservation_id, reservation_id=reservation_id,

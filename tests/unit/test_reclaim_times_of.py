@@ -17,22 +17,17 @@ which the server views call.
 """
 
 import datetime
-import uuid
 
-import sqlalchemy as sa
 
 from db import api as db_api
-from db import models
 from reservation_ext import clock as clock_mod
 from reservation_ext.planning import preemptible_placement
 from reservation_ext.store import hosts as store_hosts
 from tests import base
+from tests import bookings
 
 NOW = datetime.datetime(2030, 1, 1, 12, 0)
 MINUTE = datetime.timedelta(minutes=1)
-LEASES = models.Lease.__table__
-RESERVATIONS = models.Reservation.__table__
-ALLOCATIONS = models.HostAllocation.__table__
 
 
 class ReclaimAfterTest(base.DBTestCase):
@@ -48,20 +43,9 @@ class ReclaimAfterTest(base.DBTestCase):
 
     def book(self, host, start, expires_at=None):
         """A booking of ``host`` for an hour (a proposal's hold: expiring)."""
-        lease_id = reservation_id = str(uuid.uuid4())
         with db_api.writer(self.ctx, self.clock) as session:
-            session.execute(sa.insert(LEASES).values(
-                id=lease_id, name=lease_id, project_id='owner',
-                start_date=start, end_date=start + 60 * MINUTE,
-                status='PENDING'))
-            session.execute(sa.insert(RESERVATIONS).values(
-                id=reservation_id, lease_id=lease_id,
-                resource_type='physical:host', status='pending'))
-            session.execute(sa.insert(ALLOCATIONS).values(
-                id=reservation_id, host_id=self.hosts[host],
-                reservation_id=reservation_id, start_date=start,
-                end_date=start + 60 * MINUTE, whole_host=True,
-                vcpus=0, memory_mb=0, disk_gb=0, expires_at=expires_at))
+            bookings.insert(session, self.hosts[host], start,
+                            expires_at=expires_at)
 
     def reclaim_after(self, hostnames, lead_time=600, cleaning_time=0):
         with db_api.context_manager.reader.using(self.ctx) as session:
