@@ -272,10 +272,13 @@ class ServerReservations:
         ctx, rctx = req.environ['nova.context'], _reservation_context(req)
         leased = server_records.shown_servers(
             rctx, [server['id'] for server in servers if 'id' in server])
-        # GET /servers shows no metadata: nothing to read for it.
+        # GET /servers shows no metadata: nothing to read for it. A
+        # server with a lease of its own is reserved, never preempted,
+        # whatever its flavor says.
         reclaims = reclaim_views.reclaim_after(
             ctx, rctx, [server['id'] for server in servers
-                        if 'id' in server and 'metadata' in server],
+                        if 'id' in server and 'metadata' in server and
+                        server['id'] not in leased],
             self.clock.now(), self.conf)
         viewer = lease_metadata.Viewer(ctx)
         changed = [_show_lease(server, leased.get(server.get('id')), viewer,

@@ -125,11 +125,12 @@ class ReclaimAfterTest(nova_base.NovaTestCase):
         self.assertEqual(USERS, self.metadata_of(server['id']))
 
     def test_a_reserved_server_before_a_later_booking_shows_no_key(self):
-        # Not preemptible: its own lease ends before that booking.
+        # Not preemptible, even on a preemptible flavor: it has a lease
+        # of its own, which ends before that booking.
         server = self._wait_for_state_change(self.api.post_server({
-            'server': dict(self._build_server(name='mine',
-                                              networks='none'),
-                           metadata=USERS),
+            'server': dict(self._build_server(
+                name='mine', flavor_id=self.preemptible, networks='none'),
+                metadata=USERS),
             'os:scheduler_hints': {
                 'reserved': 'True', 'lease_params': json.dumps({
                     'start': 'now', 'end': nova_base.lease_date(
