@@ -245,10 +245,14 @@ class Reclaimer:
         by_id = {server['id']: server for server in servers}
         mine, others = [], []
         for server in servers:
+            # A booking's server first: a reserved server runs on its
+            # slice until its lease ends, whatever its flavor says.
+            if _is_booked(server, reserved):
+                continue
             if preemptible_placement.server_is_preemptible(server):
                 mine.append(reclaim_choice.Server(
                     server['id'], _size(server), server['created']))
-            elif not _is_booked(server, reserved):
+            else:
                 others.append(_size(server))
         capacity = host_capacity.from_nova_conf(self.conf).of(
             host.vcpus, host.memory_mb, host.local_gb)

@@ -229,6 +229,22 @@ class ReclaimTest(_ReclaimBase):
         self.reclaimer.run(self.ctx)
         self.assertEqual([], self.stopped())
 
+    def test_a_reserved_server_on_a_preemptible_flavor_is_never_stopped(
+            self):
+        # "mine" is its slice's server (2048), booted on a preemptible
+        # flavor; its lease ends in 5 minutes, when a whole-host booking
+        # starts: the reclaim now stops only the preemptible "old", and
+        # the end of its lease deals with "mine".
+        self.nova.servers = [
+            server('mine', 2048, '2030-01-01T11:00:00Z', PREEMPTIBLE,
+                   {'reserved': ['True']}),
+            server('old', 3584, '2030-01-01T10:00:00Z', PREEMPTIBLE)]
+        self.book(NOW - 55 * MINUTE, memory_mb=2048, status='active',
+                  server_id='mine')
+        self.book(NOW + 5 * MINUTE)
+        self.reclaimer.run(self.ctx)
+        self.assertEqual([('delete', ['old'])], self.stopped())
+
     def test_a_server_on_a_capacity_reservations_seat_is_counted_once(self):
         self.nova.servers = [
             server('seated', 2048, '2030-01-01T09:00:00Z',
