@@ -45,8 +45,8 @@ supervises five child processes (each logs to ``DIR/logs/<name>.log``):
 The ports are free ones, bound here before any child starts and inherited
 by the children. Once every API answers it writes ``DIR/openrc`` and
 ``DIR/openrc-demo`` and prints ``sandbox ready``. SIGINT (Ctrl-C) or
-SIGTERM stops the children, last started first, and exits 0; a child that
-ends on its own stops the sandbox with exit status 1.
+SIGTERM stops the engines, then the services together, and exits 0; a
+child that ends on its own stops the sandbox with exit status 1.
 
 The state directory is reset at every start (see
 :mod:`reservation_ext.sandbox.config`). ``--db-url`` puts the leases DB
@@ -207,10 +207,14 @@ class Child:
             lines = log.readlines()[-LOG_TAIL_LINES:]
         return ''.join('  %s: %s' % (self.name, line) for line in lines)
 
-    def stop(self):
-        """SIGTERM, then SIGKILL after STOP_TIMEOUT; the exit status."""
+    def terminate(self):
+        """SIGTERM, unless the process has ended."""
         if self.popen.poll() is None:
             self.popen.terminate()
+
+    def stop(self):
+        """SIGTERM, then SIGKILL after STOP_TIMEOUT; the exit status."""
+        self.terminate()
         try:
             return self.popen.wait(STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -348,12 +352,27 @@ class Sandbox:
             time.sleep(1)
 
     def stop(self):
-        for child in reversed(self.children):
-            status = child.stop()
-            # sushy-emulator keeps SIGTERM's default action: ended by it.
-            if status and status != -signal.SIGTERM:
-                print('%s exited with status %d' % (child.name, status),
-                      file=sys.stderr)
+        """Stop the engines, then every service at once.
+
+        The engines go first, since they act on the services. The
+        services drain in parallel: none needs another to stop.
+        """
+        engines = [child for child in self.children
+                   if child.name.startswith('engine')]
+        services = [child for child in self.children if child not in engines]
+        for child in engines:
+            self._report(child, child.stop())
+        for child in services:
+            child.terminate()
+        for child in services:
+            self._report(child, child.stop())
+
+    @staticmethod
+    def _report(child, status):
+        # sushy-emulator keeps SIGTERM's default action: ended by it.
+        if status and status != -signal.SIGTERM:
+            print('%s exited with status %d' % (child.name, status),
+                  file=sys.stderr)
 
 
 def wait_for_redfish(layout, deadline, children):
