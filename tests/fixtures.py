@@ -12,8 +12,11 @@
 
 """Test fixtures shared by the unit and functional tests."""
 
+import hashlib
 import os
+import shutil
 import sys
+import tempfile
 import unittest
 import uuid
 
@@ -28,6 +31,7 @@ from db import api as db_api
 from db import models
 from reservation_ext import conf as conf_mod
 from reservation_ext import plugins as plugins_mod
+from reservation_ext.sandbox.neutron import schema
 from tests import nova_auth
 from tests import plugins as test_plugins
 
@@ -88,6 +92,46 @@ class ReservationConf(fixtures.Fixture):
             self.conf.set_override(name, value, group=group)
 
 
+# Read at import: the harnesses give each test a home and a temporary
+# directory of its own.
+_CACHE_DIR = schema.cache_dir()
+
+
+def _plugins_distribution():
+    """The directory of the test plugins' distribution, made once.
+
+    In the user's cache directory, as the sandbox's Neutron template, and
+    the same for every test and process: stevedore keys its entry-point
+    cache on the paths of ``sys.path`` and their times, so a new directory
+    per test would rebuild that cache (0.4 s of CPU) and write it anew.
+    Made aside and renamed, so that a concurrent maker is harmless.
+    """
+    entry_points = ('[%s]\n%s = tests.plugins:JournalPlugin\n'
+                    '[keystoneauth1.plugin]\n%s = tests.nova_auth:%s\n'
+                    % (plugins_mod.NAMESPACE, test_plugins.RESOURCE_TYPE,
+                       nova_auth.NAME, nova_auth.HeaderAuthLoader.__name__))
+    digest = hashlib.sha256(entry_points.encode()).hexdigest()[:16]
+    parent = _CACHE_DIR
+    path = os.path.join(parent, 'test-plugins-' + digest)
+    if os.path.isdir(path):
+        return path
+    os.makedirs(parent, exist_ok=True)
+    work = tempfile.mkdtemp(dir=parent)
+    dist = os.path.join(work, 'reservation_ext_test_plugins-1.0.dist-info')
+    os.mkdir(dist)
+    with open(os.path.join(dist, 'METADATA'), 'w') as f:
+        f.write('Metadata-Version: 2.1\n'
+                'Name: reservation-ext-test-plugins\nVersion: 1.0\n')
+    with open(os.path.join(dist, 'entry_points.txt'), 'w') as f:
+        f.write(entry_points)
+    try:
+        os.rename(work, path)
+    except OSError:
+        # Another process made it first.
+        shutil.rmtree(work)
+    return path
+
+
 class TestPlugins(fixtures.Fixture):
     """Install the test plugins as entry points of a real distribution.
 
@@ -95,21 +139,11 @@ class TestPlugins(fixtures.Fixture):
     engine processes started by the test) declares ``test:journal`` in the
     ``reservation_ext.plugins`` namespace and the keystoneauth1 plugin of
     :mod:`tests.nova_auth`, so stevedore finds them as it finds installed
-    plugins. The journal goes to a temporary file.
+    plugins. The journal goes to a temporary file of the test's.
     """
 
     def _setUp(self):
-        path = self.useFixture(fixtures.TempDir()).path
-        dist = os.path.join(path, 'reservation_ext_test_plugins-1.0.dist-info')
-        os.mkdir(dist)
-        with open(os.path.join(dist, 'METADATA'), 'w') as f:
-            f.write('Metadata-Version: 2.1\n'
-                    'Name: reservation-ext-test-plugins\nVersion: 1.0\n')
-        with open(os.path.join(dist, 'entry_points.txt'), 'w') as f:
-            f.write('[%s]\n%s = tests.plugins:JournalPlugin\n'
-                    '[keystoneauth1.plugin]\n%s = tests.nova_auth:%s\n'
-                    % (plugins_mod.NAMESPACE, test_plugins.RESOURCE_TYPE,
-                       nova_auth.NAME, nova_auth.HeaderAuthLoader.__name__))
+        path = _plugins_distribution()
         self.useFixture(fixtures.MonkeyPatch('sys.path', [path] + sys.path))
         # stevedore keeps each namespace's entry points for the life of the
         # process: without a fresh cache, a namespace read before this
@@ -121,7 +155,8 @@ class TestPlugins(fixtures.Fixture):
             'PYTHONPATH', os.pathsep.join(
                 [path, top] + [p for p in [os.environ.get('PYTHONPATH')]
                                if p])))
-        self.journal = os.path.join(path, 'journal')
+        self.journal = os.path.join(
+            self.useFixture(fixtures.TempDir()).path, 'journal')
         self.useFixture(fixtures.EnvironmentVariable(
             test_plugins.JOURNAL_ENV, self.journal))
 

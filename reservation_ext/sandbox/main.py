@@ -180,6 +180,17 @@ def _die_with_parent():
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def child_environment():
+    """This process's environment, with Python's safe path on.
+
+    ``python -m`` would put the working directory first on sys.path; a
+    new one for every sandbox changes the key of stevedore's entry-point
+    cache, which every service then rebuilds and writes anew (0.5 s of CPU
+    and 300 KB each). ``PYTHONSAFEPATH`` leaves it out.
+    """
+    return dict(os.environ, PYTHONSAFEPATH='1')
+
+
 class Child:
     """A child process with its output in ``DIR/logs/<name>.log``."""
 
@@ -191,10 +202,9 @@ class Child:
                 argv, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, pass_fds=pass_fds,
                 start_new_session=True, preexec_fn=_die_with_parent,
-                # Not the caller's directory: ``python -m`` puts the
-                # working directory first on sys.path, where a source
-                # tree could shadow the installed packages.
-                cwd=layout.state_dir)
+                # Not the caller's directory: a source tree there could
+                # shadow the installed packages.
+                cwd=layout.state_dir, env=child_environment())
 
     def check(self):
         """Raise SandboxFailed if the process has ended."""
