@@ -96,7 +96,7 @@ class UtilizationTest(base.DBTestCase):
         results = self._run(tiny_trace())
         for policy, (line, _sim, _booked) in results.items():
             self.assertEqual(0, line['late_starts'], policy)
-        # The host and instance leases; both ours also book the
+        # The host and instance leases; the ours policies also book the
         # time-bounded server, which starts as a lease too.
         self.assertEqual([2, 2, 3, 3, 3], [
             results[policy][0]['lease_starts']
