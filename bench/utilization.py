@@ -10,13 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Reserved capacity put to work: a month of leases under four policies.
+"""Reserved capacity put to work: a month of leases under five policies.
 
     python bench/utilization.py [--hosts 100] [--days 30] [--seed 15]
                                 [--warmup-days 3] [--lead-time 600]
                                 [--weight-multiplier M]
                                 [--policies none blazar ours-unweighted
-                                            ours] [--jobs 2]
+                                            ours ours-declared] [--jobs 2]
 
 A trace-driven simulation over the real lease service, planner and engine
 (:mod:`reservation_ext.leases.service`, :mod:`reservation_ext.planning.
@@ -30,7 +30,7 @@ moves in ticks of 5 minutes; every tick:
    leases through the lease service (the planner books them or refuses:
    ``refused_*``), time-bounded servers as described below;
 2. the engine polls (``run_once``) when a lease event is due, until none
-   is ready, and, under both ``ours``, at every tick (their polls
+   is ready, and, under the ``ours`` policies, at every tick (their polls
    reclaim ahead of the starts; the other polls would find nothing to
    do). The leases start and end through the plugins and
    :class:`SimNova`, which checks that the capacity of every lease that
@@ -45,7 +45,8 @@ moves in ticks of 5 minutes; every tick:
    the hosts the policy's placement rule allows where they fit, the host
    with the most free memory first (Nova's default spreading weigher),
    or under ``ours`` the host Nova's weighing picks (below); a request
-   waits at most ``PATIENCE`` and is then given up (``abandoned``).
+   that finds no host waits for the next tick's pass; it waits at most
+   ``PATIENCE`` and is then given up (``abandoned``).
 
 The policies:
 
@@ -80,6 +81,13 @@ The policies:
     ``[reservation] preemptible_weight_multiplier``, ``--weight-
     multiplier`` or the option's default) picks the host where a server
     would run longest before a booking reclaims it.
+``ours-declared``
+    ``ours`` where each preemptible declares how long its work runs (the
+    hint ``preemptible_runtime``, the trace's work length, whole again
+    after a preemption): the real :class:`nova_filters.reservation_filter.
+    ReservationFilter` over the hosts passes only those whose reclaim
+    comes after the work would end (:class:`NovaWeighing`), then Nova's
+    weighing picks among those where it fits.
 
 The trace (:func:`generate`, ``random.Random(seed)``, seed 15 by default:
 the same arguments give the same trace): four Poisson streams over the
@@ -158,6 +166,7 @@ import sqlalchemy as sa
 
 from db import api as db_api
 from db import models
+from nova_filters import reservation_filter
 from nova_filters import reservation_weigher
 from reservation_ext.clients import plugin_clients
 from reservation_ext import clock as clock_mod
@@ -176,7 +185,7 @@ from reservation_ext import plugins as plugins_mod
 from reservation_ext.plugins import virtual_instance
 from reservation_ext.store import hosts as store_hosts
 
-POLICIES = ('none', 'blazar', 'ours-unweighted', 'ours')
+POLICIES = ('none', 'blazar', 'ours-unweighted', 'ours', 'ours-declared')
 T0 = datetime.datetime(2030, 1, 1)
 TICK = datetime.timedelta(minutes=5)
 HOUR = datetime.timedelta(hours=1)
@@ -322,9 +331,13 @@ def blazar_allows(bookings, now, margin):
                    for b in bookings)
 
 
-RULES = ('blazar', 'ours-unweighted', 'ours')
+RULES = ('blazar', 'ours-unweighted', 'ours', 'ours-declared')
 # The policies whose engine reclaims ahead and that fill gaps.
-OURS = ('ours-unweighted', 'ours')
+OURS = ('ours-unweighted', 'ours', 'ours-declared')
+# The policies that place through Nova's weighing (NovaWeighing), and the
+# one whose preemptibles declare their runtime to the real filter.
+WEIGHED = ('ours', 'ours-declared')
+DECLARED = 'ours-declared'
 
 
 # The in-memory Nova.
@@ -535,6 +548,11 @@ class AtStartReclaimer(reclaim.Reclaimer):
 class NovaWeighing:
     """Nova's choice among the hosts that pass, under ``ours``.
 
+    Under ``ours-declared`` (``declared``), the hosts first pass the real
+    :class:`nova_filters.reservation_filter.ReservationFilter`, on the
+    same clock and leases DB, for a request whose hint
+    ``preemptible_runtime`` is the work's length.
+
     The real weighers, combined by Nova's own
     ``HostWeightHandler.get_weighed_objects``: each weigher's weights
     normalized over the candidate hosts, times its multiplier, summed;
@@ -556,7 +574,7 @@ class NovaWeighing:
                       'preemptible_weight_multiplier',
                       'preemptible_weigher_horizon')
 
-    def __init__(self, conf, clock, host_names):
+    def __init__(self, conf, clock, host_names, declared=False):
         for name in self.SHARED_OPTIONS:
             cfg.CONF.set_override(name, conf.reservation[name],
                                   group=conf_mod.GROUP)
@@ -568,28 +586,44 @@ class NovaWeighing:
         cell = str(uuid.uuid4())
         self.states = {name: host_manager.HostState(name, name, cell)
                        for name in host_names}
-        self.spec = objects.RequestSpec(
-            project_id=PROJECT, scheduler_hints={},
-            flavor=objects.Flavor(extra_specs={
-                preemptible_placement.EXTRA_SPEC: 'true'}))
+        self.filter = (reservation_filter.ReservationFilter(clock=clock)
+                       if declared else None)
+        self.specs = {}
 
-    def choose(self, free, size):
-        """The host Nova picks for ``size`` among ``free``'s, or None.
+    def choose(self, free, request):
+        """The host Nova picks for ``request`` among ``free``'s, or None.
 
         :param free: ``{host name: free (vcpus, memory_mb, disk_gb)}``
-            of the hosts the filter passes; those where ``size`` fits
-            are the candidates (Nova's resource filters).
+            of the hosts the policy's rule passes; those where the
+            request's size fits are the candidates (Nova's resource
+            filters), and under ``ours-declared`` those the
+            ReservationFilter passes.
         """
-        candidates = [host for host, room in free.items()
-                      if _fits(size, room)]
+        spec = self._spec(request)
+        candidates = [self.states[host] for host, room in free.items()
+                      if _fits(request.size, room)]
+        if self.filter is not None:
+            candidates = self.filter.filter_all(candidates, spec)
         if not candidates:
             return None
-        for host in candidates:
-            self.states[host].free_ram_mb = free[host][1]
+        for state in candidates:
+            state.free_ram_mb = free[state.nodename][1]
         weighed = self.handler.get_weighed_objects(
-            self.weighers, [self.states[host] for host in candidates],
-            self.spec)
+            self.weighers, candidates, spec)
         return weighed[0].obj.nodename
+
+    def _spec(self, request):
+        """The preemptible request's spec; one per work length."""
+        runtime = (str(int(_work(request).total_seconds()))
+                   if self.filter is not None else None)
+        if runtime not in self.specs:
+            hints = ({} if runtime is None else
+                     {preemptible_placement.RUNTIME_HINT: [runtime]})
+            self.specs[runtime] = objects.RequestSpec(
+                project_id=PROJECT, scheduler_hints=hints,
+                flavor=objects.Flavor(extra_specs={
+                    preemptible_placement.EXTRA_SPEC: 'true'}))
+        return self.specs[runtime]
 
 
 def make_engine(policy, conf, clock, plugins, clients, power=None):
@@ -695,8 +729,9 @@ class Simulation:
         self.requests = {}
         self.next_due = None
         self.cached = None
-        self.weighing = (NovaWeighing(conf, self.clock, self.hosts.values())
-                         if policy == 'ours' else None)
+        self.weighing = (NovaWeighing(conf, self.clock, self.hosts.values(),
+                                      declared=policy == DECLARED)
+                         if policy in WEIGHED else None)
 
     def power_manager(self, conf, clients):
         """The engine's power manager: None, the ``[power]`` driver's."""
@@ -870,18 +905,20 @@ class Simulation:
         """Place the waiting preemptibles the rule lets land."""
         free = {host: self.nova.free(host) for host in self._open_hosts(now)}
         waiting, self.queue = self.queue, collections.deque()
-        # Free capacity only shrinks here: a size that found no host
-        # finds none later in this pass (the trace has a few sizes).
+        # Free capacity only shrinks here: a size (of a work length, when
+        # declared) that found no host finds none later in this pass (the
+        # trace has a few of each).
         unplaced = set()
         choose = self.weighing.choose if self.weighing else _spread
         for since, request in waiting:
             if now - since > PATIENCE:
                 self.counts['abandoned'] += 1
                 continue
-            host = (None if request.size in unplaced
-                    else choose(free, request.size))
+            key = (request.size,
+                   _work(request) if self.policy == DECLARED else None)
+            host = None if key in unplaced else choose(free, request)
             if host is None:
-                unplaced.add(request.size)
+                unplaced.add(key)
                 self.queue.append((since, request))
                 continue
             free[host] = tuple(f - s for f, s in zip(free[host],
@@ -891,7 +928,7 @@ class Simulation:
     def _open_hosts(self, now):
         """The hosts the policy lets preemptibles land on now.
 
-        ``ours`` and ``ours-unweighted`` ask the ReservationFilter's rule
+        The ``ours`` policies ask the ReservationFilter's rule
         (:func:`reservation_ext.planning.preemptible_placement.closed_hosts`).
         """
         if self.policy == 'blazar':
@@ -908,7 +945,7 @@ class Simulation:
     def _boot(self, now, host, request):
         server_id = str(uuid.uuid4())
         self.requests[server_id] = request
-        ends = now + (request.end - request.start)
+        ends = now + _work(request)
         self.nova.boot(server_id, host, request.size)
         heapq.heappush(self.finishing, (ends, server_id))
         self.counts['preemptible_boots'] += 1
@@ -987,13 +1024,19 @@ class Simulation:
         return {key: self.counts[key] for key in keys}
 
 
-def _spread(free, size):
-    """The host with the most free memory that fits ``size``, or None."""
+def _spread(free, request):
+    """The host with the most free memory that fits ``request``, or None."""
     best = None
     for host, room in free.items():
-        if _fits(size, room) and (best is None or room[1] > free[best][1]):
+        if _fits(request.size, room) and (
+                best is None or room[1] > free[best][1]):
             best = host
     return best
+
+
+def _work(request):
+    """How long a preemptible request's work runs, from its start."""
+    return request.end - request.start
 
 
 def _date(moment):
@@ -1090,7 +1133,7 @@ def run_policy(args, policy):
 def run_policies(args):
     """``{policy: line}``, the policies run by ``args.jobs`` processes.
 
-    ``ours`` and ``ours-unweighted``, the longest, are handed out first.
+    The ``ours`` policies, the longest, are handed out first.
     """
     order = sorted(args.policies, key=lambda policy: policy not in OURS)
     if args.jobs == 1:

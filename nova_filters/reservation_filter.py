@@ -24,8 +24,14 @@ connection``) through a per-process cache that costs one small SELECT per
 request while no pool changed. A preemptible request (flavor extra spec
 ``reservation:preemptible=true`` or hint ``preemptible=true``) passes the
 hosts that are not closed to it
-(:mod:`reservation_ext.planning.preemptible_placement`), which depend on
-the bookings and the time: a per-process cache of its own
+(:mod:`reservation_ext.planning.preemptible_placement`); one that declares
+how long its work runs (flavor extra spec
+``reservation:preemptible_runtime`` or hint ``preemptible_runtime``,
+seconds; the hint wins) passes only those of them whose reclaim comes
+that long from now or later, as the ReservationWeigher reckons it (a
+runtime longer than ``[reservation] preemptible_weigher_horizon`` asks
+for a host without a booking within the horizon). Both depend on the
+bookings and the time: a per-process cache of its own
 (:mod:`reservation_ext.planning.preemptible_view`) costs one small SELECT
 per request while no booking changed and no booking's time came.
 """
@@ -38,6 +44,7 @@ from db import api as db_api
 from reservation_ext import clock as clock_mod
 from reservation_ext import conf as conf_mod
 from reservation_ext import context
+from reservation_ext import exceptions
 from reservation_ext.leases import hints as lease_hints
 from reservation_ext.planning import pool_snapshot
 from reservation_ext.planning import preemptible_placement
@@ -80,8 +87,9 @@ class ReservationFilter(filters.BaseHostFilter):
     project the lease is shared with. A server booted with an
     instance-capacity reservation's flavor passes only the hosts of the
     seats its boot took. A preemptible request without reservation hints
-    passes every host that is not closed to preemptibles. A host that
-    recycles passes no request.
+    passes every host that is not closed to preemptibles, and when it
+    declares a runtime only those where it would end before its reclaim.
+    A host that recycles passes no request.
 
     A rebuild keeps its host whatever the pools became since the build
     (``RUN_ON_REBUILD``): the server is there already.
@@ -94,8 +102,7 @@ class ReservationFilter(filters.BaseHostFilter):
     def __init__(self, clock=clock_mod.SYSTEM):
         db_api.configure(conf_mod.CONF)
         self._pools = pool_snapshot.SnapshotCache()
-        self._closed = preemptible_view.ViewCache(
-            preemptible_view.closed_now)
+        self._open = preemptible_view.ViewCache(preemptible_view.open_now)
         self._clock = clock
 
     def filter_all(self, filter_obj_list, spec_obj):
@@ -118,7 +125,7 @@ class ReservationFilter(filters.BaseHostFilter):
     def _decide(self, spec_obj):
         """Return the :class:`_Passing` hosts of one request."""
         if is_preemptible_request(spec_obj):
-            return self._open_to_preemptibles()
+            return self._open_to_preemptibles(_runtime(spec_obj))
         booked = _booked_host(spec_obj)
         snapshot = self._pools.get()
         seated = _seat_hosts(spec_obj)
@@ -135,11 +142,23 @@ class ReservationFilter(filters.BaseHostFilter):
                       'project %s.', reservation_id, spec_obj.project_id)
         return _Passing(allowed)
 
-    def _open_to_preemptibles(self):
-        closed = self._closed.get(
-            self._clock.now(),
-            preemptible_view.settings(conf_mod.CONF.reservation))
-        return _Passing(closed, excluded=True)
+    def _open_to_preemptibles(self, runtime):
+        """The hosts open to a preemptible that runs ``runtime`` seconds.
+
+        None: as long as it may. A host missing from ``left`` has no
+        reclaim within the horizon: it holds any runtime.
+        """
+        now = self._clock.now()
+        options = preemptible_view.settings(conf_mod.CONF.reservation)
+        view = self._open.get(now, options)
+        if runtime is None:
+            return _Passing(view.closed, excluded=True)
+        # The seconds left were counted at the answer's time; a runtime
+        # longer than the horizon needs no reclaim within it.
+        need = min(runtime + (now - view.taken_at).total_seconds(),
+                   options.horizon)
+        short = {name for name, left in view.left.items() if left < need}
+        return _Passing(view.closed | short, excluded=True)
 
 
 def is_preemptible_request(spec_obj):
@@ -152,6 +171,24 @@ def is_preemptible_request(spec_obj):
     return preemptible_placement.is_preemptible(
         spec_obj.flavor.extra_specs, {hint: spec_obj.get_scheduler_hint(hint)}
     ) and all(spec_obj.get_scheduler_hint(hint) is None for hint in hints)
+
+
+def _runtime(spec_obj):
+    """Return the runtime a preemptible request declares, or None.
+
+    nova-api refuses a bad hint, and a bad extra spec when it is set; a
+    flavor's value that came before that validation counts as none, as
+    before runtimes were declared.
+    """
+    hint = preemptible_placement.RUNTIME_HINT
+    try:
+        return preemptible_placement.runtime(
+            spec_obj.flavor.extra_specs,
+            {hint: spec_obj.get_scheduler_hint(hint)})
+    except exceptions.InvalidInput as exc:
+        LOG.warning('A preemptible request declares no runtime: %s',
+                    exc.message)
+        return None
 
 
 def _booked_host(spec_obj):

@@ -32,6 +32,8 @@ objects:
   too);
 * :mod:`.reclaim_views` finds when the preemptible servers of a page
   of views are reclaimed at the latest (``reservation:reclaim_after``);
+* :mod:`.extra_specs` has Nova check the flavor extra specs we read
+  when they are set;
 * :mod:`.nova_quotas` reads a project's Nova quotas and what Nova counts
   of it, for the check of Nova's quotas over a lease's window;
 * :mod:`.wrapping` wraps a method of Nova's once, however many times

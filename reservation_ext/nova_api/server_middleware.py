@@ -35,6 +35,12 @@ reserve_all_instances``
     builds it there. The build args are written with every lease
     (``build_args``); a build is cast by whoever takes them first, the
     middleware or the lease's start.
+``POST /servers`` with the hint ``preemptible_runtime``
+    400 naming it, before anything is created, when it is not a whole
+    number of seconds up to a year, or the server would not be
+    preemptible (read from its flavor). The flavor's extra spec
+    ``reservation:preemptible_runtime`` is checked by Nova when it is
+    set (:mod:`.extra_specs`).
 ``POST /servers`` with an instance-capacity reservation's flavor
     The boot takes seats of the reservation (:mod:`.capacity_boots`).
 ``GET /servers``, ``/servers/detail``, ``/servers/{id}``
@@ -81,6 +87,7 @@ from nova.compute import api as compute_api
 from nova.compute import task_states
 from nova import context as nova_context
 from nova import exception as nova_exc
+from nova import objects
 from oslo_log import log as logging
 import webob
 import webob.dec
@@ -100,6 +107,7 @@ from reservation_ext.leases import notifications
 from reservation_ext.leases import parsing as lease_requests
 from reservation_ext.leases import service as lease_service
 from reservation_ext.nova_api import capacity_boots
+from reservation_ext.nova_api import extra_specs
 from reservation_ext.nova_api import held_builds
 from reservation_ext.nova_api import nova_quotas
 from reservation_ext.nova_api import reclaim_views
@@ -164,6 +172,7 @@ class ServerReservations:
         self.clock = clock
         db_api.configure(conf)
         held_builds.install()
+        extra_specs.install()
         nova_quotas.install()
         server_access.install()
         self.nova = InProcessNova()
@@ -204,6 +213,7 @@ class ServerReservations:
         hints = _hints(body)
         _check_kept(hints)
         preemptible_placement.check_hint(hints)
+        _check_runtime(req.environ['nova.context'], server, hints)
         response = self.capacity.boot(req, body, hints,
                                       _reservation_context(req))
         if response is not None:
@@ -427,7 +437,7 @@ def _hints(body):
 # The hints this middleware reads.
 OWN_HINTS = (lease_hints.RESERVED, lease_hints.LEASE_PARAMS,
              lease_hints.PROPOSAL, lease_hints.RESERVATION,
-             preemptible_placement.HINT)
+             preemptible_placement.HINT, preemptible_placement.RUNTIME_HINT)
 
 
 def _check_kept(hints):
@@ -446,6 +456,38 @@ def _check_kept(hints):
                for item in values):
             raise exceptions.InvalidInput(
                 key, 'must be a string (lease_params: its JSON text)')
+
+
+def _check_runtime(ctx, server, hints):
+    """Refuse (400) a ``preemptible_runtime`` hint that means nothing.
+
+    Not a runtime (:func:`preemptible_placement.check_runtime`), or on a
+    server that is not preemptible: one with reservation hints, or
+    neither the ``preemptible`` hint nor a preemptible flavor. Only a
+    boot with the hint reads its flavor; a flavor that cannot be read is
+    Nova's to refuse.
+    """
+    if preemptible_placement.runtime(None, hints) is None:
+        return
+    flavor_ref = server.get('flavorRef')
+    if not isinstance(flavor_ref, str):
+        return
+    try:
+        # Nova also takes a flavor's link: its id is the last segment.
+        flavor = objects.Flavor.get_by_flavor_id(
+            ctx, flavor_ref.rstrip('/').rsplit('/', 1)[-1])
+    except nova_exc.FlavorNotFound:
+        return
+    reserved = any(key in hints for key in (
+        lease_hints.RESERVED, lease_hints.LEASE_PARAMS,
+        lease_hints.RESERVATION))
+    if reserved or not preemptible_placement.is_preemptible(
+            flavor.extra_specs, hints):
+        raise exceptions.InvalidInput(
+            preemptible_placement.RUNTIME_HINT,
+            'only a preemptible server declares a runtime: give '
+            'preemptible=true or a preemptible flavor, and no reservation '
+            'hints')
 
 
 def _check_reservable(server, hints, deferred):

@@ -15,10 +15,12 @@
 A boot is preemptible when its flavor has the extra spec
 ``reservation:preemptible=true`` or it carries the scheduler hint
 ``preemptible=true``, unless its flavor is an instance-capacity
-reservation's (``reservation:id``). It may run on the shared pool (hosts
-that are not reservable) and on the reservable capacity that nothing
-holds now and nothing books soon. A reservable host is *closed* to
-preemptibles when:
+reservation's (``reservation:id``). It may declare how long its work
+runs (:func:`runtime`: the hint ``preemptible_runtime``, else the extra
+spec ``reservation:preemptible_runtime``, in seconds). It may run on the
+shared pool (hosts that are not reservable) and on the reservable
+capacity that nothing holds now and nothing books soon. A reservable
+host is *closed* to preemptibles when:
 
 * it is not reservable (in maintenance) or recycles;
 * a whole-host booking runs on it now (within the cleaning time);
@@ -57,6 +59,14 @@ from reservation_ext.states import ReservationStatus
 
 EXTRA_SPEC = 'reservation:preemptible'
 HINT = 'preemptible'
+# How long the work of a preemptible boot runs, in seconds: the
+# ReservationFilter passes only the hosts where it would end before a
+# booking reclaims it. The hint wins over the extra spec.
+RUNTIME_EXTRA_SPEC = 'reservation:preemptible_runtime'
+RUNTIME_HINT = 'preemptible_runtime'
+# A year: longer work has no gap to fit, and no one can say it runs that
+# long (a typo, a time in milliseconds).
+MAX_RUNTIME = 365 * 24 * 3600
 # The extra spec of an instance-capacity reservation's flavor: its servers
 # run on booked seats, never preemptible (even when the flavor it was
 # made from was).
@@ -111,6 +121,44 @@ def check_hint(hints):
             if hint is not None else False
     except ValueError:
         raise exceptions.InvalidInput(HINT, 'must be true or false')
+
+
+def check_runtime(value, field):
+    """Return a declared runtime as seconds.
+
+    :param value: the hint's or the extra spec's value (a string).
+    :param field: its name, for the error.
+    :raises InvalidInput: naming ``field``, when ``value`` is not a whole
+        number of seconds from 1 to :data:`MAX_RUNTIME`.
+    """
+    text = str(value)
+    # A longer text is too large, and int() would refuse it past 4,300
+    # digits.
+    if not (text.isascii() and text.isdigit() and
+            len(text) <= len(str(MAX_RUNTIME)) and
+            0 < int(text) <= MAX_RUNTIME):
+        raise exceptions.InvalidInput(
+            field, 'must be a whole number of seconds from 1 to %d'
+            % MAX_RUNTIME)
+    return int(text)
+
+
+def runtime(extra_specs, hints):
+    """Return the runtime a boot declares (seconds), or None.
+
+    The ``preemptible_runtime`` hint, else the flavor's extra spec
+    ``reservation:preemptible_runtime``.
+
+    :param hints: the boot's scheduler hints; a value may be a list of
+        one, as Nova keeps them.
+    :raises InvalidInput: naming the hint or extra spec whose value is
+        not a runtime (:func:`check_runtime`).
+    """
+    hint = _one((hints or {}).get(RUNTIME_HINT))
+    if hint is not None:
+        return check_runtime(hint, RUNTIME_HINT)
+    spec = (extra_specs or {}).get(RUNTIME_EXTRA_SPEC)
+    return None if spec is None else check_runtime(spec, RUNTIME_EXTRA_SPEC)
 
 
 def horizon(now, lead_time, cleaning_time):

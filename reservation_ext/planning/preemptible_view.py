@@ -13,10 +13,11 @@
 """What the scheduler knows of preemptible servers' hosts, kept per process.
 
 For every preemptible request the ReservationFilter asks which hosts are
-closed to preemptibles (:func:`closed_now`) and the ReservationWeigher how
-long a preemptible would run on each host (:func:`time_left`): at 10,000
-hosts, about 5 ms of SQL each. Both answers change only with the
-bookings and with the time:
+closed to preemptibles and how long a preemptible would run on the others
+(:func:`open_now`, the latter for a request that declares its runtime),
+and the ReservationWeigher how long a preemptible would run on each host
+(:func:`time_left`): at 10,000 hosts, about 5 ms of SQL each. The
+answers change only with the bookings and with the time:
 
 * the bookings: a writer that makes one of
   :data:`db.models.BOOKING_WRITES` bumps the ``booking_state``
@@ -34,6 +35,9 @@ Nova scales a weigher's weights from the request's lightest host to its
 heaviest, so an age that every host's weight shares changes nothing; it
 only blurs the hosts whose reclaim is within that age of the horizon's
 end, which then weigh as much as those with no booking in the horizon.
+The filter counts the age off the seconds left (:class:`Open` keeps the
+answer's time); the hosts whose reclaim is within that age past the
+horizon's end count as having no booking in it.
 """
 
 import collections
@@ -85,6 +89,20 @@ def time_left(session, now, options):
             for name, at in reclaims.items()}
 
 
+Open = collections.namedtuple('Open', 'closed left taken_at')
+Open.__doc__ = """What the ReservationFilter reads for preemptibles.
+
+``closed`` (:func:`closed_now`) and ``left`` (:func:`time_left`) as of
+``taken_at``.
+"""
+
+
+def open_now(session, now, options):
+    """The :class:`Open` hosts at ``now``: 2 queries, one answer kept."""
+    return Open(closed_now(session, now, options),
+                time_left(session, now, options), now)
+
+
 _Kept = collections.namedtuple(
     '_Kept', 'generation options taken_at valid_until value')
 
@@ -99,7 +117,8 @@ class ViewCache:
     """Keep one answer about the bookings; read it again when it is stale.
 
     :param read: ``read(session, now, options)``: the answer as of
-        ``now`` (:func:`closed_now`, :func:`time_left`).
+        ``now`` (:func:`closed_now`, :func:`time_left`,
+        :func:`open_now`).
     """
 
     def __init__(self, read):

@@ -14,7 +14,8 @@
 
 On SQLite, PostgreSQL and MariaDB, with real nova HostStates and the filter's
 clock fixed. compute-0 .. compute-3 are reservable, compute-4 and
-compute-5 are the shared pool. The lead time is 600 s.
+compute-5 are the shared pool. The lead time is 600 s: a booking that
+starts in 70 minutes reclaims its host in an hour.
 """
 
 import datetime
@@ -40,6 +41,8 @@ REQUESTS = models.InstanceReservation.__table__
 NAMES = test_reservation_filter.NAMES
 EVERY_HOST = NAMES
 PREEMPTIBLE = {'reservation:preemptible': 'true'}
+RUNTIME = 'reservation:preemptible_runtime'
+HOUR = 60 * MINUTE
 
 
 class PreemptibleHosts(test_reservation_filter.FilterHosts):
@@ -143,10 +146,11 @@ class _PreemptibleFilterTests(PreemptibleHosts):
         self.book('compute-0', NOW + 5 * MINUTE)
         sent = self.statements()
         self.passing()
-        # The generation, the closed hosts, when they may change.
-        self.assertEqual(3, len(sent()), sent())
-        self.assertEqual(EVERY_HOST[1:], self.passing())
+        # The generation, the closed hosts, the reclaim times, when they
+        # may change.
         self.assertEqual(4, len(sent()), sent())
+        self.assertEqual(EVERY_HOST[1:], self.passing())
+        self.assertEqual(5, len(sent()), sent())
         self.assertIn('booking_state', sent()[-1])
 
     def test_a_booking_made_since_the_last_request_is_seen(self):
@@ -172,6 +176,63 @@ class _PreemptibleFilterTests(PreemptibleHosts):
         self.assertEqual(EVERY_HOST[1:], self.passing())
         clock.advance(minutes=50)
         self.assertEqual(EVERY_HOST, self.passing())
+
+    def test_a_declared_runtime_passes_only_hosts_whose_reclaim_comes_after(
+            self):
+        self.book('compute-0', NOW + 70 * MINUTE)
+        self.book('compute-1', NOW + 130 * MINUTE, whole_host=False)
+        self.book('compute-2', NOW + 190 * MINUTE)
+        self.assertEqual(EVERY_HOST, self.passing(
+            dict(PREEMPTIBLE, **{RUNTIME: '3600'})))
+        self.assertEqual(['compute-1', 'compute-2', 'compute-3',
+                          'compute-4', 'compute-5'], self.passing(
+            dict(PREEMPTIBLE, **{RUNTIME: '3601'})))
+        self.assertEqual(['compute-2', 'compute-3', 'compute-4',
+                          'compute-5'], self.passing(
+            preemptible='true', preemptible_runtime='7300'))
+
+    def test_without_a_runtime_a_host_booked_soon_still_passes(self):
+        self.book('compute-0', NOW + 11 * MINUTE)
+        self.assertEqual(EVERY_HOST, self.passing())
+        self.assertEqual(EVERY_HOST[1:], self.passing(
+            dict(PREEMPTIBLE, **{RUNTIME: '61'})))
+
+    def test_the_hint_s_runtime_wins_over_the_flavor_s(self):
+        self.book('compute-0', NOW + 70 * MINUTE)
+        flavor = dict(PREEMPTIBLE, **{RUNTIME: '7200'})
+        self.assertEqual(EVERY_HOST[1:], self.passing(flavor))
+        self.assertEqual(EVERY_HOST, self.passing(
+            flavor, preemptible_runtime='1800'))
+
+    def test_a_runtime_past_the_horizon_needs_a_host_free_within_it(self):
+        self.flags(preemptible_weigher_horizon=2 * 3600,
+                   group='reservation')
+        # Reclaimed 5 minutes before the horizon's end, 5 after.
+        self.book('compute-0', NOW + 125 * MINUTE)
+        self.book('compute-1', NOW + 135 * MINUTE)
+        self.assertEqual(EVERY_HOST[1:], self.passing(
+            preemptible='true', preemptible_runtime=str(30 * 24 * 3600)))
+
+    def test_the_seconds_left_count_down_while_the_answer_is_kept(self):
+        clock = clock_mod.ManualClock(NOW)
+        self.filter = reservation_filter.ReservationFilter(clock=clock)
+        self.book('compute-0', NOW + 70 * MINUTE)
+        sent = self.statements()
+        self.assertEqual(EVERY_HOST, self.passing(
+            preemptible='true', preemptible_runtime='3600'))
+        clock.advance(seconds=30)
+        self.assertEqual(EVERY_HOST[1:], self.passing(
+            preemptible='true', preemptible_runtime='3600'))
+        self.assertEqual(EVERY_HOST, self.passing(
+            preemptible='true', preemptible_runtime='3570'))
+        # Read once, then only the generation.
+        self.assertEqual(6, len(sent()), sent())
+
+    def test_a_flavor_s_bad_runtime_counts_as_none(self):
+        self.book('compute-0', NOW + 70 * MINUTE)
+        for bad in ('soon', '0', '-5', str(10 ** 9)):
+            self.assertEqual(EVERY_HOST, self.passing(
+                dict(PREEMPTIBLE, **{RUNTIME: bad})))
 
     def test_a_reservation_hint_wins_over_preemptible(self):
         self.assertEqual([], self.passing(reservation=str(uuid.uuid4())))

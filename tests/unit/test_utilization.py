@@ -18,7 +18,9 @@ that starts on their host, within the lead time (``ours``,
 ``ours-unweighted``) or at the start (``blazar``), and the stopped
 servers' requests wait again; each policy uses at least what the one
 before it does; ``ours`` places through Nova's weighing with the real
-ReservationWeigher, times the configured multiplier.
+ReservationWeigher, times the configured multiplier; under
+``ours-declared`` the real ReservationFilter passes a preemptible only
+where its work ends before a reclaim, and it waits until there is one.
 """
 
 import datetime
@@ -94,9 +96,9 @@ class UtilizationTest(base.DBTestCase):
         results = self._run(tiny_trace())
         for policy, (line, _sim, _booked) in results.items():
             self.assertEqual(0, line['late_starts'], policy)
-        # The host and instance leases; both ours also book the
+        # The host and instance leases; the ours policies also book the
         # time-bounded server, which starts as a lease too.
-        self.assertEqual([2, 2, 3, 3], [
+        self.assertEqual([2, 2, 3, 3, 3], [
             results[policy][0]['lease_starts']
             for policy in utilization.POLICIES])
 
@@ -115,10 +117,12 @@ class UtilizationTest(base.DBTestCase):
                               policy)
                 self.assertLessEqual(stopped.at, stopped.needed_at)
                 self.assertLessEqual(stopped.needed_at - stopped.at, ahead)
+        # Declared, their 20 hours of work go where no booking comes.
+        self.assertEqual(0, results['ours-declared'][0]['preemptions'])
 
     def test_ours_engine_reclaims_ahead_of_the_start_and_blazars_at_it(self):
         results = self._run(tiny_trace())
-        for policy in utilization.OURS:
+        for policy in ('ours-unweighted', 'ours'):
             ahead = [stopped.needed_at - stopped.at
                      for stopped in results[policy][1].preemptions]
             # The host lease at 6: its host is reclaimed by a poll at 5:50.
@@ -129,7 +133,7 @@ class UtilizationTest(base.DBTestCase):
 
     def test_a_preempted_servers_request_waits_for_a_host_again(self):
         results = self._run(tiny_trace())
-        for policy in utilization.RULES:
+        for policy in ('blazar', 'ours-unweighted', 'ours'):
             line = results[policy][0]
             self.assertGreater(line['preemptions'], 0, policy)
             # The host lease's host is back at 10: they boot again.
@@ -162,7 +166,7 @@ class UtilizationTest(base.DBTestCase):
     def test_ours_uses_at_least_what_blazar_uses_and_blazar_what_none_does(
             self):
         results = self._run(tiny_trace())
-        none, blazar, unweighted, ours = (
+        none, blazar, unweighted, ours, _declared = (
             results[policy][0]['used_share']
             for policy in utilization.POLICIES)
         self.assertGreater(blazar, none)
@@ -171,7 +175,7 @@ class UtilizationTest(base.DBTestCase):
 
     def test_only_ours_books_time_bounded_servers_into_gaps(self):
         results = self._run(tiny_trace())
-        self.assertEqual([0, 0, 1, 1], [
+        self.assertEqual([0, 0, 1, 1, 1], [
             results[policy][0]['bounded_in_gaps']
             for policy in utilization.POLICIES])
         for policy in utilization.OURS:
@@ -206,6 +210,28 @@ class UtilizationTest(base.DBTestCase):
             'ours', utilization.make_conf(weight_multiplier=0.0)))
         self.assertEqual(0.0, utilization.cfg.CONF.reservation
                          .preemptible_weight_multiplier)
+
+    def test_declared_work_waits_for_a_host_where_it_ends_before_a_reclaim(
+            self):
+        # Two hosts, leased from 6 and from 8 for four hours; two
+        # preemptibles of ten hours' work at 1.
+        trace = sorted([
+            request(utilization.HOST_LEASE, 0, 6, 4, hosts=1),
+            request(utilization.HOST_LEASE, 0, 8, 4, hosts=1, n=1),
+        ] + [request(utilization.PREEMPTIBLE, 1, 1, 10, n=n)
+             for n in range(2)])
+        # Weighed alone, they go where the reclaim comes last, 7:50.
+        ours, _sim = utilization.simulate('ours', trace, 2, 1, 0, self.conf)
+        self.assertEqual(2, ours['preemptions'])
+        # Declared, no host passes until the first lease ends at 10.
+        declared, sim = utilization.simulate('ours-declared', trace, 2, 1, 0,
+                                             self.conf)
+        self.assertEqual(0, declared['preemptions'])
+        self.assertEqual(0.0, declared['lost_share'])
+        self.assertEqual(2, declared['preemptibles_done'])
+        self.assertEqual({T0 + 10 * HOUR}, {
+            server.started for server, _stopped, _lost in sim.nova.runs
+            if server.kind == utilization.PREEMPTIBLE})
 
     def test_a_generated_day_starts_every_lease_on_time(self):
         trace = utilization.generate(7, hosts=4, days=1, warmup_days=1)
