@@ -24,7 +24,10 @@ computehosts (its capability queries compiled by
 host_allocations (served by its (host_id, start_date, end_date,
 expires_at) index) in one WHERE clause, ordered by the preference of
 :mod:`reservation_ext.planning.preference` (``[power]`` host weights, the
-hosts that are on first near the start; by host id when unset).
+hosts that are on first near the start; by host id when unset). On
+SQLite a lookup of the gap index (:mod:`db.host_gaps`) comes first: when
+it names few hosts (a full pool), the statement tests those only rather
+than every host.
 
 No host is ever booked twice, also with concurrent writers, as in
 Placement: every change to a host's allocations bumps
