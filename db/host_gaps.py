@@ -212,22 +212,22 @@ def present(connection):
 
 
 # Up to ``limit`` hosts with a gap that holds [lower, upper), as minutes
-# the triggers' way (see the module's docstring).
+# the triggers' way (see the module's docstring). Built once: its cache
+# key is then the same statement's. Dates bound as the schema stores them
+# on SQLite (models.DateTime is sa.DateTime there).
 _CANDIDATES = sa.text(
     'SELECT host_lo FROM %s WHERE lo <= %s AND hi > %s LIMIT :limit' % (
-        TABLE, _minute(':lower'), _minute(':upper')))
+        TABLE, _minute(':lower'), _minute(':upper'))).bindparams(
+    sa.bindparam('lower', type_=sa.DateTime()),
+    sa.bindparam('upper', type_=sa.DateTime()))
 
 
-def candidates(connection, lower, upper, limit, datetime_type):
+def candidates(connection, lower, upper, limit):
     """Return up to ``limit`` ids of hosts that may be free in the window.
 
     Every host free of bookings in ``[lower, upper)`` when fewer than
     ``limit`` come back; some of them may be busy (the gaps are wider
-    than the truth, and holds are not in them). ``datetime_type``: the
-    type the allocations' dates are stored with, for the parameters.
+    than the truth, and holds are not in them).
     """
-    statement = _CANDIDATES.bindparams(
-        sa.bindparam('lower', type_=datetime_type),
-        sa.bindparam('upper', type_=datetime_type))
-    return connection.execute(statement, {
+    return connection.execute(_CANDIDATES, {
         'lower': lower, 'upper': upper, 'limit': limit}).scalars().all()

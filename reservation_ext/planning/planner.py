@@ -203,8 +203,7 @@ def _maybe_free(session, lower, upper, busy):
     if busy.ignore_reservation is not None or not host_gaps.present(
             session.get_bind()):
         return None
-    hosts = host_gaps.candidates(session, lower, upper, GAP_HOSTS,
-                                 ALLOCATIONS.c.start_date.type)
+    hosts = host_gaps.candidates(session, lower, upper, GAP_HOSTS)
     return hosts if len(hosts) < GAP_HOSTS else None
 
 

@@ -121,8 +121,7 @@ class TestHostGaps(base.DBTestCase):
             for _ in range(60):
                 start, end = self.window()
                 named = set(host_gaps.candidates(
-                    conn, at(start), at(end), 10000,
-                    ALLOCATIONS.c.start_date.type))
+                    conn, at(start), at(end), 10000))
                 free = self.free_of_bookings(conn, start, end)
                 self.assertEqual(set(), free - named, (start, end))
 
