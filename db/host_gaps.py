@@ -212,11 +212,13 @@ def present(connection):
 
 
 # Up to ``limit`` hosts with a gap that holds [lower, upper), as minutes
-# the triggers' way (see the module's docstring). Built once: its cache
-# key is then the same statement's. Dates bound as the schema stores them
-# on SQLite (models.DateTime is sa.DateTime there).
+# the triggers' way (see the module's docstring), in one row: a row per
+# host cost a full pool's search more than the R*Tree itself. Built once:
+# its cache key is then the same statement's. Dates bound as the schema
+# stores them on SQLite (models.DateTime is sa.DateTime there).
 _CANDIDATES = sa.text(
-    'SELECT host_lo FROM %s WHERE lo <= %s AND hi > %s LIMIT :limit' % (
+    'SELECT group_concat(host_lo) FROM (SELECT host_lo FROM %s '
+    'WHERE lo <= %s AND hi > %s LIMIT :limit)' % (
         TABLE, _minute(':lower'), _minute(':upper'))).bindparams(
     sa.bindparam('lower', type_=sa.DateTime()),
     sa.bindparam('upper', type_=sa.DateTime()))
@@ -229,5 +231,6 @@ def candidates(connection, lower, upper, limit):
     ``limit`` come back; some of them may be busy (the gaps are wider
     than the truth, and holds are not in them).
     """
-    return connection.execute(_CANDIDATES, {
-        'lower': lower, 'upper': upper, 'limit': limit}).scalars().all()
+    ids = connection.execute(_CANDIDATES, {
+        'lower': lower, 'upper': upper, 'limit': limit}).scalar()
+    return [int(host_id) for host_id in ids.split(',')] if ids else []
