@@ -17,6 +17,9 @@
   statements, and says which module may write it;
 * :mod:`.api` opens reader and writer transactions (oslo.db
   enginefacade) and holds the statements every backend runs alike;
+* :mod:`.host_gaps` is the gap index of the hosts' bookings (an
+  SQLite R*Tree kept by triggers), which the free-host search of a full
+  pool reads;
 * :mod:`.migration` creates and migrates the schema with alembic, whose
   revisions are in :mod:`.migrations`.
 """

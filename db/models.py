@@ -29,6 +29,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy import orm
 
+from db import host_gaps
+
 ID = sa.String(36)
 PROJECT = sa.String(64)
 
@@ -921,3 +923,7 @@ class StoragePoolAllocation(Base):
 
 for _table in Base.metadata.tables.values():
     _table.kwargs.update(MYSQL_TABLE_OPTIONS)
+
+# The gap index of the bookings (SQLite only) comes and goes with
+# host_allocations, on whose rows its triggers fire.
+host_gaps.attach(HostAllocation.__table__)

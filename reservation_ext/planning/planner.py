@@ -24,7 +24,10 @@ computehosts (its capability queries compiled by
 host_allocations (served by its (host_id, start_date, end_date,
 expires_at) index) in one WHERE clause, ordered by the preference of
 :mod:`reservation_ext.planning.preference` (``[power]`` host weights, the
-hosts that are on first near the start; by host id when unset).
+hosts that are on first near the start; by host id when unset). On
+SQLite a lookup of the gap index (:mod:`db.host_gaps`) comes first: when
+it names few hosts (a full pool), the statement tests those only rather
+than every host.
 
 No host is ever booked twice, also with concurrent writers, as in
 Placement: every change to a host's allocations bumps
@@ -47,6 +50,7 @@ import uuid
 
 import sqlalchemy as sa
 
+from db import host_gaps
 from db import tables
 from reservation_ext import exceptions
 from reservation_ext.planning import host_capacity
@@ -62,6 +66,10 @@ AS_IS = host_capacity.Usable()
 # How many of the preferred hosts the first read of a whole-host schedule
 # reads (:class:`Schedules`): a proposal takes a few hosts a few times.
 FIRST_HOSTS = 256
+# Fewer hosts than this with a gap that holds the window (a full pool):
+# the search tests only them (:func:`_maybe_free`). More: it tests the
+# hosts in the order of preference, and stops at the ones it wants.
+GAP_HOSTS = 512
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,11 +181,30 @@ def find_free_hosts(session, start, end, busy, max_count=None,
         sa.func.coalesce(latest_end > lower, sa.false(), type_=sa.Boolean),
         sa.exists().where(*starts_before, ALLOCATIONS.c.end_date > lower))
     where = [HOSTS.c.reservable, *conditions, ~is_busy]
+    if host_ids is None:
+        host_ids = _maybe_free(session, lower, upper, busy)
     if host_ids is not None:
         where.insert(0, HOSTS.c.id.in_(host_ids))
     return [tuple(row) for row in session.execute(busy.prefer.first(
         (HOSTS.c.id, HOSTS.c.generation), where, max_count, busy.now,
         start))]
+
+
+def _maybe_free(session, lower, upper, busy):
+    """Return the hosts that may be free in ``[lower, upper)``, or None.
+
+    From the gap index (:mod:`db.host_gaps`, SQLite), a superset of the
+    hosts free of bookings, when it names fewer than :data:`GAP_HOSTS`:
+    a full pool's search then tests those few instead of every host.
+    None (test every host) without the index, when it names more (the
+    search in the order of preference finds its hosts sooner), or when
+    ``busy`` ignores a reservation, whose bookings are in the gaps.
+    """
+    if busy.ignore_reservation is not None or not host_gaps.present(
+            session.get_bind()):
+        return None
+    hosts = host_gaps.candidates(session, lower, upper, GAP_HOSTS)
+    return hosts if len(hosts) < GAP_HOSTS else None
 
 
 def read_slice_schedules(session, span, busy, usable):
