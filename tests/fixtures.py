@@ -97,31 +97,28 @@ class ReservationConf(fixtures.Fixture):
 _CACHE_DIR = schema.cache_dir()
 
 
-def _plugins_distribution():
-    """The directory of the test plugins' distribution, made once.
+def distribution(name, entry_points):
+    """The directory of a distribution ``name`` of ``entry_points``.
 
-    In the user's cache directory, as the sandbox's Neutron template, and
-    the same for every test and process: stevedore keys its entry-point
-    cache on the paths of ``sys.path`` and their times, so a new directory
-    per test would rebuild that cache (0.4 s of CPU) and write it anew.
-    Made aside and renamed, so that a concurrent maker is harmless.
+    Made once, in the user's cache directory as the sandbox's Neutron
+    template, and the same for every test and process: stevedore keys its
+    entry-point cache on the paths of ``sys.path`` and their times, so a
+    new directory per test would rebuild that cache (0.4 s of CPU) and
+    write it anew. Made aside and renamed, so that a concurrent maker is
+    harmless.
+
+    :param entry_points: the text of its ``entry_points.txt``.
     """
-    entry_points = ('[%s]\n%s = tests.plugins:JournalPlugin\n'
-                    '[keystoneauth1.plugin]\n%s = tests.nova_auth:%s\n'
-                    % (plugins_mod.NAMESPACE, test_plugins.RESOURCE_TYPE,
-                       nova_auth.NAME, nova_auth.HeaderAuthLoader.__name__))
-    digest = hashlib.sha256(entry_points.encode()).hexdigest()[:16]
-    parent = _CACHE_DIR
-    path = os.path.join(parent, 'test-plugins-' + digest)
+    digest = hashlib.sha256((name + entry_points).encode()).hexdigest()[:16]
+    path = os.path.join(_CACHE_DIR, '%s-%s' % (name, digest))
     if os.path.isdir(path):
         return path
-    os.makedirs(parent, exist_ok=True)
-    work = tempfile.mkdtemp(dir=parent)
-    dist = os.path.join(work, 'reservation_ext_test_plugins-1.0.dist-info')
+    os.makedirs(_CACHE_DIR, exist_ok=True)
+    work = tempfile.mkdtemp(dir=_CACHE_DIR)
+    dist = os.path.join(work, name.replace('-', '_') + '-1.0.dist-info')
     os.mkdir(dist)
     with open(os.path.join(dist, 'METADATA'), 'w') as f:
-        f.write('Metadata-Version: 2.1\n'
-                'Name: reservation-ext-test-plugins\nVersion: 1.0\n')
+        f.write('Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n' % name)
     with open(os.path.join(dist, 'entry_points.txt'), 'w') as f:
         f.write(entry_points)
     try:
@@ -143,7 +140,12 @@ class TestPlugins(fixtures.Fixture):
     """
 
     def _setUp(self):
-        path = _plugins_distribution()
+        path = distribution(
+            'reservation-ext-test-plugins',
+            '[%s]\n%s = tests.plugins:JournalPlugin\n'
+            '[keystoneauth1.plugin]\n%s = tests.nova_auth:%s\n' % (
+                plugins_mod.NAMESPACE, test_plugins.RESOURCE_TYPE,
+                nova_auth.NAME, nova_auth.HeaderAuthLoader.__name__))
         self.useFixture(fixtures.MonkeyPatch('sys.path', [path] + sys.path))
         # stevedore keeps each namespace's entry points for the life of the
         # process: without a fresh cache, a namespace read before this

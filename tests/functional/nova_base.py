@@ -156,6 +156,15 @@ class NovaTestCase(integrated_helpers.ProviderUsageBaseTestCase):
             self.assertEqual(expect, response.status_code, response.text)
         return response.json() if response.content else None
 
+    def lease_one_host(self, name, host, start, end):
+        """Lease ``host`` from ``start`` to ``end`` (dates or 'now')."""
+        return self.lease_api('POST', '/leases', {
+            'name': name, 'start_date': start, 'end_date': end,
+            'reservations': [{'resource_type': 'physical:host',
+                              'min': 1, 'max': 1, 'hosts': [host],
+                              'hypervisor_properties': '',
+                              'resource_properties': ''}]})['lease']
+
     def admin_lease_api(self, method, path, body=None, expect=None):
         return self.lease_api(method, path, body, project='admin',
                               roles='admin,member,reader', expect=expect)

@@ -94,14 +94,9 @@ if cinder_child.IN_CINDER:
             parser = configparser.ConfigParser(interpolation=None)
             parser.read(os.path.join(cinder_base.TOP, 'setup.cfg'))
             entry_points = parser['entry_points']['cinder.scheduler.filters']
-            path = self.useFixture(lib_fixtures.TempDir()).path
-            dist = os.path.join(path, 'reservation_ext_filter-1.0.dist-info')
-            os.mkdir(dist)
-            with open(os.path.join(dist, 'METADATA'), 'w') as f:
-                f.write('Metadata-Version: 2.1\n'
-                        'Name: reservation-ext-filter\nVersion: 1.0\n')
-            with open(os.path.join(dist, 'entry_points.txt'), 'w') as f:
-                f.write('[cinder.scheduler.filters]%s\n' % entry_points)
+            path = fixtures.distribution(
+                'reservation-ext-filter',
+                '[cinder.scheduler.filters]%s\n' % entry_points)
             self.useFixture(lib_fixtures.MonkeyPatch(
                 'sys.path', [path] + sys.path))
             # stevedore keeps each namespace's entry points for the life

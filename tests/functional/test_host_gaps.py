@@ -32,6 +32,7 @@ from db import models
 from reservation_ext import clock
 from reservation_ext.planning import planner
 from tests import base
+from tests.functional import test_planner
 
 T0 = datetime.datetime(2030, 1, 1)
 HOSTS = models.ComputeHost.__table__
@@ -92,15 +93,8 @@ class TestHostGaps(base.DBTestCase):
             conn.execute(sa.insert(ALLOCATIONS), rows)
 
     def reservation(self):
-        lease_id, reservation_id = str(uuid.uuid4()), str(uuid.uuid4())
         with self.begin() as conn:
-            conn.execute(sa.insert(models.Lease.__table__).values(
-                id=lease_id, name=lease_id, project_id='p', start_date=T0,
-                end_date=T0, status='PENDING'))
-            conn.execute(sa.insert(models.Reservation.__table__).values(
-                id=reservation_id, lease_id=lease_id,
-                resource_type='physical:host', status='pending'))
-        return reservation_id
+            return test_planner.add_reservation(conn)
 
     def some_allocations(self, count):
         with self.engine.connect() as conn:

@@ -65,13 +65,8 @@ class PreemptibleTest(nova_base.NovaTestCase):
 
     def lease_host(self, host, start, name='hpc'):
         """A lease of ``host`` from ``start`` (a date or 'now')."""
-        return self.lease_api('POST', '/leases', {
-            'name': name, 'start_date': start,
-            'end_date': nova_base.lease_date(self.start + HOUR),
-            'reservations': [{'resource_type': 'physical:host',
-                              'min': 1, 'max': 1, 'hosts': [host],
-                              'hypervisor_properties': '',
-                              'resource_properties': ''}]})['lease']
+        return self.lease_one_host(
+            name, host, start, nova_base.lease_date(self.start + HOUR))
 
     def preempted(self):
         return [message['payload'] for _ctx, message, _priority, _retry

@@ -46,14 +46,8 @@ class PreemptibleWeigherTest(nova_base.NovaTestCase):
     def lease_host(self, host, starts_in):
         """A lease of ``host`` that starts ``starts_in`` from now."""
         start = self.now + starts_in
-        self.lease_api('POST', '/leases', {
-            'name': 'on-' + host,
-            'start_date': nova_base.lease_date(start),
-            'end_date': nova_base.lease_date(start + HOUR),
-            'reservations': [{'resource_type': 'physical:host',
-                              'min': 1, 'max': 1, 'hosts': [host],
-                              'hypervisor_properties': '',
-                              'resource_properties': ''}]})
+        self.lease_one_host('on-' + host, host, nova_base.lease_date(start),
+                            nova_base.lease_date(start + HOUR))
 
     def host_of_a_preemptible_server(self):
         server = self.user_api(nova_base.OTHER).post_server({

@@ -65,13 +65,8 @@ class ReclaimAfterTest(nova_base.NovaTestCase):
 
     def lease_host(self, host, start, name='hpc'):
         """A lease of ``host`` for an hour from ``start``."""
-        return self.lease_api('POST', '/leases', {
-            'name': name, 'start_date': nova_base.lease_date(start),
-            'end_date': nova_base.lease_date(start + HOUR),
-            'reservations': [{'resource_type': 'physical:host',
-                              'min': 1, 'max': 1, 'hosts': [host],
-                              'hypervisor_properties': '',
-                              'resource_properties': ''}]})['lease']
+        return self.lease_one_host(name, host, nova_base.lease_date(start),
+                                   nova_base.lease_date(start + HOUR))
 
     def request(self, method, path, body=None, status=(200,), api=None):
         response = (api or self.api).api_request(
