@@ -109,7 +109,12 @@ The policies:
     tightest gaps first and the weight after them (the planner's
     ``tightest`` order), so there it only breaks ties. Bookings made ahead
     are searched as under ``ours-declared`` (by host id). Not in the
-    default ``--policies``.
+    default ``--policies``. Its line also says how much work the values
+    written promised lost on the hosts booked at once
+    (``told_booked_host_lease_share``, ``told_booked_bounded_share``) and
+    on the hosts that would have lost least among those the planner could
+    book (``told_least_*``: the difference is what the order of the
+    search costs, the tightest gaps before the weight for a slice).
 
 The trace (:func:`generate`, ``random.Random(seed)``, seed 15 by default:
 the same arguments give the same trace): four Poisson streams over the
@@ -211,6 +216,7 @@ from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.leases import parsing as lease_requests
 from reservation_ext.leases import service as lease_service
+from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from reservation_ext.planning import preemptible_placement
 from reservation_ext.planning import reclaim_choice
@@ -771,8 +777,11 @@ class Simulation:
         self.requests = {}
         self.next_due = None
         self.cached = None
-        # Under the oracle: {host id: the ORACLE_PROPERTY value written}.
+        # Under the oracle: {host id: the ORACLE_PROPERTY value written},
+        # and the vCPU-seconds told lost on the hosts booked at once and
+        # on the best hosts (_note_choice).
         self.told = {}
+        self.told_lost = collections.Counter()
         self.weighing = (NovaWeighing(conf, self.clock, self.hosts.values(),
                                       declared=policy in DECLARING)
                          if policy in WEIGHED else None)
@@ -868,12 +877,60 @@ class Simulation:
             return
         self._tell_work_lost(None if request.kind == HOST_LEASE
                              else request.size)
+        best = self._least_loss(request)
         self.conf.set_override('host_weight_property', ORACLE_PROPERTY,
                                group='power')
         try:
             yield
         finally:
             self.conf.clear_override('host_weight_property', group='power')
+        self._note_choice(request, best)
+
+    def _least_loss(self, request):
+        """The least work any choice of hosts loses for ``request``, or None.
+
+        Of the hosts the planner could book for it (its own searches, read
+        only: every free host of a host lease, every host a slice fits
+        on), the ``hosts`` that lose least, or the one for a slice. None
+        when too few hosts are free.
+        """
+        now = self.clock.now()
+        busy = planner.Busy.from_conf(now, self.conf)
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            if request.kind == HOST_LEASE:
+                hosts = [row[0] for row in planner.find_free_hosts(
+                    session, now, request.end, busy)]
+                wanted = request.hosts
+            else:
+                hosts = list(planner.slice_rooms(
+                    session, now, request.end, request.size, busy,
+                    host_capacity.from_nova_conf(self.conf)))
+                wanted = 1
+        losses = sorted(self.told[host] for host in hosts)
+        return sum(losses[:wanted]) if len(losses) >= wanted else None
+
+    def _note_choice(self, request, least):
+        """Add up the work told lost on the hosts booked, and the least.
+
+        In the measured days, for the bookings the planner made.
+        """
+        allocations = models.HostAllocation.__table__
+        reservations = models.Reservation.__table__
+        leases = models.Lease.__table__
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            booked = session.scalars(
+                sa.select(allocations.c.host_id)
+                .join(reservations,
+                      reservations.c.id == allocations.c.reservation_id)
+                .join(leases, leases.c.id == reservations.c.lease_id)
+                .where(leases.c.name == request.name)).all()
+        if not booked or least is None or (
+                self.clock.now() < self.measured_from):
+            return
+        kind = 'host_lease' if request.kind == HOST_LEASE else BOUNDED
+        self.told_lost['booked_%s' % kind] += sum(
+            self.told[host] for host in booked)
+        self.told_lost['least_%s' % kind] += least
 
     def _tell_work_lost(self, size):
         """Write each host's work a booking of ``size`` would lose there.
@@ -1095,6 +1152,11 @@ class Simulation:
                                         max(starts, 1), 4),
             handovers=self.nova.handovers, **self._counts())
         line.update(self._lost_by_cause(available))
+        if self.policy == ORACLE:
+            line.update({'told_%s_share' % key: round(
+                self.told_lost[key] / 3600.0 / available, 4) for key in (
+                    'booked_host_lease', 'least_host_lease',
+                    'booked_bounded', 'least_bounded')})
         return line
 
     def _lost_by_cause(self, available):

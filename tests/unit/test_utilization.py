@@ -282,6 +282,9 @@ class UtilizationTest(base.DBTestCase):
             self.assertEqual(0, line['preemptions'], kind)
             self.assertEqual(0.0, line['lost_share'], kind)
             self.assertTrue(line['experiment'].startswith('oracle: '))
+            told = 'host_lease' if kind == utilization.HOST_LEASE else kind
+            self.assertEqual((0.0, 0.0), (line['told_booked_%s_share' % told],
+                                          line['told_least_%s_share' % told]))
             self.assertEqual({0, 2 * 3600 * WHOLE[0]},
                              set(sim.told.values()), kind)
             # The option names the weight for that request only.
