@@ -173,7 +173,7 @@ servers count as gone (``handovers`` says how often that was needed).
 
 Each policy runs in a process of its own, ``--jobs`` at a time. One JSON
 line per policy (the trace's fields and ``weight_multiplier`` after
-``runtime_s``; the oracle's line says ``"experiment": "oracle"`` and
+``runtime_s``; the oracle's line says ``"experiment": "oracle: ..."``,
 what it was told). Nothing is asserted; the unit test
 (``tests/unit/test_utilization.py``) checks the behaviour on tiny traces.
 """
