@@ -29,7 +29,8 @@ moves in ticks of 5 minutes; every tick:
 
 1. the requests of the trace that arrive are made: host and instance
    leases through the lease service (the planner books them or refuses:
-   ``refused_*``), time-bounded servers as described below;
+   ``refused_*``, and ``refused_leases`` says what each asked),
+   time-bounded servers as described below;
 2. the engine polls (``run_once``) when a lease event is due, until none
    is ready, and, under the ``ours`` policies, at every tick (their polls
    reclaim ahead of the starts; the other polls would find nothing to
@@ -782,6 +783,8 @@ class Simulation:
         # on the best hosts (_note_choice).
         self.told = {}
         self.told_lost = collections.Counter()
+        # The leases the planner refused: what they asked.
+        self.refused = []
         self.weighing = (NovaWeighing(conf, self.clock, self.hosts.values(),
                                       declared=policy in DECLARING)
                          if policy in WEIGHED else None)
@@ -860,6 +863,10 @@ class Simulation:
                     self._server_lease(request, request.start)
             except exceptions.NotEnoughResources:
                 self.counts['refused_%s_leases' % request.kind] += 1
+                self.refused.append('%s: %d host(s), %d h, %d h ahead' % (
+                    request.name, request.hosts,
+                    _hours(request.end - request.start),
+                    _hours(request.start - request.at)))
 
     @contextlib.contextmanager
     def informed(self, request):
@@ -1151,6 +1158,7 @@ class Simulation:
             preemptions_per_start=round(len(self.preemptions) /
                                         max(starts, 1), 4),
             handovers=self.nova.handovers, **self._counts())
+        line['refused_leases'] = self.refused
         line.update(self._lost_by_cause(available))
         if self.policy == ORACLE:
             line.update({'told_%s_share' % key: round(
