@@ -16,7 +16,8 @@
                                 [--warmup-days 3] [--lead-time 600]
                                 [--weight-multiplier M]
                                 [--policies none blazar ours-unweighted
-                                            ours ours-declared] [--jobs 2]
+                                            ours ours-declared
+                                            ours-declared-oracle] [--jobs 2]
 
 A trace-driven simulation over the real lease service, planner and engine
 (:mod:`reservation_ext.leases.service`, :mod:`reservation_ext.planning.
@@ -28,7 +29,8 @@ moves in ticks of 5 minutes; every tick:
 
 1. the requests of the trace that arrive are made: host and instance
    leases through the lease service (the planner books them or refuses:
-   ``refused_*``), time-bounded servers as described below;
+   ``refused_*``, and ``refused_leases`` says what each asked),
+   time-bounded servers as described below;
 2. the engine polls (``run_once``) when a lease event is due, until none
    is ready, and, under the ``ours`` policies, at every tick (their polls
    reclaim ahead of the starts; the other polls would find nothing to
@@ -88,6 +90,32 @@ The policies:
     ReservationFilter` over the hosts passes only those whose reclaim
     comes after the work would end (:class:`NovaWeighing`), then Nova's
     weighing picks among those where it fits.
+``ours-declared-oracle``
+    An *oracle experiment*, not a policy production can run: the
+    scheduler tells the planner what runs where, which no feed does today.
+    ``ours-declared``, where before each booking made to start at once (a
+    host lease that starts now, a time-bounded server placed in a gap) the
+    simulation writes each reservable host's extra capability
+    ``preemptible_work_lost`` (:data:`ORACLE_PROPERTY`, through the host
+    store's :func:`reservation_ext.store.hosts.set_capabilities`): the
+    vCPU-seconds of work already done by the preemptibles that the
+    engine's reclaim would stop there for it, as
+    :func:`reservation_ext.planning.reclaim_choice.to_reclaim` picks them
+    (all of them for a whole host; for a slice, the newest first until it
+    fits). For that request only, ``[power] host_weight_property`` names
+    it, so that the planner's own order of preference
+    (:mod:`reservation_ext.planning.preference`) takes the hosts where the
+    least work is lost first (a host without preemptibles first). A host
+    lease's search is ordered by it; a gap-filling slice's search puts the
+    tightest gaps first and the weight after them (the planner's
+    ``tightest`` order), so there it only breaks ties. Bookings made ahead
+    are searched as under ``ours-declared`` (by host id). Not in the
+    default ``--policies``. Its line also says how much work the values
+    written promised lost on the hosts booked at once
+    (``told_booked_host_lease_share``, ``told_booked_bounded_share``) and
+    on the hosts that would have lost least among those the planner could
+    book (``told_least_*``: the difference is what the order of the
+    search costs, the tightest gaps before the weight for a slice).
 
 The trace (:func:`generate`, ``random.Random(seed)``, seed 15 by default:
 the same arguments give the same trace): four Poisson streams over the
@@ -131,19 +159,29 @@ is ``used_share`` plus ``lost_share``. ``late_starts`` counts the
 bookings whose capacity was not free when the engine started them, or
 that started after their start date. ``preemptions_per_start`` is the
 preemptible servers the engine stopped per booking started.
-``runtime_s`` is the policy's wall time. The engine runs the ends of one
+``runtime_s`` is the policy's wall time. ``lost_share`` is broken down
+by the booking that reclaimed the work (the one the engine named,
+:class:`Preemption` ``needed_at``): ``lost_at_once_share``, made to
+start at once (its start within ``[reservation] preemption_lead_time``
+of its lease's creation); ``lost_known_at_boot_share``, made before the
+server booted; ``lost_made_later_share``, made after, with more notice;
+and by its kind, ``lost_by_host_lease_share``,
+``lost_by_instance_lease_share``, ``lost_by_bounded_share``. The
+engine runs the ends of one
 instant before its starts; should a booking still start on a host the
 instant a slice there ends, before that end ran, the ending slice's
 servers count as gone (``handovers`` says how often that was needed).
 
 Each policy runs in a process of its own, ``--jobs`` at a time. One JSON
 line per policy (the trace's fields and ``weight_multiplier`` after
-``runtime_s``). Nothing is asserted; the unit test
+``runtime_s``; the oracle's line says ``"experiment": "oracle: ..."``,
+what it was told). Nothing is asserted; the unit test
 (``tests/unit/test_utilization.py``) checks the behaviour on tiny traces.
 """
 
 import argparse
 import collections
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -179,8 +217,10 @@ from reservation_ext import exceptions
 from reservation_ext.leases import notifications
 from reservation_ext.leases import parsing as lease_requests
 from reservation_ext.leases import service as lease_service
+from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from reservation_ext.planning import preemptible_placement
+from reservation_ext.planning import reclaim_choice
 from reservation_ext import plugins as plugins_mod
 from reservation_ext.plugins import virtual_instance
 from reservation_ext.store import hosts as store_hosts
@@ -331,13 +371,22 @@ def blazar_allows(bookings, now, margin):
                    for b in bookings)
 
 
-RULES = ('blazar', 'ours-unweighted', 'ours', 'ours-declared')
+# The oracle experiment (not a policy: not run by default), and the host
+# extra capability it writes for the planner's preference.
+ORACLE = 'ours-declared-oracle'
+EXPERIMENTS = (ORACLE,)
+ORACLE_PROPERTY = 'preemptible_work_lost'
+ORACLE_TOLD = ('the scheduler told the planner what runs where: before '
+               'each booking made to start at once, each host\'s '
+               'preemptible work the booking would lose there')
+RULES = ('blazar', 'ours-unweighted', 'ours', 'ours-declared', ORACLE)
 # The policies whose engine reclaims ahead and that fill gaps.
-OURS = ('ours-unweighted', 'ours', 'ours-declared')
-# The policies that place through Nova's weighing (NovaWeighing), and the
-# one whose preemptibles declare their runtime to the real filter.
-WEIGHED = ('ours', 'ours-declared')
+OURS = ('ours-unweighted', 'ours', 'ours-declared', ORACLE)
+# The policies that place through Nova's weighing (NovaWeighing), and
+# those whose preemptibles declare their runtime to the real filter.
+WEIGHED = ('ours', 'ours-declared', ORACLE)
 DECLARED = 'ours-declared'
+DECLARING = (DECLARED, ORACLE)
 
 
 # The in-memory Nova.
@@ -729,8 +778,15 @@ class Simulation:
         self.requests = {}
         self.next_due = None
         self.cached = None
+        # Under the oracle: {host id: the ORACLE_PROPERTY value written},
+        # and the vCPU-seconds told lost on the hosts booked at once and
+        # on the best hosts (_note_choice).
+        self.told = {}
+        self.told_lost = collections.Counter()
+        # The leases the planner refused: what they asked.
+        self.refused = []
         self.weighing = (NovaWeighing(conf, self.clock, self.hosts.values(),
-                                      declared=policy == DECLARED)
+                                      declared=policy in DECLARING)
                          if policy in WEIGHED else None)
 
     def power_manager(self, conf, clients):
@@ -795,9 +851,11 @@ class Simulation:
         if request.kind == PREEMPTIBLE:
             self.counts['preemptible_requests'] += 1
             self.queue.append((request.at, request))
-        elif request.kind == BOUNDED:
-            self._bounded(request)
-        else:
+            return
+        with self.informed(request):
+            if request.kind == BOUNDED:
+                self._bounded(request)
+                return
             try:
                 if request.kind == HOST_LEASE:
                     self._host_lease(request)
@@ -805,6 +863,121 @@ class Simulation:
                     self._server_lease(request, request.start)
             except exceptions.NotEnoughResources:
                 self.counts['refused_%s_leases' % request.kind] += 1
+                self.refused.append('%s: %d host(s), %d h, %d h ahead' % (
+                    request.name, request.hosts,
+                    _hours(request.end - request.start),
+                    _hours(request.start - request.at)))
+
+    @contextlib.contextmanager
+    def informed(self, request):
+        """Under the oracle, the planner knows what each host would lose.
+
+        For a booking ``request`` made to start at once only: each
+        reservable host's :data:`ORACLE_PROPERTY` is written first
+        (:meth:`_tell_work_lost`), and ``[power] host_weight_property``
+        names it while the request is made, so that the planner's search
+        takes the hosts in that order (the lowest first). Otherwise
+        nothing changes.
+        """
+        if self.policy != ORACLE or request.start > self.clock.now():
+            yield
+            return
+        self._tell_work_lost(None if request.kind == HOST_LEASE
+                             else request.size)
+        best = self._least_loss(request)
+        self.conf.set_override('host_weight_property', ORACLE_PROPERTY,
+                               group='power')
+        try:
+            yield
+        finally:
+            self.conf.clear_override('host_weight_property', group='power')
+        self._note_choice(request, best)
+
+    def _least_loss(self, request):
+        """The least work any choice of hosts loses for ``request``, or None.
+
+        Of the hosts the planner could book for it (its own searches, read
+        only: every free host of a host lease, every host a slice fits
+        on), the ``hosts`` that lose least, or the one for a slice. None
+        when too few hosts are free.
+        """
+        now = self.clock.now()
+        busy = planner.Busy.from_conf(now, self.conf)
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            if request.kind == HOST_LEASE:
+                hosts = [row[0] for row in planner.find_free_hosts(
+                    session, now, request.end, busy)]
+                wanted = request.hosts
+            else:
+                hosts = list(planner.slice_rooms(
+                    session, now, request.end, request.size, busy,
+                    host_capacity.from_nova_conf(self.conf)))
+                wanted = 1
+        losses = sorted(self.told[host] for host in hosts)
+        return sum(losses[:wanted]) if len(losses) >= wanted else None
+
+    def _note_choice(self, request, least):
+        """Add up the work told lost on the hosts booked, and the least.
+
+        In the measured days, for the bookings the planner made.
+        """
+        allocations = models.HostAllocation.__table__
+        reservations = models.Reservation.__table__
+        leases = models.Lease.__table__
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            booked = session.scalars(
+                sa.select(allocations.c.host_id)
+                .join(reservations,
+                      reservations.c.id == allocations.c.reservation_id)
+                .join(leases, leases.c.id == reservations.c.lease_id)
+                .where(leases.c.name == request.name)).all()
+        if not booked or least is None or (
+                self.clock.now() < self.measured_from):
+            return
+        kind = 'host_lease' if request.kind == HOST_LEASE else BOUNDED
+        self.told_lost['booked_%s' % kind] += sum(
+            self.told[host] for host in booked)
+        self.told_lost['least_%s' % kind] += least
+
+    def _tell_work_lost(self, size):
+        """Write each host's work a booking of ``size`` would lose there.
+
+        As the host store writes extra capabilities
+        (:func:`reservation_ext.store.hosts.set_capabilities`), the hosts
+        whose value changed only.
+        """
+        now = self.clock.now()
+        changed = {}
+        for host_id, name in self.hosts.items():
+            value = int(self.work_lost(name, size, now))
+            if self.told.get(host_id) != value:
+                changed[host_id] = value
+        if changed:
+            with db_api.writer(self.ctx, self.clock) as session:
+                for host_id, value in changed.items():
+                    store_hosts.set_capabilities(
+                        session, host_id, {ORACLE_PROPERTY: value})
+            self.told.update(changed)
+
+    def work_lost(self, host, size, now):
+        """vCPU-seconds of work lost if a booking starts on ``host`` now.
+
+        The work done so far by the preemptibles the engine's reclaim
+        would stop there (:func:`reservation_ext.planning.reclaim_choice.
+        to_reclaim`): all for a whole host (``size`` None); for a slice of
+        ``size``, the newest first until it fits beside the reserved
+        servers that stay.
+        """
+        preemptibles, needed = [], [size]
+        for server in self.nova.on_host[host].values():
+            if server.kind == PREEMPTIBLE:
+                preemptibles.append(reclaim_choice.Server(
+                    server.id, server.size, server.started))
+            elif server.lease_end is None or server.lease_end > now:
+                needed.append(server.size)
+        return sum(server.size[0] * (now - server.created_at).total_seconds()
+                   for server in reclaim_choice.to_reclaim(
+                       self.nova.hosts[host], needed, preemptibles))
 
     def _host_lease(self, request):
         view = self.service.create(self.ctx, {
@@ -915,7 +1088,7 @@ class Simulation:
                 self.counts['abandoned'] += 1
                 continue
             key = (request.size,
-                   _work(request) if self.policy == DECLARED else None)
+                   _work(request) if self.policy in DECLARING else None)
             host = None if key in unplaced else choose(free, request)
             if host is None:
                 unplaced.add(key)
@@ -985,7 +1158,73 @@ class Simulation:
             preemptions_per_start=round(len(self.preemptions) /
                                         max(starts, 1), 4),
             handovers=self.nova.handovers, **self._counts())
+        line['refused_leases'] = self.refused
+        line.update(self._lost_by_cause(available))
+        if self.policy == ORACLE:
+            line.update({'told_%s_share' % key: round(
+                self.told_lost[key] / 3600.0 / available, 4) for key in (
+                    'booked_host_lease', 'least_host_lease',
+                    'booked_bounded', 'least_bounded')})
         return line
+
+    def _lost_by_cause(self, available):
+        """The lost share by the booking that reclaimed it.
+
+        When that booking was made (at once, before the server booted,
+        after it) and of what kind; see the module's docstring. A
+        preemption whose booking is not found counts as ``unattributed``.
+        """
+        made = self._bookings_made()
+        stopped_for = {p.server_id: p for p in self.preemptions}
+        lead = datetime.timedelta(
+            seconds=self.conf.reservation.preemption_lead_time)
+        lost = collections.Counter()
+        for server, stopped, was_lost in self.nova.runs:
+            if not was_lost:
+                continue
+            vcpu_hours = server.size[0] * self._measured_hours(
+                server.started, stopped)
+            why = stopped_for[server.id]
+            kind, created = made.get(
+                (self.host_ids[why.host], why.needed_at),
+                ('unattributed', None))
+            if created is None:
+                when = 'unattributed'
+            elif why.needed_at - created <= lead:
+                when = 'at_once'
+            elif created <= server.started:
+                when = 'known_at_boot'
+            else:
+                when = 'made_later'
+            lost['lost_%s_share' % when] += vcpu_hours
+            lost['lost_by_%s_share' % kind] += vcpu_hours
+        keys = ['lost_%s_share' % when for when in (
+            'at_once', 'known_at_boot', 'made_later', 'unattributed')] + [
+            'lost_by_%s_share' % kind for kind in (
+                'host_lease', 'instance_lease', BOUNDED, 'unattributed')]
+        return {key: round(lost[key] / available, 4) for key in keys}
+
+    def _bookings_made(self):
+        """``{(host id, start): (kind, lease created_at)}`` of the bookings.
+
+        Of several bookings that start on a host at once, the first made.
+        """
+        allocations = models.HostAllocation.__table__
+        reservations = models.Reservation.__table__
+        leases = models.Lease.__table__
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            rows = session.execute(
+                sa.select(allocations.c.host_id, allocations.c.start_date,
+                          leases.c.name, leases.c.created_at)
+                .join(reservations,
+                      reservations.c.id == allocations.c.reservation_id)
+                .join(leases, leases.c.id == reservations.c.lease_id)
+                .order_by(leases.c.created_at.desc())).all()
+        kinds = {HOST_LEASE: 'host_lease', INSTANCE_LEASE: 'instance_lease',
+                 BOUNDED: BOUNDED}
+        # Later rows overwrite earlier ones: the first made stays.
+        return {(host, start): (kinds[name.split('-')[0]], created)
+                for host, start, name, created in rows}
 
     @property
     def measured_from(self):
@@ -1069,6 +1308,8 @@ def simulate(policy, trace, hosts, days, warmup_days, conf):
                      T0 + datetime.timedelta(days=days))
     sim.run()
     line = {'policy': policy}
+    if policy in EXPERIMENTS:
+        line['experiment'] = 'oracle: %s' % ORACLE_TOLD
     line.update(sim.results())
     line['runtime_s'] = round(time.perf_counter() - began, 1)
     return line, sim
@@ -1101,8 +1342,11 @@ def parse_args(argv=None):
     parser.add_argument('--weight-multiplier', type=float,
                         help='[reservation] preemptible_weight_multiplier '
                              '(default: the option\'s)')
-    parser.add_argument('--policies', nargs='+', choices=POLICIES,
-                        default=list(POLICIES))
+    parser.add_argument('--policies', nargs='+',
+                        choices=POLICIES + EXPERIMENTS,
+                        default=list(POLICIES),
+                        help='the policies to simulate (default: all but '
+                             'the oracle experiment %s)' % ORACLE)
     parser.add_argument('--jobs', type=int, default=2,
                         help='policies simulated at once, each in a process '
                              'of its own')

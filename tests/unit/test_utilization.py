@@ -20,7 +20,11 @@ servers' requests wait again; each policy uses at least what the one
 before it does; ``ours`` places through Nova's weighing with the real
 ReservationWeigher, times the configured multiplier; under
 ``ours-declared`` the real ReservationFilter passes a preemptible only
-where its work ends before a reclaim, and it waits until there is one.
+where its work ends before a reclaim, and it waits until there is one;
+under the oracle experiment ``ours-declared-oracle`` a booking made to
+start at once takes the host where it loses the least preemptible work
+(the planner's own host weight), and the lost work is told apart by the
+booking that reclaimed it.
 """
 
 import datetime
@@ -37,6 +41,7 @@ from tests import base
 T0 = utilization.T0
 HOUR = datetime.timedelta(hours=1)
 LARGE = (8, 16384, 160)
+WHOLE = utilization.HOST_SIZE
 MEDIUM = (4, 8192, 80)
 
 
@@ -178,7 +183,7 @@ class UtilizationTest(base.DBTestCase):
         self.assertEqual([0, 0, 1, 1, 1], [
             results[policy][0]['bounded_in_gaps']
             for policy in utilization.POLICIES])
-        for policy in utilization.OURS:
+        for policy in results.keys() & utilization.OURS:
             self.assertGreater(results[policy][0]['bounded_share'], 0)
 
     def _weighing_trace(self):
@@ -245,3 +250,59 @@ class UtilizationTest(base.DBTestCase):
                          utilization.generate(3, 10, 2, 1))
         self.assertNotEqual(utilization.generate(3, 10, 2, 1),
                             utilization.generate(4, 10, 2, 1))
+
+    def _oracle_run(self, policy, kind):
+        """Two hosts; a preemptible fills one from 0 for 20 hours' work.
+
+        At 2 a booking of ``kind`` is made to start at once for 4 hours:
+        a host lease of one host, or a time-bounded server of 4 vCPUs.
+        """
+        trace = [request(utilization.PREEMPTIBLE, 0, 0, 20, size=WHOLE),
+                 request(kind, 2, 2, 4, size=MEDIUM, hosts=1)]
+        line, sim = utilization.simulate(policy, trace, 2, 1, 0, self.conf)
+        self.assertEqual(0, line['late_starts'], policy)
+        self.assertEqual(1, line['lease_starts'], policy)
+        return line, sim
+
+    def test_the_oracle_books_at_once_where_no_preemptible_work_is_lost(
+            self):
+        for kind, lost_by in (
+                (utilization.HOST_LEASE, 'lost_by_host_lease_share'),
+                (utilization.BOUNDED, 'lost_by_bounded_share')):
+            # By host id, the booking takes the preemptible's host.
+            line, sim = self._oracle_run(utilization.DECLARED, kind)
+            self.assertEqual(1, line['preemptions'], kind)
+            self.assertGreater(line['lost_share'], 0, kind)
+            self.assertEqual(line['lost_share'], line['lost_at_once_share'])
+            self.assertEqual(line['lost_share'], line[lost_by])
+            self.assertEqual(0, line['lost_known_at_boot_share'])
+            self.assertNotIn('experiment', line)
+            # Told what runs where, the planner takes the other host.
+            line, sim = self._oracle_run(utilization.ORACLE, kind)
+            self.assertEqual(0, line['preemptions'], kind)
+            self.assertEqual(0.0, line['lost_share'], kind)
+            self.assertTrue(line['experiment'].startswith('oracle: '))
+            told = 'host_lease' if kind == utilization.HOST_LEASE else kind
+            self.assertEqual((0.0, 0.0), (line['told_booked_%s_share' % told],
+                                          line['told_least_%s_share' % told]))
+            self.assertEqual({0, 2 * 3600 * WHOLE[0]},
+                             set(sim.told.values()), kind)
+            # The option names the weight for that request only.
+            self.assertIsNone(self.conf.power.host_weight_property)
+
+    def test_the_oracle_counts_the_work_a_booking_would_stop(self):
+        _line, sim = self._oracle_run(utilization.ORACLE,
+                                      utilization.BOUNDED)
+        # The run is over: its hosts are empty.
+        host = sim.hosts[min(sim.hosts)]
+        sim.nova.boot('old', host, MEDIUM)
+        sim.clock.advance(seconds=3600)
+        sim.nova.boot('new', host, LARGE)
+        sim.clock.advance(seconds=3600)
+        now = sim.clock.now()
+        # 20 of 32 vCPUs free: a slice of 16 stops none, one of 24 the
+        # newest (8 vCPUs for an hour), one of 32 both, a whole host both.
+        self.assertEqual([0, 8 * 3600, 8 * 3600 + 4 * 7200,
+                          8 * 3600 + 4 * 7200], [
+            sim.work_lost(host, size, now) for size in (
+                (16, 0, 0), (24, 0, 0), (32, 0, 0), None)])
