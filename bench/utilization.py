@@ -746,6 +746,11 @@ def empty_tables(engine):
             conn.execute(table.delete())
 
 
+_ALLOCATIONS = models.HostAllocation.__table__
+_RESERVATIONS = models.Reservation.__table__
+_LEASES = models.Lease.__table__
+
+
 class Simulation:
     """One policy over a trace, on the configured (empty) leases DB."""
 
@@ -1209,22 +1214,25 @@ class Simulation:
 
         Of several bookings that start on a host at once, the first made.
         """
-        allocations = models.HostAllocation.__table__
-        reservations = models.Reservation.__table__
-        leases = models.Lease.__table__
-        with db_api.context_manager.reader.using(self.ctx) as session:
-            rows = session.execute(
-                sa.select(allocations.c.host_id, allocations.c.start_date,
-                          leases.c.name, leases.c.created_at)
-                .join(reservations,
-                      reservations.c.id == allocations.c.reservation_id)
-                .join(leases, leases.c.id == reservations.c.lease_id)
-                .order_by(leases.c.created_at.desc())).all()
+        allocations, leases = _ALLOCATIONS, _LEASES
+        rows = self._booking_rows(
+            sa.select(allocations.c.host_id, allocations.c.start_date,
+                      leases.c.name, leases.c.created_at)
+            .order_by(leases.c.created_at.desc()))
         kinds = {HOST_LEASE: 'host_lease', INSTANCE_LEASE: 'instance_lease',
                  BOUNDED: BOUNDED}
         # Later rows overwrite earlier ones: the first made stays.
         return {(host, start): (kinds[name.split('-')[0]], created)
                 for host, start, name, created in rows}
+
+    def _booking_rows(self, query):
+        """The rows of ``query`` over the bookings, with their leases."""
+        with db_api.context_manager.reader.using(self.ctx) as session:
+            return session.execute(query.select_from(
+                _ALLOCATIONS.join(_RESERVATIONS, _RESERVATIONS.c.id ==
+                                  _ALLOCATIONS.c.reservation_id)
+                .join(_LEASES, _LEASES.c.id == _RESERVATIONS.c.lease_id))
+            ).all()
 
     @property
     def measured_from(self):
@@ -1239,18 +1247,12 @@ class Simulation:
 
         A host lease's hosts count whole; a slice its size.
         """
-        allocations = models.HostAllocation.__table__
-        reservations = models.Reservation.__table__
-        leases = models.Lease.__table__
-        with db_api.context_manager.reader.using(self.ctx) as session:
-            rows = session.execute(
-                sa.select(leases.c.name, allocations.c.start_date,
-                          allocations.c.end_date, allocations.c.whole_host,
-                          allocations.c.vcpus)
-                .join(reservations,
-                      reservations.c.id == allocations.c.reservation_id)
-                .join(leases, leases.c.id == reservations.c.lease_id)
-                .where(leases.c.status != 'PENDING')).all()
+        allocations, leases = _ALLOCATIONS, _LEASES
+        rows = self._booking_rows(
+            sa.select(leases.c.name, allocations.c.start_date,
+                      allocations.c.end_date, allocations.c.whole_host,
+                      allocations.c.vcpus)
+            .where(leases.c.status != 'PENDING'))
         return [(BOUNDED if name.startswith(BOUNDED) else 'lease', start,
                  end, HOST_SIZE[0] if whole else vcpus)
                 for name, start, end, whole, vcpus in rows]
