@@ -166,11 +166,11 @@ def is_preemptible_request(spec_obj):
 
     A reservation hint wins: the server runs on what its lease holds.
     """
-    hints = (lease_hints.RESERVED, lease_hints.LEASE_PARAMS, HINT)
     hint = preemptible_placement.HINT
     return preemptible_placement.is_preemptible(
         spec_obj.flavor.extra_specs, {hint: spec_obj.get_scheduler_hint(hint)}
-    ) and all(spec_obj.get_scheduler_hint(hint) is None for hint in hints)
+    ) and all(spec_obj.get_scheduler_hint(booking) is None
+              for booking in lease_hints.BOOKING_HINTS)
 
 
 def _runtime(spec_obj):

@@ -43,6 +43,9 @@ _PROPOSED = ('start', 'end', 'duration', 'before_end')
 # The hint that places a server on the hosts of a host reservation
 # (Blazar's): ``--hint reservation=<reservation id>``.
 RESERVATION = 'reservation'
+# The hints that put a server on what a lease holds: any of them wins over
+# ``preemptible`` (the server is not preemptible then).
+BOOKING_HINTS = (RESERVED, LEASE_PARAMS, RESERVATION)
 
 
 def parse(hints, now, default_name, default_duration, on_end_choices,

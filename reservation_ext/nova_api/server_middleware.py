@@ -478,9 +478,7 @@ def _check_runtime(ctx, server, hints):
             ctx, flavor_ref.rstrip('/').rsplit('/', 1)[-1])
     except nova_exc.FlavorNotFound:
         return
-    reserved = any(key in hints for key in (
-        lease_hints.RESERVED, lease_hints.LEASE_PARAMS,
-        lease_hints.RESERVATION))
+    reserved = any(key in hints for key in lease_hints.BOOKING_HINTS)
     if reserved or not preemptible_placement.is_preemptible(
             flavor.extra_specs, hints):
         raise exceptions.InvalidInput(
