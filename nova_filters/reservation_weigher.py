@@ -15,8 +15,8 @@
 Enable it in nova.conf, beside Nova's own weighers::
 
     [filter_scheduler]
-    weight_classes = nova.scheduler.weights.all_weighers
-    weight_classes = nova_filters.reservation_weigher.ReservationWeigher
+    weight_classes = nova.scheduler.weights.all_weighers,
+        nova_filters.reservation_weigher.ReservationWeigher
 
 For a preemptible request (as :mod:`.reservation_filter` judges one), a
 host weighs the seconds until the engine would reclaim a server there for

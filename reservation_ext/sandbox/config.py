@@ -98,7 +98,9 @@ ENABLED_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
                    'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
                    'ServerGroupAffinityFilter', 'ReservationFilter')
 RESERVATION_FILTER = 'nova_filters.reservation_filter.ReservationFilter'
-# Nova's weighers, then ours (preemptible servers where they last).
+# Nova's weighers, then ours (preemptible servers where they last). One
+# comma-separated weight_classes line: it is a ListOpt, of which
+# oslo.config keeps only the last of repeated lines.
 WEIGHT_CLASSES = ('nova.scheduler.weights.all_weighers',
                   'nova_filters.reservation_weigher.ReservationWeigher')
 ENGINE_POLL_INTERVAL = 1.0
@@ -334,7 +336,8 @@ def write_nova_conf(layout):
             ('available_filters', 'nova.scheduler.filters.all_filters'),
             ('available_filters', RESERVATION_FILTER),
             ('enabled_filters', ','.join(ENABLED_FILTERS)),
-        ] + [('weight_classes', name) for name in WEIGHT_CLASSES],
+            ('weight_classes', ','.join(WEIGHT_CLASSES)),
+        ],
         'oslo_concurrency': [('lock_path', os.path.join(nova_state,
                                                         'locks'))],
         'vnc': [('enabled', 'false')],
