@@ -15,6 +15,7 @@
     python bench/planner.py --workload FILE [--db-url URL] [--peer]
                             [--reps N] [--shared DIR]
                             [--weight-property NAME [--descending]]
+                            [--work-at-stake SHARE]
 
 FILE comes from ``shared/bench/blazar_alloc.py ... --dump-workload FILE
 --dump-only``. The hosts and leases (one reservation each, one whole-host
@@ -34,8 +35,14 @@ number from 100 to 400 (seeded: the same on every run), and orders the
 search by it as ``[power] host_weight_property = NAME`` does (the lowest
 first, or the highest with --descending): the search's cost with the
 weight term.
+
+--work-at-stake SHARE gives that share of the hosts (seeded) preemptible
+work, as the engine's survey writes it (``host_preemptible_work``), and
+makes every search weigh it, as for a booking made to start within
+``[reservation] preemption_lead_time``: the search's cost then.
 """
 
+import datetime
 import gc
 import json
 import os
@@ -55,10 +62,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from bench import common  # noqa: E402
 from db import api as db_api  # noqa: E402
+from db import tables  # noqa: E402
 from reservation_ext import context  # noqa: E402
 from reservation_ext.planning import capabilities  # noqa: E402
 from reservation_ext.planning import planner  # noqa: E402
 from reservation_ext.planning import preference  # noqa: E402
+from reservation_ext.planning import work_at_stake  # noqa: E402
 
 # blazar_alloc.py options that shape the workload and the timed calls.
 PEER_OPTIONS = ('hosts', 'allocs', 'want', 'reps', 'warmup', 'seed',
@@ -76,6 +85,11 @@ def parse_args(argv=None):
                              'capability and order the search by it')
     parser.add_argument('--descending', action='store_true',
                         help='the highest weight first')
+    parser.add_argument('--work-at-stake', type=float, metavar='SHARE',
+                        help='give this share of the hosts (0..1) '
+                             'preemptible work, as the engine\'s survey '
+                             'writes it, and weigh it in every search, as '
+                             'for a booking made to start now')
     return parser.parse_args(argv)
 
 
@@ -95,6 +109,27 @@ def weigh_hosts(workload, name):
     rand = random.Random(42)
     for host in workload['hosts']:
         host['caps'][name] = str(rand.randint(100, 400))
+
+
+def put_work_at_stake(engine, host_ids, share):
+    """Give ``share`` of ``host_ids`` preemptible work; return the lead.
+
+    Random vCPUs and ages, as :mod:`reservation_ext.engine.
+    preemptible_work` records them; the lead makes every search's window
+    near enough to weigh it.
+    """
+    rand = random.Random(7)
+    now = work_at_stake.seconds(common.NOW)
+    rows = []
+    for host_id in rand.sample(sorted(host_ids), int(len(host_ids) * share)):
+        vcpus = rand.randint(1, 16)
+        rows.append({'host_id': host_id, 'vcpus': vcpus,
+                     'vcpu_start_sum': vcpus * (now - rand.randint(
+                         60, 86400)), 'recorded_at': common.NOW})
+    with engine.begin() as connection:
+        if rows:
+            connection.execute(sa.insert(tables.PREEMPTIBLE_WORK), rows)
+    return datetime.timedelta(days=3650)
 
 
 def run_filter(ctx, counter, model, queries, filter_name, text,
@@ -155,12 +190,16 @@ def main(argv=None):
     params = workload['params']
     if args.weight_property:
         weigh_hosts(workload, args.weight_property)
-    prefer = preference.Preference(args.weight_property, args.descending)
     with tempfile.TemporaryDirectory() as tmp:
         engine = _engine(args, tmp)
         began = time.perf_counter()
         ids = common.load_workload(engine, workload)
         setup_s = round(time.perf_counter() - began, 2)
+        prefer = preference.Preference(
+            args.weight_property, args.descending,
+            stake_lead=None if args.work_at_stake is None else
+            put_work_at_stake(engine, set(ids.values()),
+                              args.work_at_stake))
         model = common.Model(workload, ids)
         timed = [q for q in workload['queries'] if not q['warmup']]
         queries = ([q for q in workload['queries'] if q['warmup']] +
@@ -180,6 +219,7 @@ def main(argv=None):
                'want': params['want'], 'window_days': params['window_days'],
                'cleaning_time': params['cleaning_time'], 'setup_s': setup_s,
                'weight_property': args.weight_property,
+               'work_at_stake': args.work_at_stake,
                'weight_order': (None if not args.weight_property else
                                 'descending' if args.descending
                                 else 'ascending')}

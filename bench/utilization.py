@@ -10,13 +10,14 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Reserved capacity put to work: a month of leases under five policies.
+"""Reserved capacity put to work: a month of leases under six policies.
 
     python bench/utilization.py [--hosts 100] [--days 30] [--seed 15]
                                 [--warmup-days 3] [--lead-time 600]
-                                [--weight-multiplier M]
+                                [--weight-multiplier M] [--work-interval S]
                                 [--policies none blazar ours-unweighted
-                                            ours ours-declared
+                                            ours ours-declared-unsurveyed
+                                            ours-declared
                                             ours-declared-oracle] [--jobs 2]
 
 A trace-driven simulation over the real lease service, planner and engine
@@ -41,7 +42,16 @@ moves in ticks of 5 minutes; every tick:
    lease start) lists the hosts' servers through :class:`SimNova` and
    deletes the preemptibles in a booking's way; :class:`SimNova` reports
    each to the simulation, which records it (:class:`Preemption`) and
-   requeues its request;
+   requeues its request. Under the policies that survey
+   (:data:`SURVEYED`), the engine's survey of the preemptible work
+   (:mod:`reservation_ext.engine.preemptible_work`, in ``run_once``)
+   lists every server through :class:`SimNova` (``servers_with_hints``)
+   every ``[reservation] preemptible_work_interval`` (300 s by default,
+   one tick, or ``--work-interval``), after the tick's arrivals and
+   before its placements and ends: a booking made at a tick misses the
+   preemptibles placed at the tick before (5 minutes earlier), as a
+   production engine's figures miss those placed since its last survey,
+   up to an interval;
 3. preemptible servers whose work is done end;
 4. waiting preemptible requests are placed, first come first served, on
    the hosts the policy's placement rule allows where they fit, the host
@@ -83,17 +93,27 @@ The policies:
     ``[reservation] preemptible_weight_multiplier``, ``--weight-
     multiplier`` or the option's default) picks the host where a server
     would run longest before a booking reclaims it.
-``ours-declared``
+``ours-declared-unsurveyed``
     ``ours`` where each preemptible declares how long its work runs (the
     hint ``preemptible_runtime``, the trace's work length, whole again
     after a preemption): the real :class:`nova_filters.reservation_filter.
     ReservationFilter` over the hosts passes only those whose reclaim
     comes after the work would end (:class:`NovaWeighing`), then Nova's
-    weighing picks among those where it fits.
+    weighing picks among those where it fits. The engine does not survey
+    the preemptible work (``[reservation] preemptible_work_interval =
+    0``): the planner books by host id, blind to the preemptibles.
+``ours-declared``
+    ``ours-declared-unsurveyed`` with the engine's survey (the production
+    default, as under ``ours-unweighted`` and ``ours``): a booking that
+    starts within ``[reservation] preemption_lead_time`` takes first the
+    hosts that run no preemptible work, then those whose preemptibles
+    have done least work (:mod:`reservation_ext.planning.preference`),
+    by the figures of the last survey, or of the reclaim of the host.
 ``ours-declared-oracle``
     An *oracle experiment*, not a policy production can run: the
     scheduler tells the planner what runs where, which no feed does today.
-    ``ours-declared``, where before each booking made to start at once (a
+    ``ours-declared-unsurveyed`` (the survey's order would come before
+    the weight), where before each booking made to start at once (a
     host lease that starts now, a time-bounded server placed in a gap) the
     simulation writes each reservable host's extra capability
     ``preemptible_work_lost`` (:data:`ORACLE_PROPERTY`, through the host
@@ -109,8 +129,8 @@ The policies:
     lease's search is ordered by it; a gap-filling slice's search puts the
     tightest gaps first and the weight after them (the planner's
     ``tightest`` order), so there it only breaks ties. Bookings made ahead
-    are searched as under ``ours-declared`` (by host id). Not in the
-    default ``--policies``. Its line also says how much work the values
+    are searched as under ``ours-declared-unsurveyed`` (by host id). Not
+    in the default ``--policies``. Its line also says how much work the values
     written promised lost on the hosts booked at once
     (``told_booked_host_lease_share``, ``told_booked_bounded_share``) and
     on the hosts that would have lost least among those the planner could
@@ -173,8 +193,9 @@ instant a slice there ends, before that end ran, the ending slice's
 servers count as gone (``handovers`` says how often that was needed).
 
 Each policy runs in a process of its own, ``--jobs`` at a time. One JSON
-line per policy (the trace's fields and ``weight_multiplier`` after
-``runtime_s``; the oracle's line says ``"experiment": "oracle: ..."``,
+line per policy (``work_interval_s``, the policy's survey interval, 0:
+none, then ``runtime_s``, the trace's fields and ``weight_multiplier``;
+the oracle's line says ``"experiment": "oracle: ..."``,
 what it was told). Nothing is asserted; the unit test
 (``tests/unit/test_utilization.py``) checks the behaviour on tiny traces.
 """
@@ -221,11 +242,13 @@ from reservation_ext.planning import host_capacity
 from reservation_ext.planning import planner
 from reservation_ext.planning import preemptible_placement
 from reservation_ext.planning import reclaim_choice
+from reservation_ext.planning import work_at_stake
 from reservation_ext import plugins as plugins_mod
 from reservation_ext.plugins import virtual_instance
 from reservation_ext.store import hosts as store_hosts
 
-POLICIES = ('none', 'blazar', 'ours-unweighted', 'ours', 'ours-declared')
+POLICIES = ('none', 'blazar', 'ours-unweighted', 'ours',
+            'ours-declared-unsurveyed', 'ours-declared')
 T0 = datetime.datetime(2030, 1, 1)
 TICK = datetime.timedelta(minutes=5)
 HOUR = datetime.timedelta(hours=1)
@@ -379,14 +402,23 @@ ORACLE_PROPERTY = 'preemptible_work_lost'
 ORACLE_TOLD = ('the scheduler told the planner what runs where: before '
                'each booking made to start at once, each host\'s '
                'preemptible work the booking would lose there')
-RULES = ('blazar', 'ours-unweighted', 'ours', 'ours-declared', ORACLE)
+# ours-declared without the engine's survey of the preemptible work.
+UNSURVEYED = 'ours-declared-unsurveyed'
+RULES = ('blazar', 'ours-unweighted', 'ours', UNSURVEYED, 'ours-declared',
+         ORACLE)
 # The policies whose engine reclaims ahead and that fill gaps.
-OURS = ('ours-unweighted', 'ours', 'ours-declared', ORACLE)
+OURS = ('ours-unweighted', 'ours', UNSURVEYED, 'ours-declared', ORACLE)
 # The policies that place through Nova's weighing (NovaWeighing), and
 # those whose preemptibles declare their runtime to the real filter.
-WEIGHED = ('ours', 'ours-declared', ORACLE)
+WEIGHED = ('ours', UNSURVEYED, 'ours-declared', ORACLE)
 DECLARED = 'ours-declared'
-DECLARING = (DECLARED, ORACLE)
+DECLARING = (UNSURVEYED, DECLARED, ORACLE)
+# The policies whose engine surveys the preemptible work on the hosts
+# (``[reservation] preemptible_work_interval`` as configured; 0 for the
+# others): the production default. Blazar has no survey; the oracle is
+# told the exact work lost instead, which the survey's order (before the
+# host weight) would otherwise override.
+SURVEYED = ('ours-unweighted', 'ours', DECLARED)
 
 
 # The in-memory Nova.
@@ -503,6 +535,11 @@ class SimNova:
         return [_view(server)
                 for server in self.on_host[service_host].values()]
 
+    def servers_with_hints(self):
+        """Every server on every host, as the engine's survey lists them."""
+        return [_view(server) for servers in self.on_host.values()
+                for server in servers.values()]
+
     def delete_servers(self, server_ids, **waits):
         for server_id in server_ids:
             self._remove(server_id)
@@ -557,11 +594,17 @@ class SimNova:
 
 
 def _view(server):
-    """Nova's 2.100 view of a server (the fields the reclaim reads)."""
+    """Nova's 2.100 view of a server, as an admin sees it.
+
+    The fields the reclaim and the survey read; the hypervisor hostname
+    is the host's name (:func:`load_hosts` registers the hosts under the
+    same hypervisor and service names).
+    """
     extra_specs = ({preemptible_placement.EXTRA_SPEC: 'true'}
                    if server.kind == PREEMPTIBLE else {})
     vcpus, memory_mb, disk_gb = server.size
     return {'id': server.id, 'tenant_id': PROJECT,
+            work_at_stake.HYPERVISOR: server.host,
             'created': server.started.strftime('%Y-%m-%dT%H:%M:%SZ'),
             'flavor': {'vcpus': vcpus, 'ram': memory_mb, 'disk': disk_gb,
                        'ephemeral': 0, 'swap': 0, 'extra_specs': extra_specs},
@@ -681,7 +724,10 @@ def make_engine(policy, conf, clock, plugins, clients, power=None):
     ``ours``, ``ours-unweighted`` and ``none`` (which has no preemptible
     to stop) the engine's default :class:`~reservation_ext.engine.
     reclaim.Reclaimer`, built from the plugins' clients; ``blazar`` an
-    :class:`AtStartReclaimer`.
+    :class:`AtStartReclaimer`. Every engine has its default survey
+    (:class:`~reservation_ext.engine.preemptible_work.WorkSurvey`, on the
+    same clients), which does nothing where the policy's interval is 0
+    (:func:`surveying`).
     """
     notifier = notifications.get_notifier(conf)
     reclaimer = (AtStartReclaimer(conf, clock, clients, notifier)
@@ -692,7 +738,8 @@ def make_engine(policy, conf, clock, plugins, clients, power=None):
 
 # One policy's run.
 
-def make_conf(lead_time=600, cleaning_time=0, weight_multiplier=None):
+def make_conf(lead_time=600, cleaning_time=0, weight_multiplier=None,
+              work_interval=None):
     """A ConfigOpts with the project's options, as the engine reads them.
 
     Nova's allocation ratios are 1.0 and its host reserve 0 (registered
@@ -702,6 +749,9 @@ def make_conf(lead_time=600, cleaning_time=0, weight_multiplier=None):
 
     :param weight_multiplier: ``[reservation]
         preemptible_weight_multiplier``; None keeps the default.
+    :param work_interval: ``[reservation] preemptible_work_interval``
+        of the policies that survey (:data:`SURVEYED`; the others run
+        with 0, :func:`surveying`); None keeps the default.
     """
     conf = cfg.ConfigOpts()
     conf_mod.register_opts(conf)
@@ -722,7 +772,29 @@ def make_conf(lead_time=600, cleaning_time=0, weight_multiplier=None):
     if weight_multiplier is not None:
         conf.set_override('preemptible_weight_multiplier', weight_multiplier,
                           group=conf_mod.GROUP)
+    if work_interval is not None:
+        conf.set_override('preemptible_work_interval', work_interval,
+                          group=conf_mod.GROUP)
     return conf
+
+
+@contextlib.contextmanager
+def surveying(policy, conf):
+    """Run ``policy`` with its ``[reservation] preemptible_work_interval``.
+
+    The configured one under the policies that survey (:data:`SURVEYED`),
+    0 (no survey, and the planner weighs no work at stake) under the
+    others; the configured value is back afterwards.
+    """
+    interval = conf.reservation.preemptible_work_interval
+    conf.set_override('preemptible_work_interval',
+                      interval if policy in SURVEYED else 0,
+                      group=conf_mod.GROUP)
+    try:
+        yield
+    finally:
+        conf.set_override('preemptible_work_interval', interval,
+                          group=conf_mod.GROUP)
 
 
 def load_hosts(engine, count):
@@ -1305,14 +1377,17 @@ def simulate(policy, trace, hosts, days, warmup_days, conf):
     """
     empty_tables(db_api.get_engine())
     began = time.perf_counter()
-    sim = Simulation(policy, trace, hosts, conf,
-                     T0 - datetime.timedelta(days=warmup_days),
-                     T0 + datetime.timedelta(days=days))
-    sim.run()
+    with surveying(policy, conf):
+        sim = Simulation(policy, trace, hosts, conf,
+                         T0 - datetime.timedelta(days=warmup_days),
+                         T0 + datetime.timedelta(days=days))
+        sim.run()
+        interval = conf.reservation.preemptible_work_interval
     line = {'policy': policy}
     if policy in EXPERIMENTS:
         line['experiment'] = 'oracle: %s' % ORACLE_TOLD
     line.update(sim.results())
+    line['work_interval_s'] = interval
     line['runtime_s'] = round(time.perf_counter() - began, 1)
     return line, sim
 
@@ -1344,6 +1419,10 @@ def parse_args(argv=None):
     parser.add_argument('--weight-multiplier', type=float,
                         help='[reservation] preemptible_weight_multiplier '
                              '(default: the option\'s)')
+    parser.add_argument('--work-interval', type=int,
+                        help='[reservation] preemptible_work_interval '
+                             '(seconds) of the policies that survey '
+                             '(default: the option\'s)')
     parser.add_argument('--policies', nargs='+',
                         choices=POLICIES + EXPERIMENTS,
                         default=list(POLICIES),
@@ -1372,7 +1451,8 @@ def run_policy(args, policy):
     line, _sim = simulate(policy, trace, args.hosts, args.days,
                           args.warmup_days,
                           make_conf(args.lead_time,
-                                    weight_multiplier=args.weight_multiplier))
+                                    weight_multiplier=args.weight_multiplier,
+                                    work_interval=args.work_interval))
     return line
 
 

@@ -451,6 +451,33 @@ class BookingState(Base):
     generation = sa.Column(sa.Integer, nullable=False)
 
 
+class PreemptibleWork(Base):
+    """The preemptible work running on a reservable host, as last surveyed.
+
+    Written by the engine's survey
+    (:mod:`reservation_ext.engine.preemptible_work`) for the hosts that
+    run preemptible servers (no row: none). The work the host's
+    preemptibles have done by a time ``t`` (seconds since the epoch) is
+    ``vcpus * t - vcpu_start_sum`` vCPU-seconds, so that the figure
+    needs no rewrite as it grows. The planner books the hosts that would
+    lose least first (:mod:`reservation_ext.planning.work_at_stake`). No
+    API shows it: it says what other projects run where.
+    """
+
+    __tablename__ = 'host_preemptible_work'
+
+    host_id = sa.Column(sa.Integer,
+                        sa.ForeignKey('computehosts.id', ondelete='CASCADE'),
+                        primary_key=True, autoincrement=False)
+    # The preemptibles' vCPUs, and the sum of each one's vCPUs times its
+    # creation time (seconds since the epoch).
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    vcpu_start_sum = sa.Column(sa.BigInteger, nullable=False)
+    # When these figures were written: a survey that finds them unchanged
+    # writes nothing.
+    recorded_at = sa.Column(DateTime, nullable=False)
+
+
 PoolWrites = collections.namedtuple('PoolWrites', 'insert delete update')
 
 # The writes that change a reservation pool as the scheduler reads it

@@ -38,6 +38,8 @@ RECYCLING = models.RecyclingHost.__table__
 POWER_EVENTS = models.HostPowerEvent.__table__
 # Bookings and proposal holds of hosts and slices of hosts.
 ALLOCATIONS = models.HostAllocation.__table__
+# The preemptible work each host runs, as the engine last surveyed it.
+PREEMPTIBLE_WORK = models.PreemptibleWork.__table__
 PROPOSALS = models.Proposal.__table__
 # Single-row generation counters and the host monitor's state.
 POOL_STATE = models.PoolState.__table__
@@ -88,6 +90,7 @@ OWNERS = {
     RECYCLING.name: 'reservation_ext.plugins.host_end_policies',
     POWER_EVENTS.name: 'reservation_ext.engine.power_manager',
     ALLOCATIONS.name: 'reservation_ext.store.allocations',
+    PREEMPTIBLE_WORK.name: 'reservation_ext.engine.preemptible_work',
     PROPOSALS.name: 'reservation_ext.leases.proposals',
     POOL_STATE.name: 'db.api',
     BOOKING_STATE.name: 'db.api',

@@ -184,6 +184,21 @@ class NovaClient:
                           params={'all_tenants': 1, 'host': service_host},
                           microversion=HINTS_MICROVERSION)['servers']
 
+    def servers_with_hints(self):
+        """List every project's servers, with flavor extra specs and hints.
+
+        Page after page, as Nova cuts a long list (``[api] max_limit``).
+        """
+        servers, params = [], {'all_tenants': 1}
+        while True:
+            body = self._call('GET', '/servers/detail', params=params,
+                              microversion=HINTS_MICROVERSION)
+            servers.extend(body['servers'])
+            # Nova links the next page only when this one is full.
+            if not body['servers'] or not body.get('servers_links'):
+                return servers
+            params = dict(params, marker=body['servers'][-1]['id'])
+
     def shelve_offload(self, server_id, timeout=300, interval=1):
         """Shelve a server and offload it: it keeps no compute resources.
 

@@ -166,6 +166,16 @@ reservation_opts = [
                       'that 10.0 makes this one decide for preemptible '
                       'requests and theirs break its ties. Other requests '
                       'get no weight from it.'),
+    cfg.IntOpt('preemptible_work_interval', default=300, min=0,
+               help='Seconds between the engine\'s surveys of the '
+                    'preemptible instances running on reservable hosts '
+                    '(one listing of every project\'s servers through '
+                    'Nova, by each engine). A lease that starts within '
+                    'preemption_lead_time then gets, of the hosts that '
+                    'suit it equally, those whose preemptible instances '
+                    'have done the least work so far, and none of a host '
+                    'that runs none is lost. 0 turns the survey off: such '
+                    'leases take their hosts in the usual order.'),
     cfg.IntOpt('preemptible_weigher_horizon', default=86400, min=60,
                help='Seconds ahead that the ReservationWeigher looks for '
                     'the bookings that would reclaim a preemptible '

@@ -28,4 +28,6 @@
   bookings on them.
 * :mod:`.power_manager` switches idle reservable hosts off and on again
   ahead of their bookings, as :mod:`reservation_ext.power.policy` plans.
+* :mod:`.preemptible_work` surveys the preemptible servers on the hosts
+  and records the work each host would lose to a booking made for now.
 """

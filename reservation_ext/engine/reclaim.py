@@ -36,10 +36,12 @@ the bookings that start within ``[reservation] preemption_lead_time``:
    booking's, and the preemptibles that stay. Each one that stops is
    deleted or shelved and offloaded (``[reservation]
    preemptible_on_reclaim``), then ``instance.preempted`` is sent.
-3. Record, per host that succeeded: ``reclaimed_for = start_date``. A
-   host that failed keeps its claim until it expires; a later poll
-   retries. A booking moved to another start is reclaimed again; from
-   the lead time on the filter lets no new preemptible onto its host.
+3. Record, per host that succeeded: ``reclaimed_for = start_date``, and
+   (unless the survey is off) the preemptible work left on the host
+   (:func:`reservation_ext.engine.preemptible_work.record`). A host that
+   failed keeps its claim until it expires; a later poll retries. A
+   booking moved to another start is reclaimed again; from the lead
+   time on the filter lets no new preemptible onto its host.
 
 ``instance.preempted`` (publisher ``reservation``, priority INFO) has the
 payload :data:`reservation_ext.leases.notification_schema.PREEMPTED`;
@@ -59,10 +61,12 @@ import sqlalchemy as sa
 from db import api as db_api
 from db import tables
 from reservation_ext import dates
+from reservation_ext.engine import preemptible_work
 from reservation_ext.leases import notification_schema
 from reservation_ext.planning import host_capacity
 from reservation_ext.planning import preemptible_placement
 from reservation_ext.planning import reclaim_choice
+from reservation_ext.planning import work_at_stake
 from reservation_ext.store import allocations as store_allocations
 
 LOG = logging.getLogger(__name__)
@@ -206,11 +210,20 @@ class Reclaimer:
         host, needed, reserved = self._read_host(ctx, host_id)
         servers = self.clients.nova.servers_with_hints_on(host.service_name)
         first = min(bookings, key=lambda booking: booking.start_date)
-        for server in self._to_stop(host, list(needed.values()), reserved,
-                                    servers):
+        stopped = self._to_stop(host, list(needed.values()), reserved,
+                                servers)
+        for server in stopped:
             self.stop(ctx, server, host.hypervisor_hostname, first)
-        self._record(ctx, bookings)
+        self._record(ctx, bookings, self._work_left(host, servers, stopped))
         return _Listing(listed_at, frozenset(needed))
+
+    def _work_left(self, host, servers, stopped):
+        """Return ``(host, {host id: Work})`` left, or None (no survey)."""
+        if not self.conf.reservation.preemptible_work_interval:
+            return None
+        left = [server for server in servers if server not in stopped]
+        return host, work_at_stake.of_servers(
+            left, {host.hypervisor_hostname: host.id})
 
     def _read_host(self, ctx, host_id):
         """Read what a host must serve: ``(host, needed, reserved)``.
@@ -296,15 +309,22 @@ class Reclaimer:
                 'payload_version': notification_schema.PREEMPTED_VERSION,
                 'event_time': dates.format_date(self.clock.now())})
 
-    def _record(self, ctx, bookings):
+    def _record(self, ctx, bookings, left=None):
         """Record the bookings reclaimed for their claimed starts.
 
         A booking moved since it was claimed is reclaimed again.
+
+        :param left: ``(host, {host id: Work})``: the preemptible work
+            left on the host listed, to record; None: no listing.
         """
         with db_api.writer(ctx, self.clock) as session:
             for booking in bookings:
                 store_allocations.mark_reclaimed(session, booking.id,
                                                  booking.start_date)
+            if left is not None:
+                host, work = left
+                preemptible_work.record(session, work, self.clock.now(),
+                                        host_ids=[host.id])
 
 
 def _by_host(bookings):

@@ -60,8 +60,11 @@ monitor (:mod:`reservation_ext.engine.host_monitor`) heals the bookings
 on failed hosts, and the power manager
 (:mod:`reservation_ext.engine.power_manager`) switches idle reservable
 hosts off and on again for their bookings (with a ``[power] driver``
-that switches). These run in the polling thread, one after another, as
-they claim their own work in the DB.
+that switches); every ``[reservation] preemptible_work_interval``, the
+survey (:mod:`reservation_ext.engine.preemptible_work`) writes the
+preemptible work each host runs, which the planner weighs. These run in
+the polling thread, one after another, as they claim their own work in
+the DB.
 """
 
 import os
@@ -77,6 +80,7 @@ from reservation_ext.engine import claims
 from reservation_ext.engine import events
 from reservation_ext.engine import host_monitor
 from reservation_ext.engine import power_manager
+from reservation_ext.engine import preemptible_work
 from reservation_ext.engine import reclaim
 from reservation_ext.engine import waiting
 from reservation_ext.engine import workers
@@ -129,6 +133,10 @@ class Engine:
         reservable hosts (by default one with the ``[power] driver``,
         acting through the plugins' clients and ``reclaimer``; idle with
         the ``noop`` driver)
+    :param survey: the
+        :class:`~reservation_ext.engine.preemptible_work.WorkSurvey` of
+        the hosts' preemptible work (by default one acting through the
+        plugins' clients)
     :param checkpoint: ``checkpoint(point, event)``, called at each of
         :data:`CHECKPOINTS` with the event concerned, in the thread that
         runs it; by default it does nothing
@@ -140,7 +148,7 @@ class Engine:
 
     def __init__(self, conf, clock, plugins, notifier, engine_id=None,
                  enforcement=None, reclaimer=None, monitor=None,
-                 power=None, checkpoint=None, on_poll=None):
+                 power=None, survey=None, checkpoint=None, on_poll=None):
         self.conf = conf.reservation
         self.clock = clock
         self.plugins = plugins
@@ -153,6 +161,8 @@ class Engine:
         self.power = power or power_manager.PowerManager(
             conf, clock, drivers.load(conf), _clients(conf, plugins),
             self.reclaimer, self.engine_id)
+        self.survey = survey or preemptible_work.WorkSurvey(
+            conf, clock, _clients(conf, plugins))
         self.events = events.EventRunner(
             conf, clock, plugins, notifier, self.engine_id,
             enforcement or enforcer.disabled(conf), self.reclaimer,
@@ -284,34 +294,25 @@ class Engine:
 
     def _run_periodic(self, ctx):
         """Run the work of every poll besides the events; count it."""
-        return (self._reclaim(ctx) + self._run_pending(ctx) +
-                self._watch_hosts(ctx) + self._switch_hosts(ctx))
+        return (self._guarded(ctx, self.reclaimer.run,
+                              'reclaiming preemptible capacity') +
+                self._run_pending(ctx) +
+                self._guarded(ctx, self.monitor.run, 'the host monitor') +
+                self._guarded(ctx, self.power.run, 'the power manager') +
+                self._guarded(ctx, self.survey.run,
+                              'the survey of preemptible work'))
 
-    def _watch_hosts(self, ctx):
-        try:
-            return self.monitor.run(ctx)
-        except Exception:
-            # Nova or the DB failed: the next poll reads the services again.
-            LOG.exception('Engine %s: the host monitor failed',
-                          self.engine_id)
-            return 0
+    def _guarded(self, ctx, work, what):
+        """Run ``work(ctx)``; count what it did, 0 if it failed (logged).
 
-    def _switch_hosts(self, ctx):
+        Nova or the DB failed: what was due stays due (a host to reclaim,
+        a transition, a failed host), or the last figures stand (the
+        survey), and a later poll tries again.
+        """
         try:
-            return self.power.run(ctx)
+            return work(ctx)
         except Exception:
-            # A due transition stays due: the next poll plans it again.
-            LOG.exception('Engine %s: the power manager failed',
-                          self.engine_id)
-            return 0
-
-    def _reclaim(self, ctx):
-        try:
-            return self.reclaimer.run(ctx)
-        except Exception:
-            # As for pending work: what failed stays due for a later poll.
-            LOG.exception('Engine %s: reclaiming preemptible capacity '
-                          'failed', self.engine_id)
+            LOG.exception('Engine %s: %s failed', self.engine_id, what)
             return 0
 
     def _run_pending(self, ctx):

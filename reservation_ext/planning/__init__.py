@@ -44,6 +44,8 @@
   where they may run and when they are reclaimed at the latest;
 * :mod:`.reclaim_choice` chooses the preemptible servers that give way
   when a booking needs their host;
+* :mod:`.work_at_stake` counts the preemptible work a booking made for
+  now would stop on each host, for the order of preference;
 * :mod:`.pool_snapshot` is the scheduler's view of the host pools,
   reloaded when their generation moves;
 * :mod:`.preemptible_view` keeps the scheduler's view of the hosts

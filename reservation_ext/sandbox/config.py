@@ -104,6 +104,10 @@ RESERVATION_FILTER = 'nova_filters.reservation_filter.ReservationFilter'
 WEIGHT_CLASSES = ('nova.scheduler.weights.all_weighers',
                   'nova_filters.reservation_weigher.ReservationWeigher')
 ENGINE_POLL_INTERVAL = 1.0
+# [reservation] preemptible_work_interval: the engine's survey of the
+# preemptible servers is seconds old at most, so that a lease made for
+# now spares the work started a moment before, as the docs show.
+PREEMPTIBLE_WORK_INTERVAL = 2
 # [reservation] host_monitor_interval of the engine: a host whose
 # nova-compute is disabled or down is found within seconds.
 HOST_MONITOR_INTERVAL = 3
@@ -406,6 +410,7 @@ def _reservation_options(layout):
     # The same in nova.conf and cinder.conf: both APIs create leases.
     return [('freepool_name', 'freepool'),
             ('event_poll_interval', ENGINE_POLL_INTERVAL),
+            ('preemptible_work_interval', PREEMPTIBLE_WORK_INTERVAL),
             ('volume_reservable_gb', VOLUME_RESERVABLE_GB),
             ('proposal_ttl', layout.proposal_ttl)]
 

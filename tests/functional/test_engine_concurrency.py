@@ -63,6 +63,10 @@ class NoServers:
         """Return the servers on the host: none."""
         return []
 
+    def servers_with_hints(self):
+        """Return every server (the survey of preemptible work): none."""
+        return []
+
 
 class Watch:
     """What the engines' plugins of a test share: gates, and overlaps seen.

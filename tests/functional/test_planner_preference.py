@@ -44,31 +44,28 @@ HOSTS = models.ComputeHost.__table__
 # number, so it weighs as none.
 WATTS = ('300', '100', '200', None, '150', 'n/a')
 LEAD = datetime.timedelta(minutes=15)
+# [reservation] preemption_lead_time by default: with the survey of
+# preemptible work on (by default), the windows within it weigh the work.
+STAKE_LEAD = datetime.timedelta(minutes=10)
 
 
-def config(**power):
-    """A ConfigOpts with the project's options, ``power`` in ``[power]``."""
+def config(reservation=None, **power):
+    """A ConfigOpts with the project's options, ``power`` in ``[power]``.
+
+    And ``reservation`` (a dict) in ``[reservation]``.
+    """
     conf = cfg.ConfigOpts()
     conf_mod.register_opts(conf)
     conf([], project='reservation-ext', default_config_files=[])
     for name, value in power.items():
         conf.set_override(name, value, group='power')
+    for name, value in (reservation or {}).items():
+        conf.set_override(name, value, group='reservation')
     return conf
 
 
-class PreferenceMixin:
-
-    def setUp(self):
-        super().setUp()
-        with self.writer() as session:
-            self.hosts = [store_hosts.add_host(
-                session, {'hypervisor_hostname': 'host%d' % n, 'vcpus': 8,
-                          'memory_mb': 8192, 'local_gb': 100},
-                {} if watts is None else {'watts': watts})
-                for n, watts in enumerate(WATTS)]
-
-    def writer(self):
-        return db_api.writer(self.ctx, clock_mod.ManualClock(T0))
+class FreeHostsMixin:
+    """Name the hosts ``self.hosts`` holds, and search the free ones."""
 
     def names(self, host_ids):
         index = {host_id: n for n, host_id in enumerate(self.hosts)}
@@ -81,6 +78,21 @@ class PreferenceMixin:
                                   session, start, start + HOUR,
                                   planner.Busy(T0, prefer=prefer),
                                   max_count=max_count))
+
+
+class PreferenceMixin(FreeHostsMixin):
+
+    def setUp(self):
+        super().setUp()
+        with self.writer() as session:
+            self.hosts = [store_hosts.add_host(
+                session, {'hypervisor_hostname': 'host%d' % n, 'vcpus': 8,
+                          'memory_mb': 8192, 'local_gb': 100},
+                {} if watts is None else {'watts': watts})
+                for n, watts in enumerate(WATTS)]
+
+    def writer(self):
+        return db_api.writer(self.ctx, clock_mod.ManualClock(T0))
 
     def test_without_a_weight_the_lowest_id_comes_first(self):
         self.assertEqual(['host%d' % n for n in range(6)],
@@ -231,13 +243,24 @@ class TestPreferenceMySQL(PreferenceMixin, base.MySQLTestCase):
 
 class TestPreferenceOptions(base.TestCase):
 
-    def test_unset_options_prefer_by_id_only(self):
-        self.assertEqual(preference.Preference(),
+    def test_unset_options_prefer_by_id_after_the_work_at_stake(self):
+        self.assertEqual(preference.Preference(stake_lead=STAKE_LEAD),
                          preference.Preference.from_conf(config()))
+
+    def test_no_survey_of_preemptible_work_puts_no_work_at_stake(self):
+        self.assertEqual(preference.Preference(),
+                         preference.Preference.from_conf(config(
+                             {'preemptible_work_interval': 0})))
+
+    def test_the_stake_lead_is_the_preemption_lead_time(self):
+        self.assertEqual(
+            datetime.timedelta(seconds=90),
+            preference.Preference.from_conf(config(
+                {'preemption_lead_time': 90})).stake_lead)
 
     def test_the_options_say_the_weight_and_the_power_lead(self):
         self.assertEqual(
-            preference.Preference('watts', True, LEAD),
+            preference.Preference('watts', True, LEAD, STAKE_LEAD),
             preference.Preference.from_conf(config(
                 host_weight_property='watts',
                 host_weight_order='descending', driver='redfish',
@@ -246,5 +269,7 @@ class TestPreferenceOptions(base.TestCase):
     def test_the_busy_test_of_a_conf_carries_its_preference(self):
         busy = planner.Busy.from_conf(T0, config(
             host_weight_property='watts'), ignore_proposal='p')
-        self.assertEqual(preference.Preference('watts'), busy.prefer)
+        self.assertEqual(preference.Preference('watts',
+                                               stake_lead=STAKE_LEAD),
+                         busy.prefer)
         self.assertEqual('p', busy.ignore_proposal)

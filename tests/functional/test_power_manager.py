@@ -112,6 +112,10 @@ class FakeNova:
     def servers_with_hints_on(self, host):
         return list(self.servers[host])
 
+    def servers_with_hints(self):
+        return [server for servers in self.servers.values()
+                for server in servers]
+
     def delete_servers(self, server_ids):
         self.stopped += server_ids
         for servers in self.servers.values():

@@ -69,6 +69,10 @@ class FakeNova:
         self.calls = []
         self.failures = 0
 
+    def servers_with_hints(self):
+        # The engine's survey of preemptible work.
+        return list(self.servers)
+
     def servers_with_hints_on(self, service_host):
         self.calls.append(('list', service_host))
         if self.failures:

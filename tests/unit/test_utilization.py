@@ -21,10 +21,14 @@ before it does; ``ours`` places through Nova's weighing with the real
 ReservationWeigher, times the configured multiplier; under
 ``ours-declared`` the real ReservationFilter passes a preemptible only
 where its work ends before a reclaim, and it waits until there is one;
-under the oracle experiment ``ours-declared-oracle`` a booking made to
-start at once takes the host where it loses the least preemptible work
-(the planner's own host weight), and the lost work is told apart by the
-booking that reclaimed it.
+under ``ours-declared`` the engine's survey of the preemptible work
+(the real one, listing every server of the in-memory Nova) runs at
+every tick, so that a booking made to start at once takes a host that
+runs no preemptible work first, where ``ours-declared-unsurveyed`` (the
+survey off) takes the lowest id; under the oracle experiment
+``ours-declared-oracle`` such a booking takes the host where it loses
+the least preemptible work (the planner's own host weight), and the lost
+work is told apart by the booking that reclaimed it.
 """
 
 import datetime
@@ -35,7 +39,9 @@ from bench import utilization
 from db import api as db_api
 from db import models
 from reservation_ext import clock as clock_mod
+from reservation_ext.engine import preemptible_work
 from reservation_ext.planning import preemptible_placement
+from reservation_ext.planning import work_at_stake
 from tests import base
 
 T0 = utilization.T0
@@ -103,7 +109,7 @@ class UtilizationTest(base.DBTestCase):
             self.assertEqual(0, line['late_starts'], policy)
         # The host and instance leases; the ours policies also book the
         # time-bounded server, which starts as a lease too.
-        self.assertEqual([2, 2, 3, 3, 3], [
+        self.assertEqual([2, 2, 3, 3, 3, 3], [
             results[policy][0]['lease_starts']
             for policy in utilization.POLICIES])
 
@@ -123,7 +129,8 @@ class UtilizationTest(base.DBTestCase):
                 self.assertLessEqual(stopped.at, stopped.needed_at)
                 self.assertLessEqual(stopped.needed_at - stopped.at, ahead)
         # Declared, their 20 hours of work go where no booking comes.
-        self.assertEqual(0, results['ours-declared'][0]['preemptions'])
+        for policy in (utilization.UNSURVEYED, utilization.DECLARED):
+            self.assertEqual(0, results[policy][0]['preemptions'])
 
     def test_ours_engine_reclaims_ahead_of_the_start_and_blazars_at_it(self):
         results = self._run(tiny_trace())
@@ -171,7 +178,7 @@ class UtilizationTest(base.DBTestCase):
     def test_ours_uses_at_least_what_blazar_uses_and_blazar_what_none_does(
             self):
         results = self._run(tiny_trace())
-        none, blazar, unweighted, ours, _declared = (
+        none, blazar, unweighted, ours, _unsurveyed, _declared = (
             results[policy][0]['used_share']
             for policy in utilization.POLICIES)
         self.assertGreater(blazar, none)
@@ -180,7 +187,7 @@ class UtilizationTest(base.DBTestCase):
 
     def test_only_ours_books_time_bounded_servers_into_gaps(self):
         results = self._run(tiny_trace())
-        self.assertEqual([0, 0, 1, 1, 1], [
+        self.assertEqual([0, 0, 1, 1, 1, 1], [
             results[policy][0]['bounded_in_gaps']
             for policy in utilization.POLICIES])
         for policy in results.keys() & utilization.OURS:
@@ -270,7 +277,7 @@ class UtilizationTest(base.DBTestCase):
                 (utilization.HOST_LEASE, 'lost_by_host_lease_share'),
                 (utilization.BOUNDED, 'lost_by_bounded_share')):
             # By host id, the booking takes the preemptible's host.
-            line, sim = self._oracle_run(utilization.DECLARED, kind)
+            line, sim = self._oracle_run(utilization.UNSURVEYED, kind)
             self.assertEqual(1, line['preemptions'], kind)
             self.assertGreater(line['lost_share'], 0, kind)
             self.assertEqual(line['lost_share'], line['lost_at_once_share'])
@@ -306,3 +313,61 @@ class UtilizationTest(base.DBTestCase):
                           8 * 3600 + 4 * 7200], [
             sim.work_lost(host, size, now) for size in (
                 (16, 0, 0), (24, 0, 0), (32, 0, 0), None)])
+
+    def test_sim_nova_lists_every_server_with_its_hypervisor(self):
+        nova = utilization.SimNova(clock_mod.ManualClock(T0), ['h1', 'h2'],
+                                   lambda server: None)
+        nova.boot('spot-1', 'h1', MEDIUM)
+        nova.boot('spot-2', 'h2', LARGE)
+        nova.expect_server('booked', 'h2', MEDIUM, utilization.INSTANCE_LEASE,
+                           {'id': 'lease', 'start_date': T0,
+                            'end_date': T0 + HOUR})
+        nova.start_server('booked', 'lease')
+        views = nova.servers_with_hints()
+        self.assertEqual({'spot-1': 'h1', 'spot-2': 'h2', 'booked': 'h2'}, {
+            view['id']: view[work_at_stake.HYPERVISOR] for view in views})
+        self.assertEqual(nova.servers_with_hints_on('h2'), [
+            view for view in views if view['id'] != 'spot-1'])
+        # The survey counts the preemptibles only, on the hosts it knows.
+        started = work_at_stake.seconds(T0)
+        self.assertEqual({1: work_at_stake.Work(4, 4 * started),
+                          2: work_at_stake.Work(8, 8 * started)},
+                         work_at_stake.of_servers(views, {'h1': 1, 'h2': 2}))
+
+    def test_only_the_surveying_policies_run_the_survey(self):
+        conf = utilization.make_conf(work_interval=600)
+        for policy, interval in ((utilization.DECLARED, 600),
+                                 (utilization.UNSURVEYED, 0),
+                                 (utilization.ORACLE, 0), ('blazar', 0)):
+            with utilization.surveying(policy, conf):
+                self.assertEqual(interval,
+                                 conf.reservation.preemptible_work_interval)
+            self.assertEqual(600, conf.reservation.preemptible_work_interval)
+        self.assertEqual(300, self.conf.reservation.preemptible_work_interval)
+
+    def test_the_survey_runs_at_every_tick_under_ours_declared(self):
+        surveys = []
+        run = preemptible_work.WorkSurvey.run
+
+        def counted(survey, ctx):
+            surveys.append(survey.conf.preemptible_work_interval)
+            return run(survey, ctx)
+
+        self.patch(preemptible_work.WorkSurvey, 'run', counted)
+        line, sim = self._oracle_run(utilization.DECLARED,
+                                     utilization.HOST_LEASE)
+        self.assertEqual(300, line['work_interval_s'])
+        # One day of ticks, the survey each time.
+        self.assertEqual([300] * 288, surveys)
+        line, _sim = self._oracle_run(utilization.UNSURVEYED,
+                                      utilization.HOST_LEASE)
+        self.assertEqual(0, line['work_interval_s'])
+        self.assertEqual({0}, set(surveys[288:]))
+
+    def test_surveyed_a_booking_at_once_takes_a_host_without_preemptibles(
+            self):
+        for kind in (utilization.HOST_LEASE, utilization.BOUNDED):
+            line, sim = self._oracle_run(utilization.DECLARED, kind)
+            self.assertEqual(0, line['preemptions'], kind)
+            self.assertEqual(0.0, line['lost_share'], kind)
+            self.assertNotIn('experiment', line)
