@@ -62,8 +62,9 @@ def of_servers(servers, host_ids):
     :param servers: Nova's views of servers at a microversion that shows
         the flavor's extra specs and the scheduler hints (2.100), as an
         admin sees them; those in error or being deleted do no work.
-    :param host_ids: ``{hypervisor hostname: host id}`` of the reservable
-        hosts; the servers elsewhere do not count.
+    :param host_ids: ``{hypervisor hostname: host id}`` of the hosts of
+        the inventory (``computehosts``); the servers elsewhere do not
+        count.
     """
     work = collections.defaultdict(lambda: Work(0, 0))
     for server in servers:
