@@ -116,11 +116,5 @@ def all_servers(request):
     """
     nova = adapter.Adapter(session=_session(request), service_type='compute',
                            default_microversion=compute.HINTS_MICROVERSION)
-    servers, query = [], {'all_tenants': 1}
-    while True:
-        body = nova.get('/servers/detail', params=query).json()
-        servers.extend(body['servers'])
-        # Nova links the next page only when this one is full.
-        if not body['servers'] or not body.get('servers_links'):
-            return servers
-        query = dict(query, marker=body['servers'][-1]['id'])
+    return compute.every_server(lambda query: nova.get(
+        '/servers/detail', params=query).json(), {'all_tenants': 1})

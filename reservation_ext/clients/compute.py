@@ -189,15 +189,9 @@ class NovaClient:
 
         Page after page, as Nova cuts a long list (``[api] max_limit``).
         """
-        servers, params = [], {'all_tenants': 1}
-        while True:
-            body = self._call('GET', '/servers/detail', params=params,
-                              microversion=HINTS_MICROVERSION)
-            servers.extend(body['servers'])
-            # Nova links the next page only when this one is full.
-            if not body['servers'] or not body.get('servers_links'):
-                return servers
-            params = dict(params, marker=body['servers'][-1]['id'])
+        return every_server(lambda params: self._call(
+            'GET', '/servers/detail', params=params,
+            microversion=HINTS_MICROVERSION), {'all_tenants': 1})
 
     def shelve_offload(self, server_id, timeout=300, interval=1):
         """Shelve a server and offload it: it keeps no compute resources.
@@ -572,6 +566,24 @@ class NovaClient:
     def _sdk(self, request, function, *args, **kwargs):
         return service_user.sdk_call(SERVICE, request, function, *args,
                                      **kwargs)
+
+
+def every_server(get, params):
+    """Return the servers of every page of a server listing.
+
+    :param get: ``get(params)`` returns the body of
+        ``GET /servers/detail`` with those query parameters.
+    :param params: the query of the first page; the next pages add the
+        ``marker``, as Nova cuts a long list (``[api] max_limit``).
+    """
+    servers = []
+    while True:
+        body = get(params)
+        servers.extend(body['servers'])
+        # Nova links the next page only when this one is full.
+        if not body['servers'] or not body.get('servers_links'):
+            return servers
+        params = dict(params, marker=body['servers'][-1]['id'])
 
 
 def _view(resource):
